@@ -1,0 +1,10 @@
+"""The Firebreak Functions app: a Durable-capable app with every blueprint registered, nothing else."""
+
+import azure.durable_functions as df
+import azure.functions as func
+
+from functions import blueprints
+
+app = df.DFApp(http_auth_level=func.AuthLevel.FUNCTION)
+for blueprint in blueprints():
+    app.register_functions(blueprint)

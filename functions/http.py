@@ -1,0 +1,90 @@
+"""HTTP edge helpers: correlation ids, JSON bodies with limits, principals, and the error envelope."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import azure.functions as func
+
+from shared.core.errors import AppError, InvalidRequest, ValidationFailed, envelope, internal_error
+from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
+
+log = logging.getLogger("firebreak.http")
+
+Endpoint = Callable[[func.HttpRequest, str], Awaitable[func.HttpResponse]]
+
+
+class PayloadTooLarge(InvalidRequest):
+    """A body over the configured limit (413 rather than 400: the request may be fine, only too big)."""
+
+    @property
+    def http_status(self) -> int:
+        return 413
+
+
+def json_response(data: Any, correlation_id: str, status: int = 200, headers: dict[str, str] | None = None) -> func.HttpResponse:
+    return func.HttpResponse(
+        json.dumps(data, separators=(",", ":"), default=str),
+        status_code=status,
+        mimetype="application/json",
+        headers={CORRELATION_HEADER: correlation_id, **(headers or {})},
+    )
+
+
+def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="firebreak"'} if error.code == "UNAUTHORIZED" else None
+    return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)
+
+
+def endpoint(handler: Endpoint) -> Callable[[func.HttpRequest], Awaitable[func.HttpResponse]]:
+    """Give a handler a correlation id and turn every failure into the envelope; nothing escapes as a bare 500."""
+
+    async def wrapper(req: func.HttpRequest) -> func.HttpResponse:
+        correlation_id = new_correlation_id(req.headers.get(CORRELATION_HEADER))
+        token = set_correlation_id(correlation_id)
+        try:
+            return await handler(req, correlation_id)
+        except AppError as exc:
+            return error_response(exc, correlation_id)
+        except Exception:
+            log.exception("unhandled error in %s", handler.__name__, extra={"route": req.url})
+            return error_response(internal_error(), correlation_id)
+        finally:
+            reset_correlation_id(token)
+
+    # Not functools.wraps: the worker reads the signature to match bindings, and it must stay (req).
+    wrapper.__name__ = handler.__name__
+    wrapper.__doc__ = handler.__doc__
+    return wrapper
+
+
+def read_body(req: func.HttpRequest, limit: int) -> bytes:
+    body = req.get_body() or b""
+    if len(body) > limit:
+        raise PayloadTooLarge(f"Body is {len(body)} bytes; the limit is {limit}", details={"limit_bytes": limit})
+    return body
+
+
+def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:
+    """The body as a JSON object; an empty body is `{}` (a tool without arguments)."""
+    body = read_body(req, limit)
+    if not body.strip():
+        return {}
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed("Body is not UTF-8", details={"errors": [{"field": "(body)", "problem": f"invalid byte at {exc.start}"}]}) from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "body"
+        raise ValidationFailed(f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}) from None
+    if not isinstance(data, dict):
+        raise ValidationFailed(
+            f"Body must be a JSON object of the tool's arguments, got {type(data).__name__}",
+            details={"errors": [{"field": "(body)", "problem": "expected an object"}]},
+        )
+    return data

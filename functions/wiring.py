@@ -1,0 +1,37 @@
+"""The worker process's dependencies, built on first use (never at import: indexing must stay cheap)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from shared.core.settings import Settings
+
+if TYPE_CHECKING:
+    from shared.core.deps import Deps
+    from shared.mcp.endpoint import McpEndpoint
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    from shared.core.logging import configure_logging
+
+    s = Settings.from_env()
+    configure_logging(s.log_level)
+    return s
+
+
+@lru_cache(maxsize=1)
+def deps() -> Deps:
+    from shared.core.deps import build_deps
+
+    return build_deps(settings())
+
+
+@lru_cache(maxsize=1)
+def mcp_endpoint() -> McpEndpoint:
+    from shared.mcp.endpoint import McpEndpoint
+    from shared.tools.catalog import default_registry
+
+    return McpEndpoint(default_registry(), deps, settings(), website_hostname=os.environ.get("WEBSITE_HOSTNAME"))

@@ -1,0 +1,1 @@
+"""Settings, errors, logging and dependency wiring shared by every capability."""

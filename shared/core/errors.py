@@ -1,0 +1,116 @@
+"""Typed application errors and the one error envelope every edge answers with."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+# The code -> HTTP status table of DESIGN.md; edges map with it, services never pick statuses.
+HTTP_STATUS: dict[str, int] = {
+    "VALIDATION_ERROR": 400,
+    "INVALID_REQUEST": 400,
+    "UNAUTHORIZED": 401,
+    "FORBIDDEN": 403,
+    "NOT_FOUND": 404,
+    "CONFLICT": 409,
+    "RATE_LIMITED": 429,
+    "UPSTREAM_ERROR": 502,
+    "NOT_CONFIGURED": 503,
+    "INTERNAL_ERROR": 500,
+}
+
+
+class AppError(Exception):
+    """An error a caller can act on; `code` selects the envelope code and HTTP status."""
+
+    code: ClassVar[str] = "INTERNAL_ERROR"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        recovery_suggestions: list[str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+        self.recovery_suggestions = recovery_suggestions or []
+
+    @property
+    def http_status(self) -> int:
+        return HTTP_STATUS[self.code]
+
+
+class ValidationFailed(AppError):
+    code = "VALIDATION_ERROR"
+
+
+class InvalidRequest(AppError):
+    code = "INVALID_REQUEST"
+
+
+class Unauthorized(AppError):
+    code = "UNAUTHORIZED"
+
+
+class Forbidden(AppError):
+    code = "FORBIDDEN"
+
+
+class NotFound(AppError):
+    code = "NOT_FOUND"
+
+
+class Conflict(AppError):
+    code = "CONFLICT"
+
+
+class RateLimited(AppError):
+    code = "RATE_LIMITED"
+
+
+class UpstreamError(AppError):
+    code = "UPSTREAM_ERROR"
+
+
+class NotConfigured(AppError):
+    code = "NOT_CONFIGURED"
+
+
+class InternalError(AppError):
+    code = "INTERNAL_ERROR"
+
+
+def envelope(error: AppError, correlation_id: str) -> dict[str, Any]:
+    """The wire shape of an error: `{"error": {code, message, details, recovery_suggestions, correlation_id}}`."""
+    return {
+        "error": {
+            "code": error.code,
+            "message": error.message,
+            "details": error.details,
+            "recovery_suggestions": error.recovery_suggestions,
+            "correlation_id": correlation_id,
+        }
+    }
+
+
+def internal_error() -> InternalError:
+    """The answer to an unexpected exception: its message stays in the log, never on the wire."""
+    return InternalError(
+        "An unexpected error occurred; it has been logged with the correlation id.",
+        recovery_suggestions=["Retry once; if it persists, report the correlation_id."],
+    )
+
+
+def validation_failed_from_pydantic(exc: Any, *, what: str = "arguments") -> ValidationFailed:
+    """Turn a pydantic ValidationError into VALIDATION_ERROR naming each offending field."""
+    problems = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        field = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
+        problems.append({"field": field, "problem": err.get("msg", "invalid"), "type": err.get("type", "")})
+    fields = ", ".join(p["field"] for p in problems[:5])
+    return ValidationFailed(
+        f"Invalid {what}: {fields}",
+        details={"errors": problems},
+        recovery_suggestions=["Fix the named fields to match the tool's inputSchema and call again."],
+    )

@@ -1,0 +1,95 @@
+"""Structured JSON logs that carry the correlation id and never carry a secret."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import sys
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+_correlation_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("correlation_id", default=None)
+
+# Key fragments whose values are secrets wherever they appear in a logged structure.
+_SECRET_KEY = re.compile(r"authorization|cookie|password|passwd|secret|token|api[_-]?key|credential|signature|functions-key", re.I)
+# Values that look like secrets even under an innocent key: bearer tokens, our API keys, SAS signatures.
+_SECRET_VALUE = re.compile(
+    r"(?i)(bearer\s+)[^\s\"']+|\bfbk_[A-Za-z0-9_-]+|([?&](?:sig|code)=)[^&\s\"']+|(AccountKey=)[^;\s\"']+"
+)
+REDACTED = "[REDACTED]"
+_MAX_DEPTH = 6
+
+CORRELATION_HEADER = "x-correlation-id"
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def new_correlation_id(candidate: str | None = None) -> str:
+    """Accept a caller's id when it is a safe token, else mint one (ids end up in logs and URLs)."""
+    if candidate and _SAFE_ID.match(candidate):
+        return candidate
+    return uuid.uuid4().hex
+
+
+def set_correlation_id(value: str) -> contextvars.Token[str | None]:
+    return _correlation_id.set(value)
+
+
+def reset_correlation_id(token: contextvars.Token[str | None]) -> None:
+    _correlation_id.reset(token)
+
+
+def current_correlation_id() -> str | None:
+    return _correlation_id.get()
+
+
+def redact(value: Any, _depth: int = 0) -> Any:
+    """A copy of `value` with secret-named keys and secret-looking strings replaced."""
+    if _depth > _MAX_DEPTH:
+        return "…"
+    if isinstance(value, Mapping):
+        return {
+            k: (REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) else redact(v, _depth + 1))
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [redact(v, _depth + 1) for v in value]
+    if isinstance(value, str):
+        return _SECRET_VALUE.sub(lambda m: (m.group(1) or m.group(2) or m.group(3) or "") + REDACTED, value)
+    return value
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, correlation_id and redacted extras."""
+
+    _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {"message", "asctime"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": redact(record.getMessage()),
+            "correlation_id": getattr(record, "correlation_id", None) or current_correlation_id(),
+        }
+        extras = {k: v for k, v in vars(record).items() if k not in self._RESERVED and k != "correlation_id"}
+        doc.update(redact(extras))
+        if record.exc_info:
+            doc["exception"] = redact(self.formatException(record.exc_info))
+        return json.dumps(doc, default=str)
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """Install the JSON formatter on the root logger once (idempotent: hosts may call it per worker)."""
+    root = logging.getLogger()
+    if any(isinstance(h.formatter, JsonFormatter) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root.addHandler(handler)
+    root.setLevel(level)
+    # The Azure SDKs log every HTTP request at INFO, headers included; keep them at WARNING.
+    for noisy in ("azure", "azure.core.pipeline.policies.http_logging_policy", "httpx", "mcp", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

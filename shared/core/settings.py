@@ -1,0 +1,102 @@
+"""Typed settings read from the environment (app settings on Azure, local.settings.json / .env locally)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field, field_validator
+
+
+def _csv(value: object) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return list(value)  # type: ignore[arg-type]
+
+
+class Settings(BaseModel):
+    """Every knob of the app. Built once per worker process by `Settings.from_env()`, never at import time."""
+
+    model_config = {"frozen": True, "extra": "ignore"}
+
+    environment: str = Field("azure", description="'local' for the offline stack, 'azure' when deployed.")
+    dev_mode: bool = Field(False, description="Resolve unauthenticated callers to the dev principal. Local only.")
+    dev_workspace: str = "dev-workspace"
+    dev_user: str = "dev-user"
+    build_commit: str = Field("unknown", description="The commit the build came from (set by CI or deployment).")
+    build_version: str = "0.1.0"
+    log_level: str = "INFO"
+
+    cosmos_endpoint: str | None = None
+    cosmos_key: str | None = Field(None, description="Account key; absent means managed identity (DefaultAzureCredential).")
+    cosmos_database: str = "firebreak"
+    cosmos_verify_tls: bool = True
+    cosmos_local_compat: bool = Field(False, description="Work around the local Cosmos-API server's gaps (see storage/cosmos_compat.py).")
+    create_resources: bool = Field(False, description="Create the Cosmos database, containers and the blob container on first use (local); bicep creates them in Azure.")
+
+    blob_connection_string: str | None = None
+    blob_account_url: str | None = Field(None, description="https://<account>.blob.core.windows.net for managed identity.")
+    blob_container: str = "firebreak"
+
+    mcp_allowed_hosts: list[str] = Field(default_factory=list, description="Host header values the MCP endpoint accepts (DNS-rebinding guard).")
+    mcp_allowed_origins: list[str] = Field(default_factory=list)
+    max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
+
+    trust_appservice_auth: bool = Field(False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication).")
+    entra_tenant_id: str | None = None
+    entra_audience: str | None = None
+    entra_issuer: str | None = None
+    entra_jwks_url: str | None = None
+    entra_workspace_claim: str = "tid"
+
+    llm_endpoint: str | None = Field(None, description="Azure OpenAI endpoint or any OpenAI-compatible base URL.")
+    llm_model: str | None = None
+    neubird_base_url: str | None = None
+
+    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> list[str]:
+        return _csv(value)
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_endpoint and self.llm_model)
+
+    @property
+    def neubird_configured(self) -> bool:
+        return bool(self.neubird_base_url)
+
+    @property
+    def is_local(self) -> bool:
+        return self.environment == "local"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read `FIREBREAK_*` and the platform's own variables; unknown keys are ignored."""
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        for name in cls.model_fields:
+            key = f"FIREBREAK_{name.upper()}"
+            if key in env:
+                values[name] = env[key]
+        # Platform names that Azure sets or that users know from the docs.
+        aliases = {
+            "cosmos_endpoint": "COSMOS_ENDPOINT",
+            "cosmos_key": "COSMOS_KEY",
+            "blob_connection_string": "AzureWebJobsStorage",  # a connection string locally; identity-based on Azure
+            "llm_endpoint": "AZURE_OPENAI_ENDPOINT",
+            "llm_model": "AZURE_OPENAI_DEPLOYMENT",
+            "neubird_base_url": "NEUBIRD_BASE_URL",
+            "build_commit": "FIREBREAK_BUILD_COMMIT",
+        }
+        for name, key in aliases.items():
+            if name not in values and env.get(key):
+                values[name] = env[key]
+        if "llm_endpoint" not in values and env.get("OPENAI_BASE_URL"):
+            values["llm_endpoint"] = env["OPENAI_BASE_URL"]
+            values.setdefault("llm_model", env.get("OPENAI_MODEL", ""))
+        if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
+            values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
+        return cls.model_validate(values)

@@ -1,0 +1,44 @@
+"""Shapes of health reports."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from shared.tools.registry import ToolInput, ToolOutput
+
+
+class HealthCheckRequest(ToolInput):
+    include_versions: bool = Field(True, description="List the versions of the runtime and key packages.")
+
+
+class StoreCheck(ToolOutput):
+    name: Literal["cosmos", "blob"]
+    ok: bool
+    latency_ms: float | None = Field(None, description="Round trip: write a probe, read it back.")
+    error: str | None = Field(None, description="Why the store did not answer (no secrets).")
+
+
+class DependencyStatus(ToolOutput):
+    configured: bool
+    mode: str = Field(description="What the app does with it: e.g. 'llm' or 'rule_based' for the LLM.")
+
+
+class HealthReport(ToolOutput):
+    status: Literal["ok", "degraded"] = Field(description="'ok' when every store answered, else 'degraded'.")
+    version: str
+    build_commit: str
+    environment: str
+    dev_mode: bool
+    uptime_s: float
+    stores: list[StoreCheck]
+    llm: DependencyStatus
+    neubird: DependencyStatus
+    versions: dict[str, str] = Field(default_factory=dict, description="Python and package versions.")
+    next_action: str = Field(description="What to do about this report.")
+
+
+class ReadinessReport(ToolOutput):
+    status: Literal["ready", "starting"]
+    stores: list[StoreCheck]

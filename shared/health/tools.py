@@ -1,0 +1,30 @@
+"""The `health.check` tool."""
+
+from __future__ import annotations
+
+from shared.health.models import HealthCheckRequest, HealthReport
+from shared.health.service import health_report
+from shared.tools.invoke import ToolContext
+from shared.tools.registry import ToolSet
+
+toolset = ToolSet("platform")
+
+
+def _render(report: HealthReport) -> str:
+    stores = ", ".join(f"{c.name} {'ok' if c.ok else 'DOWN: ' + (c.error or '?')}" for c in report.stores)
+    return (
+        f"Firebreak {report.version} ({report.build_commit}) is {report.status}: {stores}; "
+        f"LLM {report.llm.mode}; NeuBird {'configured' if report.neubird.configured else 'not configured'}."
+    )
+
+
+@toolset.tool("health.check", title="Check Firebreak health", read_only=True, idempotent=True, render=_render)
+async def health_check(ctx: ToolContext, args: HealthCheckRequest) -> HealthReport:
+    """Check that Firebreak and its stores work before relying on other tools.
+
+    Writes a probe to Cosmos DB and Blob storage and reads it back, and reports versions, the build
+    commit, and whether an LLM and NeuBird are configured (without an LLM, investigations use their
+    rule-based path). Returns `status` 'ok' or 'degraded' with a per-store result. When degraded,
+    tools that need the failing store will fail too: fix the store first (see `next_action`).
+    """
+    return await health_report(ctx.deps, include_versions=args.include_versions)

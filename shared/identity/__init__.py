@@ -1,0 +1,1 @@
+"""Who is calling: principal resolution from Entra tokens, App Service headers, workspace API keys or dev mode."""

@@ -1,0 +1,148 @@
+"""Serve one HTTP exchange of the MCP endpoint through the SDK's stateless Streamable HTTP manager.
+
+Framework-neutral on purpose: the Functions adapter and the benchmarks hand it plain method, URL,
+headers and body, and get back status, headers and body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from shared.core.deps import Deps
+from shared.core.settings import Settings
+from shared.identity.models import Principal
+from shared.tools.registry import ToolRegistry
+
+log = logging.getLogger("firebreak.mcp")
+
+LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost")
+LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+
+
+@dataclass
+class HttpReply:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+
+def allowed_hosts_and_origins(settings: Settings, website_hostname: str | None) -> tuple[list[str], list[str]]:
+    """The DNS-rebinding allow-list: the settings', the app's own Azure host name, and loopback in local runs."""
+    hosts = list(settings.mcp_allowed_hosts)
+    origins = list(settings.mcp_allowed_origins)
+    if website_hostname:
+        hosts += [website_hostname, f"{website_hostname}:443"]
+        origins.append(f"https://{website_hostname}")
+    if settings.is_local or settings.dev_mode:
+        hosts += LOCAL_HOSTS
+        origins += LOCAL_ORIGINS
+    return hosts, origins
+
+
+class McpEndpoint:
+    """Owns the SDK session manager (stateless, JSON responses) on the event loop that serves requests."""
+
+    def __init__(self, registry: ToolRegistry, deps: Callable[[], Deps], settings: Settings, website_hostname: str | None = None) -> None:
+        self._registry = registry
+        self._deps = deps
+        self._settings = settings
+        self._website_hostname = website_hostname
+        self._manager: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._stop: asyncio.Event | None = None
+
+    async def _ensure_started(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._manager is not None and self._loop is loop:
+            await self._ready.wait()  # type: ignore[union-attr]
+            return self._manager
+        # Heavy imports happen here, on the first MCP request, not when the host indexes functions.
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from shared.mcp.server import build_server
+
+        hosts, origins = allowed_hosts_and_origins(self._settings, self._website_hostname)
+        manager = StreamableHTTPSessionManager(
+            build_server(self._registry, self._deps, self._settings.build_version),
+            json_response=True,
+            stateless=True,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins),
+            max_request_body_size=self._settings.max_request_bytes,
+        )
+        self._manager, self._loop = manager, loop
+        self._ready, self._stop = asyncio.Event(), asyncio.Event()
+        # The manager's task group must live in one long-lived task; requests borrow it.
+        self._runner = loop.create_task(self._run(manager, self._ready, self._stop))
+        await self._ready.wait()
+        return manager
+
+    @staticmethod
+    async def _run(manager: Any, ready: asyncio.Event, stop: asyncio.Event) -> None:
+        async with manager.run():
+            ready.set()
+            await stop.wait()
+
+    async def aclose(self) -> None:
+        if self._stop is not None and self._runner is not None:
+            self._stop.set()
+            await self._runner
+        self._manager = self._runner = None
+
+    async def handle(self, method: str, url: str, headers: dict[str, str], body: bytes, principal: Principal, correlation_id: str) -> HttpReply:
+        from shared.mcp.server import STATE_CORRELATION, STATE_PRINCIPAL
+
+        manager = await self._ensure_started()
+        parts = urlsplit(url)
+        host = headers.get("host") or parts.netloc
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": method.upper(),
+            "scheme": parts.scheme or "http",
+            "path": parts.path or "/api/mcp",
+            "raw_path": (parts.path or "/api/mcp").encode(),
+            "query_string": parts.query.encode(),
+            "root_path": "",
+            "headers": [(k.lower().encode("latin-1"), v.encode("latin-1", "replace")) for k, v in headers.items()]
+            + ([] if "host" in {k.lower() for k in headers} else [(b"host", host.encode("latin-1"))]),
+            "client": ("127.0.0.1", 0),
+            "server": (parts.hostname or "localhost", parts.port or 80),
+            "state": {STATE_PRINCIPAL: principal, STATE_CORRELATION: correlation_id},
+        }
+        reply = HttpReply(status=500)
+        chunks: list[bytes] = []
+        finished = asyncio.Event()
+        sent_body = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent_body
+            if not sent_body:
+                sent_body = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await finished.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                reply.status = message["status"]
+                reply.headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in message.get("headers", [])}
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    finished.set()
+
+        try:
+            await manager.handle_request(scope, receive, send)
+        finally:
+            finished.set()
+        reply.body = b"".join(chunks)
+        return reply

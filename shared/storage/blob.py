@@ -1,0 +1,97 @@
+"""Async Blob access for one container: put, get, list, delete; the container is created on first use locally."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from shared.core.errors import NotConfigured
+from shared.core.settings import Settings
+
+
+class BlobStore:
+    """Blobs of one container addressed by name (`<workspace>/<kind>/<id>...`); nothing connects until first use."""
+
+    def __init__(self, settings: Settings, *, container: str | None = None) -> None:
+        self._settings = settings
+        self.container_name = container or settings.blob_container
+        self._service: Any = None
+        self._container: Any = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self._settings.blob_connection_string or self._settings.blob_account_url)
+
+    def _build_service(self) -> Any:
+        from azure.storage.blob.aio import BlobServiceClient
+
+        s = self._settings
+        if s.blob_connection_string:
+            return BlobServiceClient.from_connection_string(s.blob_connection_string)
+        if s.blob_account_url:
+            from azure.identity.aio import DefaultAzureCredential
+
+            return BlobServiceClient(s.blob_account_url, credential=DefaultAzureCredential())
+        raise NotConfigured(
+            "Blob storage is not configured",
+            recovery_suggestions=["Set AzureWebJobsStorage or FIREBREAK_BLOB_ACCOUNT_URL (managed identity)."],
+        )
+
+    async def _get_container(self) -> Any:
+        if self._container is not None:
+            return self._container
+        async with self._lock:
+            if self._container is None:
+                from azure.core.exceptions import ResourceExistsError
+
+                self._service = self._build_service()
+                container = self._service.get_container_client(self.container_name)
+                if self._settings.create_resources:
+                    try:
+                        await container.create_container()
+                    except ResourceExistsError:
+                        pass
+                self._container = container
+        return self._container
+
+    async def put(self, name: str, data: bytes | str, *, content_type: str = "application/octet-stream", overwrite: bool = True) -> None:
+        from azure.storage.blob import ContentSettings
+
+        container = await self._get_container()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        await container.upload_blob(name, data, overwrite=overwrite, content_settings=ContentSettings(content_type=content_type))
+
+    async def get(self, name: str) -> bytes | None:
+        """The blob's bytes, or None when it does not exist."""
+        from azure.core.exceptions import ResourceNotFoundError
+
+        container = await self._get_container()
+        try:
+            downloader = await container.download_blob(name)
+            return await downloader.readall()
+        except ResourceNotFoundError:
+            return None
+
+    async def delete(self, name: str) -> bool:
+        from azure.core.exceptions import ResourceNotFoundError
+
+        container = await self._get_container()
+        try:
+            await container.delete_blob(name)
+            return True
+        except ResourceNotFoundError:
+            return False
+
+    async def list(self, prefix: str) -> AsyncIterator[str]:
+        container = await self._get_container()
+        async for blob in container.list_blobs(name_starts_with=prefix):
+            yield blob.name
+
+    async def close(self) -> None:
+        if self._service is not None:
+            await self._service.close()
+            self._service = None
+            self._container = None

@@ -1,0 +1,213 @@
+"""Async Cosmos DB access: one client per process, containers bootstrapped on first use, typed errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from shared.core.errors import Conflict, NotFound
+from shared.core.settings import Settings
+from shared.storage.containers import CONTAINERS, ContainerSpec, spec_for
+
+Doc = dict[str, Any]
+
+
+class CosmosContainer:
+    """One container with the operations the stores need; SDK errors become our typed errors.
+
+    Every query is scoped to one partition and says so in its WHERE clause. Real Cosmos does not
+    need that (the partition key travels in a header) but the local Cosmos-API server ignores the
+    header and refuses a query without it, so writing it always keeps one query text for both.
+    """
+
+    def __init__(self, client: Any, spec: ContainerSpec, *, local_compat: bool) -> None:
+        self._c = client
+        self.spec = spec
+        self._compat = local_compat
+
+    async def read(self, item_id: str, pk: str) -> Doc | None:
+        """The item, or None when it does not exist."""
+        from azure.cosmos import exceptions
+
+        try:
+            return await self._c.read_item(item_id, partition_key=pk)
+        except exceptions.CosmosResourceNotFoundError:
+            return None
+        except exceptions.CosmosHttpResponseError as exc:
+            # The local server crashes (500) on a point read of a missing id instead of answering 404.
+            if self._compat and exc.status_code == 500:
+                found = await self._query_page(pk, "c.id = @id", {"@id": item_id}, max_items=1)
+                if not found[0]:
+                    return None
+            raise
+
+    async def get(self, item_id: str, pk: str, *, what: str = "item") -> Doc:
+        doc = await self.read(item_id, pk)
+        if doc is None:
+            raise NotFound(f"{what} {item_id!r} not found", details={"id": item_id})
+        return doc
+
+    async def create(self, doc: Doc) -> Doc:
+        from azure.cosmos import exceptions
+
+        try:
+            return await self._c.create_item(doc)
+        except exceptions.CosmosResourceExistsError:
+            raise Conflict(f"{doc.get('id')!r} already exists", details={"id": doc.get("id")}) from None
+
+    async def upsert(self, doc: Doc) -> Doc:
+        return await self._c.upsert_item(doc)
+
+    async def replace(self, doc: Doc, *, etag: str | None = None) -> Doc:
+        """Replace; with `etag`, only if nobody changed the item since it was read (else Conflict)."""
+        from azure.core import MatchConditions
+        from azure.cosmos import exceptions
+
+        kwargs: dict[str, Any] = {}
+        if etag:
+            kwargs = {"etag": etag, "match_condition": MatchConditions.IfNotModified}
+        try:
+            return await self._c.replace_item(doc["id"], doc, **kwargs)
+        except exceptions.CosmosAccessConditionFailedError:
+            raise Conflict("the item changed since it was read", details={"id": doc["id"]}) from None
+        except exceptions.CosmosResourceNotFoundError:
+            raise NotFound(f"{doc['id']!r} not found", details={"id": doc["id"]}) from None
+
+    async def patch(self, item_id: str, pk: str, operations: list[dict[str, Any]]) -> Doc:
+        """Apply patch operations (`incr`, `set`, `add`...) atomically on the server."""
+        from azure.cosmos import exceptions
+
+        try:
+            return await self._c.patch_item(item_id, partition_key=pk, patch_operations=operations)
+        except exceptions.CosmosResourceNotFoundError:
+            raise NotFound(f"{item_id!r} not found", details={"id": item_id}) from None
+
+    async def delete(self, item_id: str, pk: str) -> bool:
+        """Delete; False when there was nothing to delete."""
+        from azure.cosmos import exceptions
+
+        try:
+            await self._c.delete_item(item_id, partition_key=pk)
+            return True
+        except exceptions.CosmosResourceNotFoundError:
+            return False
+
+    async def query(
+        self,
+        pk: str,
+        where: str = "",
+        params: dict[str, Any] | None = None,
+        *,
+        order_by: str = "",
+        max_items: int = 50,
+        continuation: str | None = None,
+    ) -> tuple[list[Doc], str | None]:
+        """One page of a partition-scoped query and the token for the next page (None at the end)."""
+        return await self._query_page(pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation)
+
+    async def query_all(self, pk: str, where: str = "", params: dict[str, Any] | None = None, *, order_by: str = "", limit: int = 1000) -> list[Doc]:
+        items: list[Doc] = []
+        token: str | None = None
+        while len(items) < limit:
+            page, token = await self._query_page(pk, where, params or {}, order_by=order_by, max_items=min(100, limit - len(items)), continuation=token)
+            items.extend(page)
+            if not token:
+                break
+        return items
+
+    async def _query_page(
+        self, pk: str, where: str, params: dict[str, Any], *, order_by: str = "", max_items: int = 50, continuation: str | None = None
+    ) -> tuple[list[Doc], str | None]:
+        sql = f"SELECT * FROM c WHERE c.{self.spec.pk_field} = @__pk"
+        if where:
+            sql += f" AND ({where})"
+        if order_by:
+            sql += f" ORDER BY {order_by}"
+        parameters = [{"name": "@__pk", "value": pk}] + [{"name": k, "value": v} for k, v in params.items()]
+        pager = self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(continuation)
+        try:
+            page = await pager.__anext__()
+        except StopAsyncIteration:
+            return [], None
+        items = [doc async for doc in page]
+        return items, pager.continuation_token or None
+
+
+class CosmosDatabase:
+    """The process-wide Cosmos client and its containers; nothing connects until first use."""
+
+    def __init__(self, settings: Settings, *, database: str | None = None) -> None:
+        self._settings = settings
+        self.database_name = database or settings.cosmos_database
+        self._client: Any = None
+        self._db: Any = None
+        self._containers: dict[str, CosmosContainer] = {}
+        self._lock = asyncio.Lock()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self._settings.cosmos_endpoint)
+
+    def _build_client(self) -> Any:
+        from azure.cosmos.aio import CosmosClient
+
+        s = self._settings
+        if s.cosmos_key:
+            credential: Any = s.cosmos_key
+        else:
+            from azure.identity.aio import DefaultAzureCredential
+
+            credential = DefaultAzureCredential()
+        return CosmosClient(s.cosmos_endpoint, credential=credential, connection_verify=s.cosmos_verify_tls)
+
+    async def container(self, name: str) -> CosmosContainer:
+        """The named container from the catalogue, created first when this process bootstraps locally."""
+        if name in self._containers:
+            return self._containers[name]
+        spec = spec_for(name)
+        async with self._lock:
+            if name not in self._containers:
+                if not self.configured:
+                    from shared.core.errors import NotConfigured
+
+                    raise NotConfigured("Cosmos DB is not configured", recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."])
+                if self._client is None:
+                    self._client = self._build_client()
+                if self._db is None:
+                    if self._settings.create_resources:
+                        self._db = await self._client.create_database_if_not_exists(self.database_name)
+                    else:
+                        self._db = self._client.get_database_client(self.database_name)
+                raw = await self._ensure(spec)
+                self._containers[name] = CosmosContainer(raw, spec, local_compat=self._settings.cosmos_local_compat)
+        return self._containers[name]
+
+    async def _ensure(self, spec: ContainerSpec) -> Any:
+        if not self._settings.create_resources:
+            return self._db.get_container_client(spec.name)
+        from azure.cosmos import PartitionKey
+
+        return await self._db.create_container_if_not_exists(
+            spec.name, partition_key=PartitionKey(path=spec.partition_key), indexing_policy=spec.indexing_policy()
+        )
+
+    async def bootstrap(self, names: Sequence[str] | None = None) -> None:
+        for spec in CONTAINERS:
+            if names is None or spec.name in names:
+                await self.container(spec.name)
+
+    async def drop_database(self) -> None:
+        """Delete this database (tests use one database per run)."""
+        if self._client is None:
+            self._client = self._build_client()
+        await self._client.delete_database(self.database_name)
+        self._db = None
+        self._containers.clear()
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+            self._db = None
+            self._containers.clear()

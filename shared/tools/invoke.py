@@ -1,0 +1,113 @@
+"""The one call path for tools: validate, run, map errors, log. MCP and per-tool HTTP both come here."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from shared.core.deps import Deps
+from shared.core.errors import AppError, ValidationFailed, envelope, internal_error, validation_failed_from_pydantic
+from shared.identity.models import Principal
+from shared.tools.registry import Tool
+
+log = logging.getLogger("firebreak.tools")
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+@dataclass
+class ToolContext:
+    """What a tool handler receives besides its arguments."""
+
+    principal: Principal
+    deps: Deps
+    correlation_id: str
+    transport: str = "http"
+    progress: ProgressFn | None = None
+
+    async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the caller how far long work has got (an MCP progress notification when it asked for one)."""
+        if self.progress is not None:
+            await self.progress(done, total, message)
+
+
+@dataclass
+class ToolOutcome:
+    """A finished call: the output (JSON-ready) or the error, never both."""
+
+    tool: Tool
+    output: dict[str, Any] | None
+    error: AppError | None
+    text: str
+    correlation_id: str
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def error_envelope(self) -> dict[str, Any]:
+        assert self.error is not None
+        return envelope(self.error, self.correlation_id)
+
+
+async def invoke(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolOutcome:
+    """Run `tool` with raw `arguments` for `ctx.principal`; never raises for a tool's own failure."""
+    started = time.perf_counter()
+    error: AppError | None = None
+    output: BaseModel | None = None
+    try:
+        args = _validate(tool, arguments)
+        output = await tool.handler(ctx, args)
+        if not isinstance(output, tool.output_model):
+            output = tool.output_model.model_validate(output)
+    except AppError as exc:
+        error = exc
+    except Exception:
+        log.exception("tool %s raised", tool.name, extra={"tool": tool.name, "correlation_id": ctx.correlation_id})
+        error = internal_error()
+    duration_ms = round((time.perf_counter() - started) * 1000, 2)
+    log.info(
+        "tool call %s %s",
+        tool.name,
+        "ok" if error is None else error.code,
+        extra={
+            "tool": tool.name,
+            "transport": ctx.transport,
+            "duration_ms": duration_ms,
+            "outcome": "ok" if error is None else "error",
+            "error_code": None if error is None else error.code,
+            "workspace_id": ctx.principal.workspace_id,
+            "correlation_id": ctx.correlation_id,
+        },
+    )
+    if error is not None:
+        return ToolOutcome(tool, None, error, f"{error.code}: {error.message}", ctx.correlation_id)
+    assert output is not None
+    return ToolOutcome(tool, output.model_dump(mode="json"), None, tool.text(output), ctx.correlation_id)
+
+
+def _validate(tool: Tool, arguments: Any) -> BaseModel:
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ValidationFailed(
+            f"Arguments of {tool.name} must be a JSON object, got {type(arguments).__name__}",
+            details={"errors": [{"field": "(root)", "problem": "expected an object"}]},
+        )
+    try:
+        return tool.input_model.model_validate(arguments)
+    except ValidationError as exc:
+        raise validation_failed_from_pydantic(exc) from None
+
+
+def pop_correlation_id(arguments: Any, tool: Tool) -> str | None:
+    """Some specs pass `correlation_id` as an argument; honour it unless the tool declares it itself."""
+    if isinstance(arguments, dict) and "correlation_id" not in tool.input_model.model_fields:
+        value = arguments.pop("correlation_id", None)
+        return value if isinstance(value, str) else None
+    return None
