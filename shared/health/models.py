@@ -42,3 +42,13 @@ class HealthReport(ToolOutput):
 class ReadinessReport(ToolOutput):
     status: Literal["ready", "starting"]
     stores: list[StoreCheck]
+
+
+class WhoAmIRequest(ToolInput):
+    pass
+
+
+class WhoAmI(ToolOutput):
+    workspace_id: str = Field(description="The workspace all your data is partitioned by.")
+    user_id: str
+    source: str = Field(description="How you were identified: entra, appservice, api_key or dev.")

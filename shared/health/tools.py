@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.health.models import HealthCheckRequest, HealthReport
+from shared.health.models import HealthCheckRequest, HealthReport, WhoAmI, WhoAmIRequest
 from shared.health.service import health_report
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
@@ -28,3 +28,14 @@ async def health_check(ctx: ToolContext, args: HealthCheckRequest) -> HealthRepo
     tools that need the failing store will fail too: fix the store first (see `next_action`).
     """
     return await health_report(ctx.deps, include_versions=args.include_versions)
+
+
+@toolset.tool("auth.whoami", title="Show the calling principal", read_only=True, idempotent=True)
+async def whoami(ctx: ToolContext, args: WhoAmIRequest) -> WhoAmI:
+    """Show which workspace and user your credentials resolve to.
+
+    Use it when a tool answers NOT_FOUND for data you expect to see: the data may live in another
+    workspace than the one your API key or token maps to.
+    """
+    p = ctx.principal
+    return WhoAmI(workspace_id=p.workspace_id, user_id=p.user_id, source=p.source)

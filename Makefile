@@ -1,0 +1,62 @@
+# Firebreak: `make run` serves the app locally on http://127.0.0.1:7071; `make test` runs the whole suite.
+# Both set everything up themselves (Python venv in .venv, npm packages in node_modules) and can be re-run.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 7071
+DATA   ?= .local
+
+.PHONY: setup run stop status test test-unit bench api-key conformance clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(VENV)/.installed node_modules/.installed
+
+run: setup
+	$(PY) -m devhost.stack start --data-dir $(DATA)
+	$(PY) -m devhost.stack write-settings --data-dir $(DATA)
+	@echo ""
+	@echo "Firebreak MCP endpoint: http://127.0.0.1:$(PORT)/api/mcp  (README: 'Connect an MCP client' for mcp.json snippets)"
+	@echo "  VS Code (.vscode/mcp.json):  {\"servers\": {\"firebreak\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:$(PORT)/api/mcp\"}}}"
+	@echo "  Cursor (.cursor/mcp.json):   {\"mcpServers\": {\"firebreak\": {\"url\": \"http://127.0.0.1:$(PORT)/api/mcp\"}}}"
+	@echo "  Claude Code:                 claude mcp add --transport http firebreak http://127.0.0.1:$(PORT)/api/mcp"
+	@echo "Stop the emulators afterwards with 'make stop'."
+	@echo ""
+	$(PY) -m devhost --port $(PORT)
+
+stop:
+	@[ -x $(PY) ] && $(PY) -m devhost.stack stop --data-dir $(DATA) || true
+
+status:
+	$(PY) -m devhost.stack status --data-dir $(DATA)
+
+# The test session starts its own emulators on free ports and stops them at the end.
+test: setup
+	$(PY) -m pytest -q
+
+test-unit: setup
+	$(PY) -m pytest -q tests/unit
+
+bench: setup
+	$(PY) -m benchmarks
+
+conformance: setup
+	$(PY) -m pytest -q tests/e2e/test_mcp_conformance.py
+
+# make api-key WORKSPACE=my-team USER_ID=alice  (against the stack in local.settings.json)
+api-key: setup
+	$(PY) -m shared.identity.cli mint --workspace "$(WORKSPACE)" --user "$(USER_ID)" --name "$(NAME)"
+
+clean: stop
+	rm -rf $(VENV) node_modules $(DATA) .pytest_cache

@@ -1,0 +1,63 @@
+"""`python -m devhost`: serve function_app.py on 127.0.0.1:7071 like `func start`, without Core Tools."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+
+def load_local_settings(app_dir: Path) -> int:
+    """Copy local.settings.json `Values` into the environment without overriding what is already set (as func does)."""
+    path = app_dir / "local.settings.json"
+    if not path.exists():
+        return 0
+    values = json.loads(path.read_text()).get("Values", {})
+    count = 0
+    for key, value in values.items():
+        if key not in os.environ:
+            os.environ[key] = str(value)
+            count += 1
+    return count
+
+
+def build_host(app_dir: Path):  # type: ignore[no-untyped-def]
+    from devhost.http_server import HttpHost
+    from devhost.index import index_functions, load_app, read_host_json, route_prefix
+    from devhost.invoker import Invoker
+    from devhost.keys import HostKeys
+
+    app = load_app(app_dir)
+    functions = index_functions(app)
+    return HttpHost(functions, Invoker(app_dir=str(app_dir)), HostKeys.from_env(), route_prefix(read_host_json(app_dir)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="devhost", description=__doc__)
+    parser.add_argument("--app-dir", default=".", type=Path)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", default=int(os.environ.get("DEVHOST_PORT", "7071")), type=int)
+    parser.add_argument("--no-local-settings", action="store_true", help="ignore local.settings.json (tests pass every setting)")
+    args = parser.parse_args(argv)
+
+    loaded = 0 if args.no_local_settings else load_local_settings(args.app_dir)
+    from shared.core.logging import configure_logging
+
+    configure_logging(os.environ.get("FIREBREAK_LOG_LEVEL", "INFO"))
+    log = logging.getLogger("devhost")
+    host = build_host(args.app_dir)
+    base = f"http://{args.host}:{args.port}"
+    print(f"Firebreak offline host ({loaded} settings from local.settings.json); functions:\n{host.describe()}", file=sys.stderr, flush=True)
+    print(f"MCP endpoint: {base}/api/mcp   tools: {base}/api/tools   health: {base}/api/health", file=sys.stderr, flush=True)
+    log.info("listening", extra={"url": base, "functions": len(host.functions), "keys_enforced": host.keys.configured})
+    web.run_app(host.app, host=args.host, port=args.port, print=None, access_log=None, handle_signals=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Serve the app's HTTP-triggered functions on aiohttp with the host's routes, methods and auth levels."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import azure.functions as func
+from aiohttp import web
+
+from devhost.index import FunctionInfo
+from devhost.invoker import Invoker
+from devhost.keys import HostKeys
+
+log = logging.getLogger("devhost.http")
+
+# The Functions host accepts bodies up to 100 MB; the app enforces its own, smaller limits.
+MAX_BODY_BYTES = 100 * 1024 * 1024
+_CONSTRAINT = {"int": r"-?\d+", "long": r"-?\d+", "guid": r"[0-9a-fA-F-]{36}", "alpha": r"[A-Za-z]+", "bool": r"(?i:true|false)"}
+
+
+def aiohttp_path(prefix: str, route: str) -> str:
+    """Translate an ASP.NET route template (`items/{id:int}`, `{*rest}`, `{id?}`) to aiohttp's syntax."""
+
+    def param(match: re.Match[str]) -> str:
+        name, constraint = match.group(1), match.group(2)
+        if name.startswith("*"):
+            return "{%s:.*}" % name[1:]
+        name = name.rstrip("?")
+        if constraint:
+            return "{%s:%s}" % (name, _CONSTRAINT.get(constraint.rstrip("?"), "[^/]+"))
+        return "{%s}" % name
+
+    path = re.sub(r"\{([^}:]+)(?::([^}]+))?\}", param, route.strip("/"))
+    return "/" + "/".join(p for p in (prefix, path) if p)
+
+
+def _error(status: int, code: str, message: str) -> web.Response:
+    body = {"error": {"code": code, "message": message, "details": {}, "recovery_suggestions": [], "correlation_id": None}}
+    return web.json_response(body, status=status)
+
+
+def to_func_request(request: web.Request, body: bytes) -> func.HttpRequest:
+    headers: dict[str, str] = {}
+    for key, value in request.headers.items():
+        k = key.lower()
+        headers[k] = f"{headers[k]}, {value}" if k in headers else value
+    return func.HttpRequest(
+        method=request.method,
+        url=str(request.url),
+        headers=headers,
+        params={k: v for k, v in request.query.items()},
+        route_params=dict(request.match_info),
+        body=body,
+    )
+
+
+def to_aiohttp_response(result: Any) -> web.StreamResponse:
+    if isinstance(result, func.HttpResponse):
+        headers = {k: v for k, v in result.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
+        if result.mimetype and "content-type" not in {k.lower() for k in headers}:
+            headers["Content-Type"] = f"{result.mimetype}; charset={result.charset}" if result.charset else result.mimetype
+        return web.Response(status=result.status_code, body=result.get_body(), headers=headers)
+    if result is None:
+        return web.Response(status=204)
+    if isinstance(result, (str, bytes)):
+        return web.Response(status=200, body=result)
+    return web.json_response(result)
+
+
+class HttpHost:
+    """Mounts each HTTP function on its route; other trigger types are handed to plug-ins (durable: next layer)."""
+
+    def __init__(self, functions: list[FunctionInfo], invoker: Invoker, keys: HostKeys, prefix: str = "api") -> None:
+        self.functions = functions
+        self.invoker = invoker
+        self.keys = keys
+        self.prefix = prefix
+        self.app = web.Application(client_max_size=MAX_BODY_BYTES)
+        self.routes: list[tuple[str, str, str]] = []
+        for info in functions:
+            if info.trigger["type"] == "httpTrigger":
+                invoker.check(info)
+                self._mount(info)
+        self.app.router.add_route("*", "/{tail:.*}", self._not_found)
+
+    def _mount(self, info: FunctionInfo) -> None:
+        trigger = info.trigger
+        path = aiohttp_path(self.prefix, trigger.get("route") or info.name)
+        methods = [m.upper() for m in (trigger.get("methods") or ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])]
+        handler = self._handler(info, str(trigger.get("authLevel", "FUNCTION")))
+        for method in methods:
+            self.app.router.add_route(method, path, handler)
+            self.routes.append((method, path, info.name))
+
+    def _handler(self, info: FunctionInfo, auth_level: str):  # type: ignore[no-untyped-def]
+        async def handle(request: web.Request) -> web.StreamResponse:
+            presented = request.headers.get("x-functions-key") or request.query.get("code")
+            if not self.keys.allows(info.name, auth_level, presented):
+                return web.Response(status=401)  # the Functions host answers a missing/wrong key with a bare 401
+            body = await request.read()
+            try:
+                result = await self.invoker.invoke(info, to_func_request(request, body))
+            except Exception:
+                # As on Azure: the function crashed, the host answers 500 and the details stay in the log.
+                log.exception("function %s failed", info.name)
+                return web.Response(status=500)
+            return to_aiohttp_response(result)
+
+        return handle
+
+    async def _not_found(self, request: web.Request) -> web.Response:
+        known = {path for _, path, _ in self.routes}
+        if any(re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), request.path) for p in known):
+            allowed = sorted({m for m, p, _ in self.routes if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), request.path)})
+            resp = _error(405, "INVALID_REQUEST", f"{request.method} is not allowed on {request.path}")
+            resp.headers["Allow"] = ", ".join(allowed)
+            return resp
+        return _error(404, "NOT_FOUND", f"No function is mounted at {request.path}; GET /api/tools lists the tools")
+
+    def describe(self) -> str:
+        return "\n".join(f"  {name}: [{method}] {path}" for method, path, name in sorted(self.routes, key=lambda r: (r[1], r[0])))
+

@@ -1,0 +1,64 @@
+"""Index an app the way the Python worker does: import function_app.py, read each function's raw bindings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """One indexed function: what the worker would send the host (name + binding JSON) and the callable."""
+
+    name: str
+    bindings: tuple[dict[str, Any], ...]
+    user_function: Callable[..., Any]
+
+    @property
+    def trigger(self) -> dict[str, Any]:
+        return next(b for b in self.bindings if b["type"].endswith("Trigger"))
+
+    def bindings_of(self, binding_type: str) -> list[dict[str, Any]]:
+        return [b for b in self.bindings if b["type"] == binding_type]
+
+
+def load_app(app_dir: Path, script: str = "function_app.py") -> Any:
+    """Import the app module from `app_dir` and return its FunctionApp instance (the worker's search)."""
+    import azure.functions as func
+
+    app_dir = app_dir.resolve()
+    if str(app_dir) not in sys.path:
+        sys.path.insert(0, str(app_dir))
+    spec = importlib.util.spec_from_file_location("function_app", app_dir / script)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"{app_dir / script} not found")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["function_app"] = module
+    spec.loader.exec_module(module)
+    apps = [v for v in vars(module).values() if isinstance(v, func.FunctionRegister)]
+    if len(apps) != 1:
+        raise ValueError(f"{script} must define exactly one FunctionApp, found {len(apps)}")
+    return apps[0]
+
+
+def index_functions(app: Any) -> list[FunctionInfo]:
+    """The functions with their bindings as JSON dicts, exactly as `get_raw_bindings()` reports them."""
+    infos = []
+    for fn in app.get_functions():
+        bindings = tuple(json.loads(raw) for raw in fn.get_raw_bindings())
+        infos.append(FunctionInfo(fn.get_function_name(), bindings, fn.get_user_function()))
+    return infos
+
+
+def read_host_json(app_dir: Path) -> dict[str, Any]:
+    path = app_dir / "host.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def route_prefix(host_json: dict[str, Any]) -> str:
+    prefix = host_json.get("extensions", {}).get("http", {}).get("routePrefix", "api")
+    return prefix.strip("/")

@@ -1,0 +1,74 @@
+"""Session fixtures: one emulator stack per test run, one database and blob container per run, offline hosts."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from devhost.stack import Stack
+from shared.core.deps import Deps, build_deps
+from shared.core.settings import Settings
+from tests.support.processes import HostProcess, start_stack
+
+RUN_ID = uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Azurite and the Cosmos-API server, started for this session on free ports and stopped after it."""
+    s = start_stack(tmp_path_factory.mktemp("stack"))
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def app_env(stack: Stack) -> dict[str, str]:
+    """The settings of a local run, isolated to this session's database and blob container."""
+    env = stack.app_settings()
+    env["FIREBREAK_COSMOS_DATABASE"] = f"test-{RUN_ID}"
+    env["FIREBREAK_BLOB_CONTAINER"] = f"test-{RUN_ID}"
+    return env
+
+
+@pytest.fixture(scope="session")
+def settings(app_env: dict[str, str]) -> Settings:
+    return Settings.from_env(app_env)
+
+
+@pytest.fixture(scope="session")
+async def deps(settings: Settings) -> AsyncIterator[Deps]:
+    d = build_deps(settings)
+    yield d
+    await d.aclose()
+
+
+@pytest.fixture(scope="session")
+def start_host(app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., HostProcess]]:
+    """Start an offline host with the local settings plus overrides; every host is stopped at the end."""
+    hosts: list[HostProcess] = []
+
+    def start(overrides: dict[str, str] | None = None, *, ready: bool = True) -> HostProcess:
+        env = {**app_env, **(overrides or {})}
+        env = {k: v for k, v in env.items() if v is not None}
+        host = HostProcess(env, Path(tmp_path_factory.mktemp("host")) / "host.log")
+        hosts.append(host)
+        if ready:
+            host.wait_ready()
+        else:
+            host.wait_listening()
+        return host
+
+    yield start
+    for h in hosts:
+        h.stop()
+
+
+@pytest.fixture(scope="session")
+def host(start_host: Callable[..., HostProcess]) -> HostProcess:
+    """The local-run host: dev mode on, no function keys (as `make run`)."""
+    return start_host()

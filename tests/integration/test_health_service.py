@@ -1,0 +1,26 @@
+"""health.check does real round trips and reports a down store as degraded, not as a crash."""
+
+from __future__ import annotations
+
+from shared.core.deps import Deps, build_deps
+from shared.core.settings import Settings
+from shared.health.service import health_report
+
+
+async def test_healthy_stack_reports_ok(deps: Deps) -> None:
+    report = await health_report(deps)
+    assert report.status == "ok"
+    assert {c.name: c.ok for c in report.stores} == {"cosmos": True, "blob": True}
+    assert all(c.latency_ms and c.latency_ms > 0 for c in report.stores)
+    assert report.versions["mcp"].startswith("2.") and report.llm.mode == "rule_based"
+
+
+async def test_unreachable_cosmos_is_degraded(settings: Settings) -> None:
+    broken = build_deps(settings.model_copy(update={"cosmos_endpoint": "https://127.0.0.1:9"}))
+    try:
+        report = await health_report(broken, include_versions=False)
+    finally:
+        await broken.aclose()
+    by_name = {c.name: c for c in report.stores}
+    assert report.status == "degraded" and not by_name["cosmos"].ok and by_name["cosmos"].error
+    assert by_name["blob"].ok and report.versions == {}

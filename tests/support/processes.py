@@ -1,0 +1,105 @@
+"""Start the emulators and offline hosts the tests talk to, on free ports, and stop them afterwards."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from devhost.stack import ROOT, Stack
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_port_block(size: int = 4) -> int:
+    """A base port with `size` consecutive free ports (emulators take consecutive ones)."""
+    for _ in range(200):
+        base = free_port()
+        if base + size >= 65535:
+            continue
+        ok = True
+        for p in range(base, base + size):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", p)) == 0:
+                    ok = False
+                    break
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError("no block of free ports")
+
+
+def start_stack(data_dir: Path) -> Stack:
+    stack = Stack.at(data_dir, free_port_block(4))
+    stack.start()
+    return stack
+
+
+class HostProcess:
+    """`python -m devhost` in a subprocess: the same host `make run` starts."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_"))}
+        full_env.update(env)
+        full_env["PYTHONUNBUFFERED"] = "1"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "devhost", "--port", str(self.port), "--app-dir", str(ROOT), "--no-local-settings"],
+            cwd=ROOT,
+            env=full_env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def wait_listening(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"host exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                httpx.get(f"{self.base_url}/api/health", timeout=5.0)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise RuntimeError(f"host did not listen within {timeout}s:\n{self.log()}")
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        self.wait_listening(timeout)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if httpx.get(f"{self.base_url}/api/health", timeout=10.0).status_code == 200:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"host not ready within {timeout}s:\n{self.log()}")
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
