@@ -7,6 +7,7 @@ headers and body, and get back status, headers and body.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +43,28 @@ def allowed_hosts_and_origins(settings: Settings, website_hostname: str | None) 
         hosts += LOCAL_HOSTS
         origins += LOCAL_ORIGINS
     return hosts, origins
+
+
+def _jsonrpc_error(code: int, message: str, status: int = 400) -> HttpReply:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, separators=(",", ":"))
+    return HttpReply(status=status, headers={"content-type": "application/json"}, body=body.encode())
+
+
+def precheck(body: bytes) -> HttpReply | None:
+    """Refuse envelopes the SDK's handshake-era path would misread, with the JSON-RPC error they deserve.
+
+    That path takes a message whose `id` is not a string or integer for a notification and answers
+    202 with no body, so a client waits for a reply that never comes; batches get a raw pydantic dump.
+    """
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):  # also covers bytes that are not UTF-8
+        return _jsonrpc_error(-32700, "Parse error: the body is not valid UTF-8 JSON")
+    if not isinstance(message, dict):
+        return _jsonrpc_error(-32600, "Invalid Request: send one JSON-RPC object per POST (batches are not supported)")
+    if "id" in message and (isinstance(message["id"], bool) or not isinstance(message["id"], (str, int))):
+        return _jsonrpc_error(-32600, "Invalid Request: id must be a string or an integer")
+    return None
 
 
 class McpEndpoint:
@@ -99,6 +122,8 @@ class McpEndpoint:
     async def handle(self, method: str, url: str, headers: dict[str, str], body: bytes, principal: Principal, correlation_id: str) -> HttpReply:
         from shared.mcp.server import STATE_CORRELATION, STATE_PRINCIPAL
 
+        if method.upper() == "POST" and (refused := precheck(body)) is not None:
+            return refused
         manager = await self._ensure_started()
         parts = urlsplit(url)
         host = headers.get("host") or parts.netloc

@@ -1,0 +1,89 @@
+"""The function metadata the Functions host indexes is what `func start` and Azure accept."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from devhost.index import index_functions, load_app, read_host_json
+from shared.tools.catalog import default_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+_FUNCTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")
+
+
+@pytest.fixture(scope="module")
+def functions():
+    return index_functions(load_app(ROOT))
+
+
+def test_app_is_a_durable_app() -> None:
+    import azure.durable_functions as df
+
+    assert isinstance(load_app(ROOT), df.DFApp)
+
+
+def test_names_are_unique_and_valid(functions) -> None:
+    names = [f.name for f in functions]
+    assert len(names) == len(set(names))
+    assert all(_FUNCTION_NAME.match(n) for n in names), names
+
+
+def test_http_bindings_are_complete(functions) -> None:
+    for f in functions:
+        trigger = f.trigger
+        if trigger["type"] != "httpTrigger":
+            continue
+        assert trigger["direction"] == "IN" and trigger["authLevel"] in ("ANONYMOUS", "FUNCTION", "ADMIN"), f.name
+        assert trigger["route"] and not trigger["route"].lower().startswith("admin"), f.name  # /admin is the host's
+        assert trigger["methods"], f.name
+        assert {"type": "http", "direction": "OUT", "name": "$return"} in [dict(b) for b in f.bindings], f.name
+
+
+def test_parameters_match_bindings_as_the_worker_checks(functions) -> None:
+    for f in functions:
+        params = set(inspect.signature(f.user_function).parameters) - {"context"}
+        inputs = {b["name"] for b in f.bindings if b["name"] != "$return"}
+        assert params == inputs, f"{f.name}: params {params} vs bindings {inputs}"
+
+
+def test_routes_do_not_clash(functions) -> None:
+    seen: dict[tuple[str, str], str] = {}
+    for f in functions:
+        if f.trigger["type"] != "httpTrigger":
+            continue
+        for method in f.trigger["methods"]:
+            key = (method, f.trigger["route"].lower())
+            assert key not in seen, f"{f.name} and {seen.get(key)} both serve {key}"
+            seen[key] = f.name
+
+
+def test_expected_routes_and_auth_levels(functions) -> None:
+    by_name = {f.name: f.trigger for f in functions}
+    assert by_name["health"]["route"] == "health" and by_name["health"]["authLevel"] == "ANONYMOUS"
+    assert by_name["mcp"]["route"] == "mcp" and sorted(by_name["mcp"]["methods"]) == ["DELETE", "GET", "POST"]
+    assert by_name["tools_document"]["route"] == "tools"
+    for tool in default_registry():
+        trigger = by_name[tool.function_name]
+        assert trigger["route"] == f"tools/{tool.name}" and trigger["methods"] == ["POST"] and trigger["authLevel"] == "FUNCTION"
+
+
+def test_host_json_has_what_func_start_needs() -> None:
+    host = read_host_json(ROOT)
+    assert host["version"] == "2.0"
+    assert host["extensionBundle"]["id"] == "Microsoft.Azure.Functions.ExtensionBundle"
+    assert host["extensionBundle"]["version"].startswith("[4.")
+    assert host["extensions"]["http"]["routePrefix"] == "api"
+    durable = host["extensions"]["durableTask"]
+    assert durable["hubName"] and durable["storageProvider"]["connectionName"] == "AzureWebJobsStorage"
+
+
+def test_requirements_and_local_settings() -> None:
+    reqs = (ROOT / "requirements.txt").read_text()
+    assert "azure-functions>=1.24,<3" in reqs and "azure-functions-durable" in reqs
+    values = json.loads((ROOT / "local.settings.example.json").read_text())["Values"]
+    assert values["FUNCTIONS_WORKER_RUNTIME"] == "python" and values["AzureWebJobsStorage"]
