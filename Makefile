@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 7071
 DATA   ?= .local
 
-.PHONY: setup run stop status test test-unit bench api-key conformance clean
+.PHONY: setup run stop status test test-unit bench api-key conformance tools-manifest clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ bench: setup
 
 conformance: setup
 	$(PY) -m pytest -q tests/e2e/test_mcp_conformance.py
+
+# Regenerate the registry snapshot that indexing reads (after adding or changing a tool).
+tools-manifest: setup
+	$(PY) -m shared.tools.manifest
 
 # make api-key WORKSPACE=my-team USER_ID=alice  (against the stack in local.settings.json)
 api-key: setup

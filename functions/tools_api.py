@@ -6,8 +6,7 @@ import azure.functions as func
 
 from functions import wiring
 from functions.http import endpoint, error_response, json_response, read_json_object
-from shared.tools.catalog import default_registry
-from shared.tools.registry import Tool
+from shared.tools.manifest import indexed_tools
 
 bp = func.Blueprint()
 
@@ -17,13 +16,21 @@ bp = func.Blueprint()
 @endpoint
 async def tools_document(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
     """List every tool with its description, annotations, input and output JSON Schemas and HTTP path."""
+    from shared.tools.catalog import default_registry
+
     return json_response(default_registry().document(), correlation_id)
 
 
-def _tool_function(tool: Tool):  # type: ignore[no-untyped-def]
-    from shared.tools.invoke import ToolContext, invoke, pop_correlation_id
-
+def _tool_function(name: str, function_name: str):  # type: ignore[no-untyped-def]
     async def call(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
+        # The registry (pydantic models, capability code) loads on the first call, not at indexing.
+        from shared.core.errors import NotFound
+        from shared.tools.catalog import default_registry
+        from shared.tools.invoke import ToolContext, invoke, pop_correlation_id
+
+        tool = default_registry().get(name)
+        if tool is None:
+            raise NotFound(f"Tool {name!r} is indexed but not registered; regenerate shared/tools/manifest.json")
         deps = wiring.deps()
         principal = await deps.principals.resolve(dict(req.headers))
         arguments = read_json_object(req, deps.settings.max_request_bytes)
@@ -33,13 +40,15 @@ def _tool_function(tool: Tool):  # type: ignore[no-untyped-def]
             return error_response(outcome.error, correlation_id)
         return json_response(outcome.output, correlation_id)
 
-    call.__name__ = tool.function_name
-    call.__doc__ = tool.description
+    call.__name__ = function_name
+    call.__doc__ = f"Call the `{name}` tool with its arguments as the JSON body (see GET /api/tools for its schema)."
     return endpoint(call)
 
 
 # One HTTP function per tool, each with its own name and route, so the portal, metrics and keys see tools apart.
-for _tool in default_registry():
-    bp.function_name(_tool.function_name)(
-        bp.route(route=f"tools/{_tool.name}", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)(_tool_function(_tool))
+for _entry in indexed_tools():
+    bp.function_name(_entry["function_name"])(
+        bp.route(route=f"tools/{_entry['name']}", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)(
+            _tool_function(_entry["name"], _entry["function_name"])
+        )
     )

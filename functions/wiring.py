@@ -6,16 +6,16 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from shared.core.settings import Settings
-
 if TYPE_CHECKING:
     from shared.core.deps import Deps
+    from shared.core.settings import Settings
     from shared.mcp.endpoint import McpEndpoint
 
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
     from shared.core.logging import configure_logging
+    from shared.core.settings import Settings
 
     s = Settings.from_env()
     configure_logging(s.log_level)

@@ -11,7 +11,7 @@ import pytest
 from devhost.stack import Stack
 from shared.core.deps import Deps, build_deps
 from shared.core.settings import Settings
-from tests.support.processes import HostProcess, start_stack
+from devhost.processes import HostProcess, start_stack
 
 RUN_ID = uuid.uuid4().hex[:8]
 

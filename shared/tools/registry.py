@@ -20,11 +20,14 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 class ToolInput(BaseModel):
     """Base of every tool's input model: unknown arguments are an error, not silently dropped."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Validators are built on first use, so declaring many tools costs little at start-up.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ToolOutput(BaseModel):
     """Base of every tool's output model."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 Handler = Callable[[Any, Any], Awaitable[BaseModel]]

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from shared.core.deps import Deps
 from tests.support.jwks import FakeEntra
-from tests.support.processes import HostProcess
+from devhost.processes import HostProcess
 
 
 @pytest.fixture(scope="session")

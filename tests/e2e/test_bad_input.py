@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from tests.support.processes import HostProcess
+from devhost.processes import HostProcess
 
 TIMEOUT = httpx.Timeout(20.0)
 OVERSIZED = b'{"pad":"' + b"x" * (5 * 1024 * 1024) + b'"}'

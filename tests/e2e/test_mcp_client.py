@@ -8,7 +8,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from shared.tools.catalog import default_registry
-from tests.support.processes import HostProcess
+from devhost.processes import HostProcess
 
 MODES = ["legacy", "2026-07-28"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from shared.tools.catalog import default_registry
-from tests.support.processes import HostProcess
+from devhost.processes import HostProcess
 
 
 def test_health_check_over_its_own_function(host: HostProcess) -> None:

@@ -1,4 +1,4 @@
-"""Start the emulators and offline hosts the tests talk to, on free ports, and stop them afterwards."""
+"""Start emulators and offline hosts on free ports and stop them afterwards (used by tests and benchmarks)."""
 
 from __future__ import annotations
 
