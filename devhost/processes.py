@@ -44,7 +44,7 @@ def free_port_block(size: int = 4) -> int:
 
 
 def start_stack(data_dir: Path) -> Stack:
-    stack = Stack.at(data_dir, free_port_block(4))
+    stack = Stack.at(data_dir, free_port_block(4), persist_cosmos=False)
     stack.start()
     return stack
 

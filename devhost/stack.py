@@ -34,12 +34,17 @@ class Stack:
     table_port: int = 10002
     cosmos_port: int = 8081
     host: str = "127.0.0.1"
+    persist_cosmos: bool = True  # export/import around restarts; test stacks are throw-away
 
     @classmethod
-    def at(cls, data_dir: Path, port_base: int | None = None) -> Stack:
+    def at(cls, data_dir: Path, port_base: int | None = None, *, persist_cosmos: bool = True) -> Stack:
         if port_base is None:
-            return cls(data_dir=data_dir)
-        return cls(data_dir, port_base, port_base + 1, port_base + 2, port_base + 3)
+            return cls(data_dir=data_dir, persist_cosmos=persist_cosmos)
+        return cls(data_dir, port_base, port_base + 1, port_base + 2, port_base + 3, persist_cosmos=persist_cosmos)
+
+    @property
+    def cosmos_snapshot(self) -> Path:
+        return self.data_dir / "cosmos-snapshot.json"
 
     @property
     def pid_dir(self) -> Path:
@@ -105,6 +110,7 @@ class Stack:
             raise SystemExit("node_modules is missing: run `npm ci` first (make does this for you)")
         self.pid_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "azurite").mkdir(parents=True, exist_ok=True)
+        fresh_cosmos = not self._pid("cosmos")
         for name, (cmd, ports) in self._commands().items():
             if self._pid(name):
                 continue
@@ -124,8 +130,19 @@ class Stack:
                 if time.monotonic() > deadline:
                     raise SystemExit(f"{name} did not open ports {ports} within {timeout:.0f}s")
                 time.sleep(0.1)
+        if fresh_cosmos and self.persist_cosmos:
+            from devhost.cosmos_snapshot import restore
+
+            restored = restore(f"https://{self.host}:{self.cosmos_port}", COSMOS_EMULATOR_KEY, self.cosmos_snapshot)
+            if restored:
+                print(f"restored {restored} Cosmos documents from {self.cosmos_snapshot}")
 
     def stop(self) -> None:
+        if self.persist_cosmos and self._pid("cosmos"):
+            from devhost.cosmos_snapshot import export
+
+            saved = export(f"https://{self.host}:{self.cosmos_port}", COSMOS_EMULATOR_KEY, self.cosmos_snapshot)
+            print(f"saved {saved} Cosmos documents to {self.cosmos_snapshot}")
         for name in self._commands():
             pid = self._pid(name)
             if pid:

@@ -36,9 +36,11 @@ def render(registry: Any) -> str:
 
 def main() -> int:
     from shared.tools.catalog import default_registry
+    from shared.tools.docs import README, render_readme
 
     MANIFEST_PATH.write_text(render(default_registry()))
-    print(f"wrote {MANIFEST_PATH} ({len(default_registry())} tools)")
+    README.write_text(render_readme(README.read_text(), default_registry()))
+    print(f"wrote {MANIFEST_PATH} and the README tables ({len(default_registry())} tools)")
     return 0
 
 

@@ -25,3 +25,12 @@ def test_indexing_does_not_import_pydantic_or_sdks() -> None:
     probe = "import sys, function_app; function_app.app.get_functions(); print(sorted(m for m in ('pydantic', 'mcp', 'azure.cosmos', 'azure.storage.blob', 'openai', 'jwt') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == []
+
+
+def test_readme_tables_are_generated_from_the_registry_and_catalogue() -> None:
+    from shared.tools.docs import README, render_readme
+
+    text = README.read_text()
+    assert text == render_readme(text, default_registry()), "README tables are stale: run `make tools-manifest`"
+    for tool in default_registry():
+        assert f"`{tool.name}`" in text
