@@ -26,17 +26,6 @@ def load_local_settings(app_dir: Path) -> int:
     return count
 
 
-def build_host(app_dir: Path):  # type: ignore[no-untyped-def]
-    from devhost.http_server import HttpHost
-    from devhost.index import index_functions, load_app, read_host_json, route_prefix
-    from devhost.invoker import Invoker
-    from devhost.keys import HostKeys
-
-    app = load_app(app_dir)
-    functions = index_functions(app)
-    return HttpHost(functions, Invoker(app_dir=str(app_dir)), HostKeys.from_env(), route_prefix(read_host_json(app_dir)))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="devhost", description=__doc__)
     parser.add_argument("--app-dir", default=".", type=Path)
@@ -50,8 +39,10 @@ def main(argv: list[str] | None = None) -> int:
 
     configure_logging(os.environ.get("FIREBREAK_LOG_LEVEL", "INFO"))
     log = logging.getLogger("devhost")
-    host = build_host(args.app_dir)
+    from devhost.host import build_host
+
     base = f"http://{args.host}:{args.port}"
+    host = build_host(args.app_dir, base)
     print(f"Firebreak offline host ({loaded} settings from local.settings.json); functions:\n{host.describe()}", file=sys.stderr, flush=True)
     print(f"MCP endpoint: {base}/api/mcp   tools: {base}/api/tools   health: {base}/api/health", file=sys.stderr, flush=True)
     log.info("listening", extra={"url": base, "functions": len(host.functions), "keys_enforced": host.keys.configured})

@@ -72,7 +72,15 @@ def to_aiohttp_response(result: Any) -> web.StreamResponse:
 class HttpHost:
     """Mounts each HTTP function on its route; other trigger types are handed to plug-ins (durable: next layer)."""
 
-    def __init__(self, functions: list[FunctionInfo], invoker: Invoker, keys: HostKeys, prefix: str = "api") -> None:
+    def __init__(
+        self,
+        functions: list[FunctionInfo],
+        invoker: Invoker,
+        keys: HostKeys,
+        prefix: str = "api",
+        extensions: list[Any] | None = None,
+    ) -> None:
+        """`extensions` add their own routes (`add_routes(app)`) and lifecycle (`start()`/`stop()`), e.g. Durable."""
         self.functions = functions
         self.invoker = invoker
         self.keys = keys
@@ -83,6 +91,10 @@ class HttpHost:
             if info.trigger["type"] == "httpTrigger":
                 invoker.check(info)
                 self._mount(info)
+        for extension in extensions or []:
+            extension.add_routes(self.app)
+            self.app.on_startup.append(lambda _app, ext=extension: ext.start())
+            self.app.on_cleanup.append(lambda _app, ext=extension: ext.stop())
         self.app.router.add_route("*", "/{tail:.*}", self._not_found)
 
     def _mount(self, info: FunctionInfo) -> None:

@@ -14,6 +14,7 @@ class HostKeys:
     """Keys the local host enforces. With none configured every route is open, as under `func start`."""
 
     master: str | None = None
+    system: str | None = None
     host_keys: tuple[str, ...] = ()
     function_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -24,7 +25,8 @@ class HostKeys:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> HostKeys:
         """`DEVHOST_MASTER_KEY`, `DEVHOST_FUNCTION_KEY` (valid for every function, like a host key) and
-        `DEVHOST_FUNCTION_KEYS` (JSON: function name -> key or list of keys)."""
+        `DEVHOST_FUNCTION_KEYS` (JSON: function name -> key or list of keys), `DEVHOST_SYSTEM_KEY` (the
+        Durable management API's key; random per start when unset)."""
         env = os.environ if env is None else env
         per_function: dict[str, tuple[str, ...]] = {}
         raw = env.get("DEVHOST_FUNCTION_KEYS")
@@ -32,7 +34,12 @@ class HostKeys:
             for name, keys in json.loads(raw).items():
                 per_function[name] = tuple([keys] if isinstance(keys, str) else keys)
         host = env.get("DEVHOST_FUNCTION_KEY")
-        return cls(master=env.get("DEVHOST_MASTER_KEY") or None, host_keys=(host,) if host else (), function_keys=per_function)
+        return cls(
+            master=env.get("DEVHOST_MASTER_KEY") or None,
+            system=env.get("DEVHOST_SYSTEM_KEY") or None,
+            host_keys=(host,) if host else (),
+            function_keys=per_function,
+        )
 
     def allows(self, function_name: str, auth_level: str, presented: str | None) -> bool:
         level = auth_level.upper()

@@ -39,21 +39,26 @@ def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
     return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)
 
 
+async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[func.HttpResponse]]) -> func.HttpResponse:
+    """Run `handler(correlation_id)`, turning every failure into the envelope; nothing escapes as a bare 500."""
+    correlation_id = new_correlation_id(req.headers.get(CORRELATION_HEADER))
+    token = set_correlation_id(correlation_id)
+    try:
+        return await handler(correlation_id)
+    except AppError as exc:
+        return error_response(exc, correlation_id)
+    except Exception:
+        log.exception("unhandled error", extra={"route": req.url})
+        return error_response(internal_error(), correlation_id)
+    finally:
+        reset_correlation_id(token)
+
+
 def endpoint(handler: Endpoint) -> Callable[[func.HttpRequest], Awaitable[func.HttpResponse]]:
-    """Give a handler a correlation id and turn every failure into the envelope; nothing escapes as a bare 500."""
+    """Decorate `async def handler(req, correlation_id)` into a function of `(req)` that answers with `guarded`."""
 
     async def wrapper(req: func.HttpRequest) -> func.HttpResponse:
-        correlation_id = new_correlation_id(req.headers.get(CORRELATION_HEADER))
-        token = set_correlation_id(correlation_id)
-        try:
-            return await handler(req, correlation_id)
-        except AppError as exc:
-            return error_response(exc, correlation_id)
-        except Exception:
-            log.exception("unhandled error in %s", handler.__name__, extra={"route": req.url})
-            return error_response(internal_error(), correlation_id)
-        finally:
-            reset_correlation_id(token)
+        return await guarded(req, lambda correlation_id: handler(req, correlation_id))
 
     # Not functools.wraps: the worker reads the signature to match bindings, and it must stay (req).
     wrapper.__name__ = handler.__name__

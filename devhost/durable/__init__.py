@@ -1,0 +1,1 @@
+"""Durable Functions under the offline host: the out-of-process protocol driven by the SDK's own replay engine."""

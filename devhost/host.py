@@ -1,0 +1,63 @@
+"""Assemble the offline host for an app directory: HTTP functions, and Durable when the app has orchestrations."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from devhost.http_server import HttpHost
+from devhost.index import index_functions, load_app, read_host_json, route_prefix
+from devhost.invoker import Invoker
+from devhost.keys import HostKeys
+
+_DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger"}
+
+
+def task_hub(host_json: dict[str, Any], env: dict[str, str]) -> str:
+    """The hub name from host.json, with `%SETTING%` references resolved as the Functions host does."""
+    raw = host_json.get("extensions", {}).get("durableTask", {}).get("hubName", "TestHubName")
+    return re.sub(r"%([^%]+)%", lambda m: env.get(m.group(1), ""), raw) or "TestHubName"
+
+
+class DurableExtension:
+    """The engine plus its HTTP API, started and stopped with the host's event loop."""
+
+    def __init__(self, functions: list[Any], host_json: dict[str, Any], base_url: str, keys: HostKeys) -> None:
+        from devhost.durable.engine import DurableEngine
+        from devhost.durable.http_api import DurableHttpApi
+        from devhost.durable.instances import InstanceStore
+
+        env = dict(os.environ)
+        storage = env.get("AzureWebJobsStorage")
+        if not storage:
+            raise SystemExit("Durable functions need AzureWebJobsStorage (the local stack sets it to Azurite)")
+        durable = host_json.get("extensions", {}).get("durableTask", {})
+        hub = task_hub(host_json, env)
+        max_activities = int(env.get("DEVHOST_DURABLE_MAX_ACTIVITIES", durable.get("maxConcurrentActivityFunctions", 10)))
+        self.engine = DurableEngine(functions, InstanceStore(storage, hub), hub=hub, max_activities=max_activities)
+        self.api = DurableHttpApi(self.engine, base_url, keys)
+
+    def add_routes(self, app: Any) -> None:
+        self.api.add_routes(app)
+
+    async def start(self) -> None:
+        await self.engine.start()
+
+    async def stop(self) -> None:
+        await self.engine.stop()
+
+
+def build_host(app_dir: Path, base_url: str) -> HttpHost:
+    app = load_app(app_dir)
+    functions = index_functions(app)
+    host_json = read_host_json(app_dir)
+    keys = HostKeys.from_env()
+    extensions: list[Any] = []
+    providers = {}
+    if any(f.trigger["type"] in _DURABLE_TRIGGERS for f in functions):
+        durable = DurableExtension(functions, host_json, base_url, keys)
+        extensions.append(durable)
+        providers["durableClient"] = durable.api.binding_provider
+    return HttpHost(functions, Invoker(providers, app_dir=str(app_dir)), keys, route_prefix(host_json), extensions)

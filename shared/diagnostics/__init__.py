@@ -1,0 +1,1 @@
+"""Diagnostics: every store and dependency checked in parallel, as a Durable orchestration."""
