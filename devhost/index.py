@@ -26,18 +26,18 @@ class FunctionInfo:
         return [b for b in self.bindings if b["type"] == binding_type]
 
 
-def load_app(app_dir: Path, script: str = "function_app.py") -> Any:
+def load_app(app_dir: Path, script: str = "function_app.py", module_name: str = "function_app") -> Any:
     """Import the app module from `app_dir` and return its FunctionApp instance (the worker's search)."""
     import azure.functions as func
 
     app_dir = app_dir.resolve()
     if str(app_dir) not in sys.path:
         sys.path.insert(0, str(app_dir))
-    spec = importlib.util.spec_from_file_location("function_app", app_dir / script)
+    spec = importlib.util.spec_from_file_location(module_name, app_dir / script)
     if spec is None or spec.loader is None:
         raise FileNotFoundError(f"{app_dir / script} not found")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["function_app"] = module
+    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     apps = [v for v in vars(module).values() if isinstance(v, func.FunctionRegister)]
     if len(apps) != 1:

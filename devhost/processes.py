@@ -52,16 +52,18 @@ def start_stack(data_dir: Path) -> Stack:
 class HostProcess:
     """`python -m devhost` in a subprocess: the same host `make run` starts."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
-        self.port = free_port()
+    def __init__(self, env: dict[str, str], log_path: Path, app_dir: Path = ROOT, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.env = env
+        self.app_dir = app_dir
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
-        self._log = open(log_path, "wb")
+        self._log = open(log_path, "ab")
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_"))}
         full_env.update(env)
         full_env["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "devhost", "--port", str(self.port), "--app-dir", str(ROOT), "--no-local-settings"],
+            [sys.executable, "-m", "devhost", "--port", str(self.port), "--app-dir", str(app_dir), "--no-local-settings"],
             cwd=ROOT,
             env=full_env,
             stdout=self._log,
@@ -75,14 +77,16 @@ class HostProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"host exited with {self.proc.returncode}:\n{self.log()}")
             try:
-                httpx.get(f"{self.base_url}/api/health", timeout=5.0)
+                httpx.get(f"{self.base_url}/", timeout=5.0)
                 return
             except httpx.TransportError:
                 time.sleep(0.1)
         raise RuntimeError(f"host did not listen within {timeout}s:\n{self.log()}")
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
+    def wait_ready(self, timeout: float = 60.0, path: str = "/api/health") -> None:
         self.wait_listening(timeout)
+        if path != "/api/health":
+            return
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if httpx.get(f"{self.base_url}/api/health", timeout=10.0).status_code == 200:

@@ -52,10 +52,11 @@ def start_host(app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
     """Start an offline host with the local settings plus overrides; every host is stopped at the end."""
     hosts: list[HostProcess] = []
 
-    def start(overrides: dict[str, str] | None = None, *, ready: bool = True) -> HostProcess:
+    def start(overrides: dict[str, str] | None = None, *, ready: bool = True, app_dir: Path | None = None, port: int | None = None) -> HostProcess:
         env = {**app_env, **(overrides or {})}
         env = {k: v for k, v in env.items() if v is not None}
-        host = HostProcess(env, Path(tmp_path_factory.mktemp("host")) / "host.log")
+        kwargs = {"app_dir": app_dir} if app_dir else {}
+        host = HostProcess(env, Path(tmp_path_factory.mktemp("host")) / "host.log", port=port, **kwargs)
         hosts.append(host)
         if ready:
             host.wait_ready()

@@ -9,6 +9,7 @@ terminate on a finished instance.
 
 from __future__ import annotations
 
+import hmac
 import json
 import secrets
 from typing import Any
@@ -134,7 +135,8 @@ class DurableHttpApi:
         async def guarded(request: web.Request) -> web.StreamResponse:
             if self.system_key:
                 presented = request.query.get("code") or request.headers.get("x-functions-key")
-                if presented not in (self.system_key, self.keys.master):
+                accepted = {k for k in (self.system_key, self.keys.master) if k}
+                if not presented or not any(hmac.compare_digest(presented, k) for k in accepted):
                     return web.Response(status=401)
             return await handler(request)
 

@@ -46,8 +46,9 @@ def test_http_bindings_are_complete(functions) -> None:
 
 def test_parameters_match_bindings_as_the_worker_checks(functions) -> None:
     for f in functions:
-        params = set(inspect.signature(f.user_function).parameters) - {"context"}
         inputs = {b["name"] for b in f.bindings if b["name"] != "$return"}
+        # `context` is the worker's invocation context unless a binding takes that name (orchestrators do).
+        params = set(inspect.signature(f.user_function).parameters) - ({"context"} - inputs)
         assert params == inputs, f"{f.name}: params {params} vs bindings {inputs}"
 
 
@@ -60,6 +61,13 @@ def test_routes_do_not_clash(functions) -> None:
             key = (method, f.trigger["route"].lower())
             assert key not in seen, f"{f.name} and {seen.get(key)} both serve {key}"
             seen[key] = f.name
+
+
+def test_durable_functions_are_declared(functions) -> None:
+    by_name = {f.name: f for f in functions}
+    assert by_name["diagnostics_orchestrator"].trigger["type"] == "orchestrationTrigger"
+    assert by_name["diagnostics_check"].trigger["type"] == "activityTrigger"
+    assert {b["type"] for b in by_name["diagnostics_start"].bindings} == {"httpTrigger", "durableClient", "http"}
 
 
 def test_expected_routes_and_auth_levels(functions) -> None:

@@ -1,0 +1,79 @@
+"""`POST /api/diagnostics`: the product's orchestration, started through the real durable client binding."""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from devhost.processes import HostProcess, free_port
+
+
+def _poll(url: str, timeout: float = 60) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = httpx.get(url, timeout=30)
+        if r.status_code != 202:
+            return r
+        time.sleep(0.1)
+    raise AssertionError(f"still running: {r.json()}")
+
+
+def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
+    r = httpx.post(f"{host.base_url}/api/diagnostics", timeout=30)
+    assert r.status_code == 202 and r.headers["Location"] == r.json()["statusQueryGetUri"]
+    links = r.json()
+    assert {"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri", "purgeHistoryDeleteUri"} <= set(links)
+    done = _poll(links["statusQueryGetUri"])
+    body = done.json()
+    assert done.status_code == 200 and body["runtimeStatus"] == "Completed" and body["instanceId"] == links["id"]
+    report = body["output"]
+    assert report["status"] == "ok" and report["failed"] == []
+    assert {c["name"]: c["ok"] for c in report["checks"]} == {"cosmos_read_write": True, "blob_read_write": True}
+    assert body["customStatus"] == {"stage": "done", "checks": 2}
+
+
+@pytest.fixture(scope="module")
+def fake_neubird():
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(401)  # an API that wants credentials is still reachable
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) -> None:
+    configured = start_host({"NEUBIRD_BASE_URL": fake_neubird, "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "OPENAI_MODEL": "gpt-test"})
+    links = httpx.post(f"{configured.base_url}/api/diagnostics", timeout=30).json()
+    report = _poll(links["statusQueryGetUri"]).json()["output"]
+    checks = {c["name"]: c for c in report["checks"]}
+    assert set(checks) == {"cosmos_read_write", "blob_read_write", "llm_reachable", "neubird_reachable"}
+    assert checks["neubird_reachable"]["ok"] and checks["neubird_reachable"]["detail"] == "HTTP 401"
+    assert not checks["llm_reachable"]["ok"]  # nothing listens there
+    assert report["status"] == "degraded" and report["failed"] == ["llm_reachable"]
+
+
+def test_diagnostics_needs_a_principal(start_host) -> None:
+    locked = start_host({"FIREBREAK_DEV_MODE": "false"})
+    r = httpx.post(f"{locked.base_url}/api/diagnostics", timeout=30)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED"
+
+
+def test_management_api_requires_the_system_key_when_keys_are_enforced(start_host) -> None:
+    keyed = start_host({"DEVHOST_FUNCTION_KEY": "fk", "DEVHOST_SYSTEM_KEY": "sk"})
+    r = httpx.post(f"{keyed.base_url}/api/diagnostics", headers={"x-functions-key": "fk"}, timeout=30)
+    assert r.status_code == 202
+    status_url = r.json()["statusQueryGetUri"]
+    assert "code=sk" in status_url and _poll(status_url).json()["runtimeStatus"] == "Completed"
+    assert httpx.get(status_url.replace("code=sk", "code=wrong")).status_code == 401
+    assert httpx.get(status_url.split("?")[0]).status_code == 401
