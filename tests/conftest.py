@@ -53,7 +53,9 @@ def start_host(app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
     hosts: list[HostProcess] = []
 
     def start(overrides: dict[str, str] | None = None, *, ready: bool = True, app_dir: Path | None = None, port: int | None = None) -> HostProcess:
-        env = {**app_env, **(overrides or {})}
+        # Each host gets its own task hub unless told otherwise: hosts sharing one Azurite must not
+        # resume each other's orchestrations on start-up.
+        env = {**app_env, "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:10]}", **(overrides or {})}
         env = {k: v for k, v in env.items() if v is not None}
         kwargs = {"app_dir": app_dir} if app_dir else {}
         host = HostProcess(env, Path(tmp_path_factory.mktemp("host")) / "host.log", port=port, **kwargs)
