@@ -10,5 +10,6 @@ from shared.tools.registry import ToolRegistry
 @lru_cache(maxsize=1)
 def default_registry() -> ToolRegistry:
     from shared.health.tools import toolset as health
+    from shared.memory.tools import toolset as memory
 
-    return ToolRegistry([health])
+    return ToolRegistry([health, memory])

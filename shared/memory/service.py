@@ -1,0 +1,283 @@
+"""The debug-memory workflow: rank known fixes for an environment, learn from every outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from shared.core.errors import NotFound, ValidationFailed
+from shared.identity.models import Principal
+from shared.memory import next_actions as na
+from shared.memory.env_bucket import canonical_bucket, is_bucket, normalize_bucket
+from shared.memory.models import (
+    AddIncidentRequest,
+    AddIncidentResult,
+    AddSolutionRequest,
+    AddSolutionResult,
+    BucketStats,
+    IncidentDetail,
+    IncidentMatch,
+    IncidentSummary,
+    ListIncidentsRequest,
+    ListIncidentsResult,
+    RankedSolution,
+    RankedSolutionsRequest,
+    RankedSolutionsResult,
+    RecordOutcomeRequest,
+    RecordOutcomeResult,
+    SolutionDetail,
+    SolutionStats,
+)
+from shared.memory.ranking import BucketEvidence, gate, score_solution
+from shared.memory.search import bm25, incident_terms, query_terms
+from shared.memory.store import MemoryStore, incident_of, new_id, solution_id_for
+from shared.memory.text import digest, normalize_signature, steps_hash, tokens
+
+CANDIDATE_INCIDENTS = 10
+MAX_SIGNATURE_LINES = 5
+
+
+def bucket_for(env: dict[str, Any], explicit: str | None) -> str:
+    if explicit:
+        bucket = normalize_bucket(explicit)
+        if not is_bucket(bucket):
+            raise ValidationFailed(
+                "env_bucket must look like os|language|framework|runtime|cloud, e.g. linux|py3|django4|k8s1|aws",
+                details={"errors": [{"field": "env_bucket", "problem": "not a bucket"}]},
+            )
+        return bucket
+    return canonical_bucket(env)
+
+
+def _evidence(solution: dict[str, Any]) -> list[BucketEvidence]:
+    return [BucketEvidence(b, v.get("w", 0), v.get("f", 0), v.get("t")) for b, v in solution.get("buckets", {}).items()]
+
+
+def _stats(incident_id: str, solution_id: str, solution: dict[str, Any]) -> SolutionStats:
+    evidence = _evidence(solution)
+    confirmations = [e.last_worked_at for e in evidence if e.last_worked_at]
+    return SolutionStats(
+        solution_id=solution_id,
+        incident_id=incident_id,
+        worked_count=sum(e.worked for e in evidence),
+        failed_count=sum(e.failed for e in evidence),
+        last_confirmed_at=max(confirmations) if confirmations else None,
+        buckets=[BucketStats(env_bucket=e.bucket, worked_count=e.worked, failed_count=e.failed, last_confirmed_at=e.last_worked_at) for e in sorted(evidence, key=lambda e: e.bucket)],
+    )
+
+
+def _signature_guards(text: str) -> list[str]:
+    """Guard ids of the query's whole text and of each of its first lines (a pasted log or stack trace)."""
+    candidates = [text] + [line for line in text.splitlines() if line.strip()][:MAX_SIGNATURE_LINES]
+    seen: dict[str, None] = {}
+    for candidate in candidates:
+        norm = normalize_signature(candidate)
+        if len(norm) >= 8:
+            seen.setdefault(f"sig:{digest(norm)}", None)
+    return list(seen)
+
+
+def _title_guard(title: str, summary: str) -> str:
+    return f"tsig:{digest(' '.join(sorted(set(tokens(title + ' ' + summary)))))}"
+
+
+class MemoryService:
+    def __init__(self, store: MemoryStore, clock: Callable[[], datetime]) -> None:
+        self.store = store
+        self.clock = clock
+
+    def _now(self) -> str:
+        return self.clock().isoformat()
+
+    # ---- ranked_solutions -------------------------------------------------------------------
+
+    async def ranked_solutions(self, who: Principal, req: RankedSolutionsRequest) -> RankedSolutionsResult:
+        ws = who.workspace_id
+        bucket = canonical_bucket(req.env)
+        terms = query_terms(req.query_text)
+        postings, (count, total_length), exact = await asyncio.gather(
+            self.store.postings(ws, terms), self.store.meta(ws), self.store.guards(ws, _signature_guards(req.query_text))
+        )
+        matches = bm25(postings, count, total_length / count if count else 1.0)
+        exact_ids = set(exact.values())
+        ordered = list(dict.fromkeys(sorted(exact_ids) + [m.incident_id for m in matches]))[:CANDIDATE_INCIDENTS]
+        docs = {d["id"]: d for d in await self.store.incidents(ws, ordered)}
+        by_id = {m.incident_id: m for m in matches}
+        top = max((m.score for m in matches), default=0.0) or 1.0
+        relevance = {i: (1.0 if i in exact_ids else round(by_id[i].score / top, 4)) for i in ordered if i in docs}
+
+        incidents = [
+            IncidentMatch(
+                incident_id=i,
+                title=docs[i]["title"],
+                relevance_score=relevance[i],
+                exact_signature_match=i in exact_ids,
+                matched_terms=list(by_id[i].matched_terms) if i in by_id else [],
+                why=("exact error-signature match" if i in exact_ids else f"shares {', '.join(by_id[i].matched_terms[:8])}"),
+                solution_count=len(docs[i].get("solutions", {})),
+            )
+            for i in ordered
+            if i in docs
+        ]
+        now = self.clock()
+        ranked: list[RankedSolution] = []
+        for incident_id in gate(relevance, exact_ids & set(docs)):
+            for solution_id, solution in docs[incident_id].get("solutions", {}).items():
+                s = score_solution(_evidence(solution), bucket, now)
+                ranked.append(RankedSolution(solution_id=solution_id, incident_id=incident_id, steps=solution.get("steps", []), **s.__dict__))
+        ranked.sort(key=lambda r: (-r.final_solution_score, -relevance[r.incident_id], r.solution_id))
+        ranked = ranked[: req.limit]
+
+        lookup_id = new_id("lkp")
+        recommended = ranked[0] if ranked else None
+        await self.store.create({
+            "id": lookup_id, "type": "lookup", "workspace_id": ws, "user_id": who.user_id, "created_at": self._now(),
+            "query_text": req.query_text[:2000], "env_bucket": bucket, "incident_ids": [m.incident_id for m in incidents],
+            "ranked_solution_ids": [r.solution_id for r in ranked], "recommended_solution_id": recommended.solution_id if recommended else None,
+        })
+        if not incidents:
+            action = na.no_match(lookup_id)
+        elif not ranked:
+            action = na.no_solutions(incidents[0].incident_id, lookup_id)
+        else:
+            action = na.try_solution(ranked[0].solution_id, lookup_id)
+        return RankedSolutionsResult(lookup_id=lookup_id, env_bucket=bucket, incidents=incidents, ranked_solutions=ranked, recommended_solution=recommended, next_action=action)
+
+    # ---- record_outcome ---------------------------------------------------------------------
+
+    async def record_outcome(self, who: Principal, req: RecordOutcomeRequest) -> RecordOutcomeResult:
+        ws = who.workspace_id
+        bucket = bucket_for(req.env, req.env_bucket)
+        incident_id = incident_of(req.solution_id)
+        incident, lookup = await asyncio.gather(
+            self.store.read(ws, incident_id) if incident_id else _none(),
+            self.store.read(ws, req.lookup_id) if req.lookup_id else _none(),
+        )
+        if not incident or incident.get("type") != "incident" or req.solution_id not in incident.get("solutions", {}):
+            raise NotFound(f"solution {req.solution_id!r} not found", details={"solution_id": req.solution_id}, recovery_suggestions=["Use a solution_id returned by ranked_solutions, add_solution or add_incident."])
+        if req.lookup_id and (not lookup or lookup.get("type") != "lookup"):
+            raise NotFound(f"lookup {req.lookup_id!r} not found", details={"lookup_id": req.lookup_id}, recovery_suggestions=["Pass the lookup_id from your ranked_solutions call, or leave it out."])
+        now = self._now()
+        was_recommended = (lookup.get("recommended_solution_id") == req.solution_id) if lookup else None
+        outcome_id = new_id("out")
+        await self.store.create({
+            "id": outcome_id, "type": "outcome", "workspace_id": ws, "user_id": who.user_id, "created_at": now,
+            "incident_id": incident_id, "solution_id": req.solution_id, "worked": req.worked, "env_bucket": bucket,
+            "env": req.env, "notes": req.notes, "lookup_id": req.lookup_id, "was_recommended": was_recommended,
+        })
+        await self.store.count_outcome(ws, incident, req.solution_id, bucket, req.worked, now)
+        fresh = await self.store.read(ws, incident_id) or incident
+        stats = _stats(incident_id, req.solution_id, fresh["solutions"][req.solution_id])
+        action = na.done(incident_id) if req.worked else na.debug_further(incident_id, req.lookup_id)
+        return RecordOutcomeResult(ok=True, outcome_id=outcome_id, solution_id=req.solution_id, env_bucket=bucket, was_recommended=was_recommended, stats=stats, next_action=action)
+
+    # ---- add_solution -----------------------------------------------------------------------
+
+    async def add_solution(self, who: Principal, req: AddSolutionRequest) -> AddSolutionResult:
+        ws = who.workspace_id
+        bucket = bucket_for(req.env, req.env_bucket)
+        incident, lookup = await asyncio.gather(self.store.read(ws, req.incident_id), self.store.read(ws, req.lookup_id) if req.lookup_id else _none())
+        if not incident or incident.get("type") != "incident":
+            raise NotFound(f"incident {req.incident_id!r} not found", details={"incident_id": req.incident_id}, recovery_suggestions=["Use an incident_id from ranked_solutions or list_incidents."])
+        if req.lookup_id and (not lookup or lookup.get("type") != "lookup"):
+            raise NotFound(f"lookup {req.lookup_id!r} not found", details={"lookup_id": req.lookup_id})
+        solution_id = solution_id_for(req.incident_id, steps_hash(req.steps))
+        entry = {"steps": req.steps, "steps_hash": steps_hash(req.steps), "created_at": self._now(), "created_by": who.user_id, "created_bucket": bucket, "lookup_id": req.lookup_id, "buckets": {}}
+        created = await self.store.add_solution(ws, req.incident_id, solution_id, entry, bucket)
+        return AddSolutionResult(solution_id=solution_id, incident_id=req.incident_id, env_bucket=bucket, created=created, next_action=na.record_new(solution_id, req.lookup_id))
+
+    # ---- add_incident -----------------------------------------------------------------------
+
+    async def add_incident(self, who: Principal, req: AddIncidentRequest) -> AddIncidentResult:
+        ws = who.workspace_id
+        bucket = bucket_for(req.env, req.env_bucket)
+        if req.lookup_id:
+            lookup = await self.store.read(ws, req.lookup_id)
+            if not lookup or lookup.get("type") != "lookup":
+                raise NotFound(f"lookup {req.lookup_id!r} not found", details={"lookup_id": req.lookup_id})
+        signature_norm = normalize_signature(req.error_signature or "")
+        guards = ([f"sig:{digest(signature_norm)}"] if len(signature_norm) >= 8 else []) + [_title_guard(req.title, req.summary or "")]
+        existing = await self.store.guards(ws, guards)
+        for owner in existing.values():
+            if await self.store.read(ws, owner):
+                return self._duplicate(owner, bucket, req.lookup_id)
+
+        incident_id = new_id("inc")
+        claimed: list[str] = []
+        for guard in guards:
+            owner = await self.store.claim_guard(ws, guard, incident_id)
+            if owner:  # lost a race to a concurrent add_incident of the same incident
+                for g in claimed:
+                    await self.store.release_guard(ws, g)
+                return self._duplicate(owner, bucket, req.lookup_id)
+            claimed.append(guard)
+
+        now = self._now()
+        digest_ = steps_hash(req.steps)
+        solution_id = solution_id_for(incident_id, digest_)
+        counts = {"w": 1, "f": 0, "t": now} if req.worked else {"w": 0, "f": 1, "t": None}
+        await self.store.create({
+            "id": incident_id, "type": "incident", "workspace_id": ws, "created_at": now, "created_by": who.user_id,
+            "title": req.title, "summary": req.summary or "", "error_signature": req.error_signature or "", "signature_norm": signature_norm,
+            "tags": req.tags, "lookup_id": req.lookup_id,
+            "solutions": {solution_id: {"steps": req.steps, "steps_hash": digest_, "created_at": now, "created_by": who.user_id, "created_bucket": bucket, "buckets": {bucket: counts}}},
+        })
+        outcome_id = new_id("out")
+        await self.store.create({
+            "id": outcome_id, "type": "outcome", "workspace_id": ws, "user_id": who.user_id, "created_at": now, "incident_id": incident_id,
+            "solution_id": solution_id, "worked": req.worked, "env_bucket": bucket, "env": req.env, "notes": req.notes, "lookup_id": req.lookup_id, "was_recommended": None,
+        })
+        terms, length = incident_terms(req.title, req.summary or "", req.error_signature or "", req.tags)
+        await self.store.index(ws, incident_id, terms, length)
+        action = na.done(incident_id) if req.worked else na.debug_further(incident_id, req.lookup_id)
+        return AddIncidentResult(incident_id=incident_id, solution_id=solution_id, outcome_id=outcome_id, env_bucket=bucket, created=True, next_action=action)
+
+    @staticmethod
+    def _duplicate(incident_id: str, bucket: str, lookup_id: str | None) -> AddIncidentResult:
+        return AddIncidentResult(incident_id=incident_id, solution_id=None, outcome_id=None, env_bucket=bucket, created=False, next_action=na.use_add_solution(incident_id, lookup_id))
+
+    # ---- reading the memory -----------------------------------------------------------------
+
+    async def get_incident(self, who: Principal, incident_id: str) -> IncidentDetail:
+        doc = await self.store.read(who.workspace_id, incident_id)
+        if not doc or doc.get("type") != "incident":
+            raise NotFound(f"incident {incident_id!r} not found", details={"incident_id": incident_id})
+        solutions = [
+            SolutionDetail(solution_id=sid, steps=s.get("steps", []), created_at=s.get("created_at", ""), stats=_stats(incident_id, sid, s))
+            for sid, s in sorted(doc.get("solutions", {}).items(), key=lambda kv: kv[1].get("created_at", ""))
+        ]
+        return IncidentDetail(
+            incident_id=incident_id, title=doc["title"], summary=doc.get("summary", ""), error_signature=doc.get("error_signature", ""),
+            tags=doc.get("tags", []), created_at=doc["created_at"], solutions=solutions, next_action=na.review(incident_id, bool(solutions)),
+        )
+
+    async def list_incidents(self, who: Principal, req: ListIncidentsRequest) -> ListIncidentsResult:
+        ws = who.workspace_id
+        if req.search:
+            terms = query_terms(req.search)
+            postings, (count, total_length) = await asyncio.gather(self.store.postings(ws, terms), self.store.meta(ws))
+            matches = bm25(postings, count, total_length / count if count else 1.0)[: req.limit]
+            docs = {d["id"]: d for d in await self.store.incidents(ws, [m.incident_id for m in matches])}
+            top = matches[0].score if matches else 1.0
+            found = [(docs[m.incident_id], round(m.score / top, 4)) for m in matches if m.incident_id in docs]
+            if req.tag:
+                found = [(d, r) for d, r in found if req.tag.lower() in d.get("tags", [])]
+            continuation = None
+        else:
+            page, continuation = await self.store.list_incidents(ws, req.tag, req.limit, req.continuation)
+            found = [(d, None) for d in page]
+        summaries = [
+            IncidentSummary(incident_id=d["id"], title=d["title"], tags=d.get("tags", []), created_at=d["created_at"], solution_count=len(d.get("solutions", {})), relevance_score=r)
+            for d, r in found
+        ]
+        action = (
+            na.review(summaries[0].incident_id, summaries[0].solution_count > 0) if summaries
+            else na.nothing_listed()
+        )
+        return ListIncidentsResult(incidents=summaries, continuation=continuation, next_action=action)
+
+
+async def _none() -> None:
+    return None
