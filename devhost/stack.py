@@ -87,7 +87,8 @@ class Stack:
                 ],
                 [self.blob_port, self.queue_port, self.table_port],
             ),
-            "cosmos": ([str(BIN / "cosmosdb-server"), "--host", self.host, "--port", str(self.cosmos_port)], [self.cosmos_port]),
+            # Our wrapper around the server (devhost/cosmos-server.js); `node` is the machine's Node 20.
+            "cosmos": (["node", str(ROOT / "devhost" / "cosmos-server.js"), "--host", self.host, "--port", str(self.cosmos_port)], [self.cosmos_port]),
         }
 
     def _pid(self, name: str) -> int | None:

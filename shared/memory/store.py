@@ -21,7 +21,7 @@ import asyncio
 import secrets
 from typing import Any
 
-from shared.core.errors import Conflict
+from shared.core.errors import Conflict, NotFound
 from shared.memory.search import DF_CAP
 from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 
@@ -149,32 +149,28 @@ class MemoryStore:
     async def _post(self, workspace: str, token: str, incident_id: str, tf: float, length: float) -> None:
         container = await self.container()
         doc_id = f"term:{token}"
-        ops = [{"op": "add", "path": f"/postings/{_key(incident_id)}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
-        for _ in range(3):
-            existing = await container.read(doc_id, workspace)
-            if existing is None:
-                try:
-                    await container.create({"id": doc_id, "type": "term", "workspace_id": workspace, "token": token, "df": 1, "saturated": False, "postings": {incident_id: [tf, length]}})
-                    return
-                except Conflict:
-                    continue
-            if existing.get("saturated"):
-                await container.patch(doc_id, workspace, [{"op": "incr", "path": "/df", "value": 1}])
+        key = _key(incident_id)
+        ops = [{"op": "add", "path": f"/postings/{key}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
+        try:
+            doc = await container.patch(doc_id, workspace, ops)
+        except NotFound:
+            try:
+                await container.create({"id": doc_id, "type": "term", "workspace_id": workspace, "token": token, "df": 1, "saturated": False, "postings": {incident_id: [tf, length]}})
                 return
-            updated = await container.patch(doc_id, workspace, ops)
-            if updated.get("df", 0) > DF_CAP:
-                await container.patch(doc_id, workspace, [{"op": "set", "path": "/saturated", "value": True}, {"op": "set", "path": "/postings", "value": {}}])
-            return
+            except Conflict:
+                doc = await container.patch(doc_id, workspace, ops)
+        if doc.get("saturated"):
+            await container.patch(doc_id, workspace, [{"op": "remove", "path": f"/postings/{key}"}])
+        elif doc.get("df", 0) > DF_CAP:
+            await container.patch(doc_id, workspace, [{"op": "set", "path": "/saturated", "value": True}, {"op": "set", "path": "/postings", "value": {}}])
 
     async def _bump_meta(self, workspace: str, length: float) -> None:
         container = await self.container()
         ops = [{"op": "incr", "path": "/incident_count", "value": 1}, {"op": "incr", "path": "/total_length", "value": length}]
-        for _ in range(3):
-            if await container.read("meta", workspace) is None:
-                try:
-                    await container.create({"id": "meta", "type": "meta", "workspace_id": workspace, "incident_count": 1, "total_length": length})
-                    return
-                except Conflict:
-                    continue
+        try:
             await container.patch("meta", workspace, ops)
-            return
+        except NotFound:
+            try:
+                await container.create({"id": "meta", "type": "meta", "workspace_id": workspace, "incident_count": 1, "total_length": length})
+            except Conflict:
+                await container.patch("meta", workspace, ops)

@@ -35,11 +35,11 @@ class CosmosContainer:
         except exceptions.CosmosResourceNotFoundError:
             return None
         except exceptions.CosmosHttpResponseError as exc:
-            # The local server crashes (500) on a point read of a missing id instead of answering 404.
+            # The local server crashes (500) on a point read of a missing id instead of answering 404; ask
+            # again by query, which also returns the item if a concurrent writer created it meanwhile.
             if self._compat and exc.status_code == 500:
-                found = await self._query_page(pk, "c.id = @id", {"@id": item_id}, max_items=1)
-                if not found[0]:
-                    return None
+                found, _ = await self._query_page(pk, "c.id = @id", {"@id": item_id}, max_items=1)
+                return found[0] if found else None
             raise
 
     async def get(self, item_id: str, pk: str, *, what: str = "item") -> Doc:
