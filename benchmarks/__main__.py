@@ -8,9 +8,10 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from benchmarks import cold_start, durable_engine, mcp_overhead
+from benchmarks import cold_start, durable_engine, mcp_overhead, memory_ranking
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
+from shared.core.settings import Settings
 
 
 def main() -> int:
@@ -26,6 +27,7 @@ def main() -> int:
             host.stop()
             host = None
             results += durable_engine.run(stack.app_settings(), Path(tmp))
+            results += memory_ranking.run(Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"}))
         finally:
             if host:
                 host.stop()
