@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -33,7 +34,7 @@ from shared.memory.models import (
 from shared.memory.ranking import BucketEvidence, gate, score_solution
 from shared.memory.search import bm25, incident_terms, query_terms
 from shared.memory.store import MemoryStore, incident_of, new_id, solution_id_for
-from shared.memory.text import digest, normalize_signature, steps_hash, tokens
+from shared.memory.text import STOPWORDS, digest, normalize_signature, steps_hash
 
 CANDIDATE_INCIDENTS = 10
 MAX_SIGNATURE_LINES = 5
@@ -80,7 +81,10 @@ def _signature_guards(text: str) -> list[str]:
 
 
 def _title_guard(title: str, summary: str) -> str:
-    return f"tsig:{digest(' '.join(sorted(set(tokens(title + ' ' + summary)))))}"
+    # Case, punctuation and word order do not make a new incident; numbers do (502 is not 504), so
+    # this uses plain words rather than the search tokens, which drop numbers.
+    words = {w for w in re.findall(r"[a-z0-9]+", f"{title} {summary}".lower()) if w not in STOPWORDS}
+    return f"tsig:{digest(' '.join(sorted(words)))}"
 
 
 class MemoryService:

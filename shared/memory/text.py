@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be but by can could did do does for from had has have how i if in into is it its "
     "my no not of on or our so that the their then there these this those to was we were what when where "
     "which while who why will with you your after before again all any been being both during each few "
@@ -39,7 +39,7 @@ def tokens(text: str) -> list[str]:
     out = []
     for raw in _TOKEN.findall(text.lower()):
         raw = _ALIASES.get(raw, raw)
-        if len(raw) < 2 or raw in _STOPWORDS or raw.isdigit() or _HEX.match(raw):
+        if len(raw) < 2 or raw in STOPWORDS or raw.isdigit() or _HEX.match(raw):
             continue
         out.append(_ALIASES.get(_stem(raw), _stem(raw)))
     return out

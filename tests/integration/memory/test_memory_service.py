@@ -130,3 +130,23 @@ async def test_near_identical_title_and_summary_is_a_duplicate(service: MemorySe
     first = await service.add_incident(who, AddIncidentRequest(title="Nginx 502 after deploy", summary="Upstream pods not ready.", steps=["add readiness probe"], env=ENV, worked=True))
     second = await service.add_incident(who, AddIncidentRequest(title="nginx 502, after deploy!", summary="upstream pods NOT ready", steps=["other"], env=ENV, worked=False))
     assert first.created and not second.created and second.incident_id == first.incident_id
+    other_code = await service.add_incident(who, AddIncidentRequest(title="Nginx 504 after deploy", summary="Upstream pods not ready.", steps=["x"], env=ENV, worked=True))
+    assert other_code.created and other_code.incident_id != first.incident_id
+
+
+async def test_list_incidents_pages_with_continuation_and_filters_by_tag(service: MemoryService) -> None:
+    from shared.memory.models import ListIncidentsRequest
+
+    who = principal()
+    for i, word in enumerate(["alpha", "bravo", "charlie", "delta", "echo"]):
+        await service.add_incident(who, AddIncidentRequest(title=f"{word} service fails", steps=["s"], env=ENV, worked=True, tags=["even" if i % 2 == 0 else "odd"]))
+    seen, continuation = [], None
+    while True:
+        page = await service.list_incidents(who, ListIncidentsRequest(limit=2, continuation=continuation))
+        seen += [i.incident_id for i in page.incidents]
+        continuation = page.continuation
+        if not continuation:
+            break
+    assert len(seen) == len(set(seen)) == 5
+    evens = await service.list_incidents(who, ListIncidentsRequest(tag="even"))
+    assert len(evens.incidents) == 3 and all("even" in i.tags for i in evens.incidents)
