@@ -198,25 +198,24 @@ class DurableHttpApi:
             payload = wire_payload((await request.read()).decode("utf-8", "replace"))
         except ValueError:
             return web.json_response({"Message": "Invalid JSON content"}, status=400)
-        try:
-            await self.engine.raise_event(request.match_info["instance"], request.match_info["event"], payload)
-        except KeyError:
-            return web.Response(status=404)
-        except InstanceGone:
-            return web.Response(status=410)
-        return web.Response(status=202)
+        return await _accepted(self.engine.raise_event(request.match_info["instance"], request.match_info["event"], payload))
 
     async def terminate(self, request: web.Request) -> web.StreamResponse:
-        try:
-            await self.engine.terminate(request.match_info["instance"], request.query.get("reason"))
-        except KeyError:
-            return web.Response(status=404)
-        except InstanceGone:
-            return web.Response(status=410)
-        return web.Response(status=202)
+        return await _accepted(self.engine.terminate(request.match_info["instance"], request.query.get("reason")))
 
     async def purge(self, request: web.Request) -> web.StreamResponse:
         deleted = await self.engine.purge(request.match_info["instance"])
         if not deleted:
             return web.Response(status=404)
         return web.json_response({"instancesDeleted": 1})
+
+
+async def _accepted(operation: Any) -> web.Response:
+    """202 once the operation is queued; 404 for an unknown instance, 410 for a finished one."""
+    try:
+        await operation
+    except KeyError:
+        return web.Response(status=404)
+    except InstanceGone:
+        return web.Response(status=410)
+    return web.Response(status=202)

@@ -117,10 +117,9 @@ class IncidentMatch(ToolOutput):
     solution_count: int
 
 
-class RankedSolution(ToolOutput):
-    solution_id: str
-    incident_id: str
-    steps: list[str]
+class SolutionScore(ToolOutput):
+    """How one solution scores for the caller's environment (see shared/memory/ranking.py)."""
+
     best_env_bucket_match: str
     env_match_score: float
     reliability_score: float
@@ -129,6 +128,12 @@ class RankedSolution(ToolOutput):
     worked_count: int
     failed_count: int
     last_confirmed_at: str | None
+
+
+class RankedSolution(SolutionScore):
+    solution_id: str
+    incident_id: str
+    steps: list[str]
 
 
 class RankedSolutionsResult(ToolOutput):

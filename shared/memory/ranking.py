@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from shared.memory.env_bucket import similarity
+from shared.memory.models import SolutionScore
 
 W_ENV, W_RELIABILITY, W_RECENCY = 0.45, 0.40, 0.15
 RECENCY_HALF_LIFE_DAYS = 90.0
@@ -32,18 +33,6 @@ class BucketEvidence:
     worked: int
     failed: int
     last_worked_at: str | None
-
-
-@dataclass(frozen=True)
-class SolutionScore:
-    best_env_bucket_match: str
-    env_match_score: float
-    reliability_score: float
-    recency_boost: float
-    final_solution_score: float
-    worked_count: int
-    failed_count: int
-    last_confirmed_at: str | None
 
 
 def reliability(evidence: list[BucketEvidence], caller_bucket: str) -> float:

@@ -130,7 +130,7 @@ class MemoryService:
         for incident_id in gate(relevance, exact_ids & set(docs)):
             for solution_id, solution in docs[incident_id].get("solutions", {}).items():
                 s = score_solution(_evidence(solution), bucket, now)
-                ranked.append(RankedSolution(solution_id=solution_id, incident_id=incident_id, steps=solution.get("steps", []), **s.__dict__))
+                ranked.append(RankedSolution(solution_id=solution_id, incident_id=incident_id, steps=solution.get("steps", []), **s.model_dump()))
         ranked.sort(key=lambda r: (-r.final_solution_score, -relevance[r.incident_id], r.solution_id))
         ranked = ranked[: req.limit]
 
