@@ -108,3 +108,49 @@ def test_fingerprints(query: str, expected: str) -> None:
 @pytest.mark.parametrize("data", [b"", b"\x00\xff\xfe garbage\n", b"# Time: not a header\nSELECT 1;\n", b"# Query_time: x\n"])
 def test_junk_yields_no_entries_and_no_crash(data: bytes) -> None:
     assert list(parse(io.BytesIO(data))) == []
+
+
+def _pt_sums(name: str) -> dict[str, float]:
+    return {k: v["query_time_sum"] for k, v in json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"].items()}
+
+
+@pytest.mark.parametrize("name", ["mysql80-sample", "small"])
+def test_class_counts_and_query_time_sums_match_pt_query_digest(name: str) -> None:
+    from shared.perf.slowlog.aggregate import aggregate
+
+    ours = aggregate(entries(f"{name}.log"))
+    pt = json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"]
+    for fp, expected in pt.items():
+        if fp in ours:  # the classes pt gets wrong are asserted in the test above
+            assert ours[fp].count == expected["count"], fp
+            assert ours[fp].query_time.total == pytest.approx(float(expected["query_time_sum"]), abs=1e-6), fp
+
+
+def test_percentiles_from_the_histogram_are_within_one_bucket() -> None:
+    import random
+
+    from shared.perf.slowlog.aggregate import Metric
+
+    rng = random.Random(7)
+    values = [rng.lognormvariate(-6, 2) for _ in range(5000)]
+    m = Metric()
+    for v in values:
+        m.add(v)
+    exact = sorted(values)
+    for q in (0.5, 0.95):
+        truth = exact[int(q * len(exact)) - 1]
+        assert abs(m.percentile(q) - truth) / truth < 0.06
+    assert m.summary()["max"] == round(max(values), 6) and m.count == 5000
+
+
+def test_digest_ranks_by_total_time_and_redacts_samples() -> None:
+    from shared.perf.slowlog.aggregate import digest, redact_literals
+
+    report = digest(entries("small.log"))
+    assert report["entries"] == 611 and report["classes"] == 142
+    totals = [c["query_time"]["sum"] for c in report["ranked"]]
+    assert totals == sorted(totals, reverse=True)
+    assert sum(c["count"] for c in report["ranked"]) == 611
+    for c in report["ranked"]:
+        assert "'" not in c["worst_sample"]["query"] or "''" in c["worst_sample"]["query"] or c["worst_sample"]["query"].count("'") % 2 == 0
+    assert redact_literals("SELECT * FROM t WHERE email = 'a@b.c' AND id IN (1, 2) AND x = X'CAFE' AND y = -3.5e2") == "SELECT * FROM t WHERE email = ? AND id IN (?, ?) AND x = ? AND y = ?"

@@ -1,0 +1,171 @@
+"""Per-class aggregates of slow-log entries in bounded memory, as pt-query-digest reports them.
+
+Each class keeps counters, sums, min/max and a log-scaled histogram per metric (buckets 5% wide from
+1 µs, like pt-query-digest's), so median and 95th percentile cost constant memory per class whatever
+the log size; they are accurate to one bucket (5%). The worst sample (largest Query_time) is kept with
+its literals redacted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from shared.perf.slowlog.fingerprint import fingerprint
+from shared.perf.slowlog.parser import SlowEntry
+
+_BASE = 1.05
+_MIN = 0.000001
+_BUCKETS = 1000
+_LOG_BASE = math.log(_BASE)
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", re.S)
+_NUMBER = re.compile(r"(?<![\w.])[+-]?(?:0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\b", re.I)
+_HEX_BIT = re.compile(r"\b[xb]'[0-9a-f]*'", re.I)
+
+
+def redact_literals(query: str) -> str:
+    """The statement with string, number, hex and bit literals replaced by `?`; structure and names kept."""
+    query = _HEX_BIT.sub("?", query)
+    query = _QUOTED.sub("?", query)
+    return _NUMBER.sub("?", query)
+
+
+def _bucket(value: float) -> int:
+    if value < _MIN:
+        return 0
+    return min(_BUCKETS - 1, 1 + int(math.log(value / _MIN) / _LOG_BASE))
+
+
+def _bucket_value(index: int) -> float:
+    return 0.0 if index == 0 else _MIN * _BASE ** index
+
+
+@dataclass
+class Metric:
+    count: int = 0
+    total: float = 0.0
+    minimum: float = math.inf
+    maximum: float = 0.0
+    buckets: dict[int, int] = field(default_factory=dict)
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        self.total += value
+        self.minimum = min(self.minimum, value)
+        self.maximum = max(self.maximum, value)
+        b = _bucket(value)
+        self.buckets[b] = self.buckets.get(b, 0) + 1
+
+    def percentile(self, q: float) -> float:
+        """The value at rank ceil(q * count), read from the histogram and clamped to [min, max]."""
+        if not self.count:
+            return 0.0
+        rank = max(1, math.ceil(q * self.count))
+        seen = 0
+        for index in sorted(self.buckets):
+            seen += self.buckets[index]
+            if seen >= rank:
+                return min(max(_bucket_value(index), self.minimum), self.maximum)
+        return self.maximum
+
+    def summary(self) -> dict[str, float]:
+        if not self.count:
+            return {"sum": 0.0, "min": 0.0, "max": 0.0, "avg": 0.0, "median": 0.0, "p95": 0.0}
+        return {
+            "sum": round(self.total, 6),
+            "min": round(self.minimum, 6),
+            "max": round(self.maximum, 6),
+            "avg": round(self.total / self.count, 6),
+            "median": round(self.percentile(0.5), 6),
+            "p95": round(self.percentile(0.95), 6),
+        }
+
+
+@dataclass
+class QueryClass:
+    fingerprint: str
+    count: int = 0
+    query_time: Metric = field(default_factory=Metric)
+    lock_time: Metric = field(default_factory=Metric)
+    rows_sent: Metric = field(default_factory=Metric)
+    rows_examined: Metric = field(default_factory=Metric)
+    databases: dict[str, int] = field(default_factory=dict)
+    users: dict[str, int] = field(default_factory=dict)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    worst_query_time: float = -1.0
+    worst_sample: str = ""
+    worst_offset: int = 0
+
+    def add(self, e: SlowEntry) -> None:
+        self.count += 1
+        self.query_time.add(e.query_time)
+        self.lock_time.add(e.lock_time)
+        self.rows_sent.add(e.rows_sent)
+        self.rows_examined.add(e.rows_examined)
+        self.databases[e.schema] = self.databases.get(e.schema, 0) + 1
+        self.users[e.user] = self.users.get(e.user, 0) + 1
+        when = e.time
+        if when is not None:
+            if self.first_seen is None or _naive(when) < _naive(self.first_seen):
+                self.first_seen = when
+            if self.last_seen is None or _naive(when) > _naive(self.last_seen):
+                self.last_seen = when
+        if e.query_time > self.worst_query_time:
+            self.worst_query_time = e.query_time
+            self.worst_sample = redact_literals(e.query)[:4000]
+            self.worst_offset = e.offset
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "count": self.count,
+            "query_time": self.query_time.summary(),
+            "lock_time": self.lock_time.summary(),
+            "rows_sent": self.rows_sent.summary(),
+            "rows_examined": self.rows_examined.summary(),
+            "databases": dict(sorted(self.databases.items())),
+            "users": dict(sorted(self.users.items())),
+            "first_seen": self.first_seen.isoformat() if self.first_seen else None,
+            "last_seen": self.last_seen.isoformat() if self.last_seen else None,
+            "worst_sample": {"query_time": self.worst_query_time, "query": self.worst_sample, "byte_offset": self.worst_offset},
+        }
+
+
+def _naive(dt: datetime) -> datetime:
+    return dt.replace(tzinfo=None) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
+
+
+def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
+    """Classes by fingerprint; memory grows with the number of classes, not of entries."""
+    classes: dict[str, QueryClass] = {}
+    cache: dict[str, str] = {}  # repeated statements (prepared, ORM) skip the regex work
+    for e in entries:
+        fp = cache.get(e.query)
+        if fp is None:
+            fp = fingerprint(e.query)
+            if len(cache) < 50_000:
+                cache[e.query] = fp
+        qc = classes.get(fp)
+        if qc is None:
+            qc = classes[fp] = QueryClass(fp)
+        qc.add(e)
+    return classes
+
+
+def digest(entries: Iterable[SlowEntry], *, order_by: str = "query_time") -> dict[str, Any]:
+    """The whole-log report: totals and classes ranked by total Query_time (pt-query-digest's default)."""
+    classes = aggregate(entries)
+    ranked = sorted(classes.values(), key=lambda c: (-c.query_time.total, c.fingerprint))
+    total_time = sum(c.query_time.total for c in ranked)
+    return {
+        "entries": sum(c.count for c in ranked),
+        "classes": len(ranked),
+        "query_time_total": round(total_time, 6),
+        "ranked": [dict(c.to_dict(), rank=i + 1, share_of_time=round(c.query_time.total / total_time, 4) if total_time else 0.0) for i, c in enumerate(ranked)],
+    }
