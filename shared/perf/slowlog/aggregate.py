@@ -138,7 +138,8 @@ class QueryClass:
 
 
 def _naive(dt: datetime) -> datetime:
-    return dt.replace(tzinfo=None) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
+    # MariaDB times are local and naive, MySQL's carry a zone; compare them on one footing.
+    return dt if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
 
 
 def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:

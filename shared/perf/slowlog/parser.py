@@ -50,7 +50,24 @@ class SlowEntry:
     timestamp: int | None = None
     admin_command: str | None = None
     query: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
+    qc_hit: str | None = None
+    schema_from_thread_line: bool = False
+    # Other `# Key: value` lines, kept raw and parsed only when asked for (most callers never do).
+    extra_lines: list[bytes] = field(default_factory=list)
+    _extra: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def extra(self) -> dict[str, str]:
+        """Every other metadata field: MariaDB's Rows_affected, Bytes_sent, Tmp_tables, Full_scan, ...,
+        innodb pages, and MySQL's log_slow_extra fields (Errno, Killed, Start, End, ...)."""
+        if self._extra is None:
+            self._extra = {}
+            for line in self.extra_lines:
+                for key, value in _KEY_VALUE.findall(line):
+                    self._extra[key.decode()] = value.decode(errors="replace")
+            if self.qc_hit is not None:
+                self._extra["QC_hit"] = self.qc_hit
+        return self._extra
 
     @property
     def database(self) -> str:
@@ -72,7 +89,12 @@ def _mysql_time(m: re.Match[bytes]) -> datetime:
 
 
 def _is_header(line: bytes) -> bool:
-    return bool(_HEADER_VERSION.match(line) or _HEADER_PORT.match(line) or _HEADER_COLUMNS.match(line))
+    # Cheap prefilter first: this runs for every query line.
+    if b", Version: " in line:
+        return bool(_HEADER_VERSION.match(line))
+    if line.startswith(b"Tcp port: "):
+        return True
+    return line.startswith(b"Time") and bool(_HEADER_COLUMNS.match(line))
 
 
 def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
@@ -121,7 +143,7 @@ def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
                 if conn:
                     entry.thread_id = int(conn)
                 continue
-        if _is_header(body):
+        if body[:1] != b"#" and _is_header(body):
             done = finish()
             if done:
                 yield done
@@ -143,7 +165,8 @@ def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
             use = _USE.match(body) if entry.timestamp is None else None  # after SET timestamp, `USE x;` is the client's statement
             if use:
                 schema = use.group(1).decode(errors="replace")
-                entry.schema = entry.schema if entry.extra.get("Schema_line") else schema
+                if not entry.schema_from_thread_line:  # MariaDB's per-entry Schema: wins over the last `use`
+                    entry.schema = schema
                 continue
             ts = _SET_TIMESTAMP.match(body)
             if ts and entry.timestamp is None:
@@ -156,30 +179,29 @@ def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
         yield done
 
 
+_QUERY_TIME = re.compile(rb"^# Query_time: ([\d.]+)\s+Lock_time: ([\d.]+)\s+Rows_sent: (\d+)\s+Rows_examined: (\d+)")
+# `Schema:` may be empty ("Schema:   QC_hit: No"): match the known keys, do not split on spaces.
+_THREAD = re.compile(rb"^# Thread_id: (\d+)\s+Schema: (\S*?)\s*(?:QC_hit: (\S+))?\s*$")
+
+
 def _metadata(entry: SlowEntry, body: bytes) -> None:
-    if body.startswith(b"# Thread_id:"):
-        # `Schema:` may be empty ("Schema:   QC_hit: No"): split on the known keys, not on spaces.
-        m = re.match(rb"^# Thread_id: (\d+)\s+Schema: (\S*?)\s*(?:QC_hit: (\S+))?\s*$", body)
+    if body.startswith(b"# Query_time:"):
+        m = _QUERY_TIME.match(body)
+        if m:
+            entry.query_time, entry.lock_time = float(m.group(1)), float(m.group(2))
+            entry.rows_sent, entry.rows_examined = int(m.group(3)), int(m.group(4))
+            rest = body[m.end():]
+            if rest.strip():
+                entry.extra_lines.append(rest)  # MySQL's log_slow_extra fields
+            return
+    elif body.startswith(b"# Thread_id:"):
+        m = _THREAD.match(body)
         if m:
             entry.thread_id = int(m.group(1))
             entry.schema = m.group(2).decode(errors="replace")
-            entry.extra["Schema_line"] = "1"
-            if m.group(3):
-                entry.extra["QC_hit"] = m.group(3).decode()
+            entry.schema_from_thread_line = True
+            entry.qc_hit = m.group(3).decode() if m.group(3) else None
             return
-    if body.startswith(b"# explain:") or body.startswith(b"# Warning"):
+    elif body.startswith((b"# explain:", b"# Warning")):
         return
-    for key, value in _KEY_VALUE.findall(body):
-        k, v = key.decode(), value.decode(errors="replace")
-        if k == "Query_time":
-            entry.query_time = float(v)
-        elif k == "Lock_time":
-            entry.lock_time = float(v)
-        elif k == "Rows_sent":
-            entry.rows_sent = int(v)
-        elif k == "Rows_examined":
-            entry.rows_examined = int(v)
-        elif k == "Thread_id" and v.isdigit():
-            entry.thread_id = int(v)
-        else:
-            entry.extra[k] = v
+    entry.extra_lines.append(body)
