@@ -48,7 +48,9 @@ test: setup
 test-unit: setup
 	$(PY) -m pytest -q tests/unit
 
+# pt-query-digest (Debian's percona-toolkit) is the slow-log baseline; installed here when missing.
 bench: setup
+	@command -v pt-query-digest >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q percona-toolkit >/dev/null) || echo "percona-toolkit unavailable: the slow-log comparison will say so"
 	$(PY) -m benchmarks
 
 conformance: setup
