@@ -154,3 +154,12 @@ def test_digest_ranks_by_total_time_and_redacts_samples() -> None:
     for c in report["ranked"]:
         assert "'" not in c["worst_sample"]["query"] or "''" in c["worst_sample"]["query"] or c["worst_sample"]["query"].count("'") % 2 == 0
     assert redact_literals("SELECT * FROM t WHERE email = 'a@b.c' AND id IN (1, 2) AND x = X'CAFE' AND y = -3.5e2") == "SELECT * FROM t WHERE email = ? AND id IN (?, ?) AND x = ? AND y = ?"
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["SELECT * FROM sbtest3 WHERE id = 42 AND c = '12-34' LIMIT 5, 10", "INSERT INTO t VALUES (1, 0x1F, 3e2, -7), (8, 0x2A, 4e5, +9)", "SELECT 1.5, x'0A', b'1010' FROM t1", "use db2"],
+)
+def test_fingerprint_is_invariant_under_digit_substitution(query: str) -> None:
+    # The aggregate's fingerprint cache relies on this.
+    assert fingerprint(query) == fingerprint(query.translate(str.maketrans("0123456789", "7302581946")))
