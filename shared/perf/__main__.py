@@ -53,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
-    report = digest(_entries(args.files))
+    try:
+        report = digest(_entries(args.files))
+    except (EOFError, OSError, gzip.BadGzipFile) as exc:
+        # Truncated or corrupt gzip, unreadable file: say which, never a traceback.
+        print(f"cannot read the input: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     sys.stdout.write(json.dumps(report, indent=1) + "\n" if args.format == "json" else markdown(report, args.top))
     return 0
 
