@@ -117,7 +117,10 @@ class Stack:
                 continue
             busy = [p for p in ports if self._port_open(p)]
             if busy:
-                raise SystemExit(f"cannot start {name}: port(s) {busy} already in use by another process")
+                raise SystemExit(
+                    f"cannot start {name}: port(s) {busy} already in use by another process "
+                    "(another checkout's emulators? run `make stop` there, or use --port-base N for a second stack)"
+                )
             log = open(self.data_dir / f"{name}.log", "ab")
             # A new session: Ctrl-C in the terminal that runs the app must not take the emulators down with it.
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
