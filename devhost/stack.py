@@ -145,8 +145,11 @@ class Stack:
         if self.persist_cosmos and self._pid("cosmos"):
             from devhost.cosmos_snapshot import export
 
-            saved = export(f"https://{self.host}:{self.cosmos_port}", COSMOS_EMULATOR_KEY, self.cosmos_snapshot)
-            print(f"saved {saved} Cosmos documents to {self.cosmos_snapshot}")
+            try:
+                saved = export(f"https://{self.host}:{self.cosmos_port}", COSMOS_EMULATOR_KEY, self.cosmos_snapshot)
+                print(f"saved {saved} Cosmos documents to {self.cosmos_snapshot}")
+            except Exception as exc:  # stopping must not depend on the snapshot
+                print(f"could not save the Cosmos snapshot ({type(exc).__name__}: {exc}); the previous snapshot is kept", file=sys.stderr)
         for name in self._commands():
             pid = self._pid(name)
             if pid:
