@@ -1,0 +1,1 @@
+"""SPX profiler reports: metadata, streamed trace aggregation, call trees."""
