@@ -11,7 +11,6 @@ import pytest
 from shared.perf.spx.trace import TraceFormatError, aggregate_trace
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "spx"
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "spx"
 TINY = "spx-full-20261122_030646-vm-31166-1804289383"
 
 
@@ -37,15 +36,16 @@ def test_tiny_by_hand() -> None:
     assert sum(f.calls for f in p.functions) == meta["recorded_call_count"]
 
 
-def _shared_keys() -> list[str]:
-    if not SHARED.exists():
-        return []
-    return sorted(p.name[: -len(".json")] for p in SHARED.glob("spx-full-*.json"))
+KEYS = sorted(p.name[: -len(".json")] for p in FIXTURES.glob("spx-full-*.json"))
 
 
-@pytest.mark.parametrize("key", _shared_keys())
+def test_all_fixture_pairs_are_here() -> None:
+    assert len(KEYS) == 14 and all((FIXTURES / f"{k}.txt.gz").exists() for k in KEYS)
+
+
+@pytest.mark.parametrize("key", KEYS)
 def test_every_fixture_is_consistent(key: str) -> None:
-    meta, p = profile(SHARED, key)
+    meta, p = profile(FIXTURES, key)
     assert sum(f.calls for f in p.functions) == meta["recorded_call_count"] == p.events // 2
     wt = p.metrics.index("wt")
     roots = [n for n in p.tree[0].children.values()]
