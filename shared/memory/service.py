@@ -32,7 +32,7 @@ from shared.memory.models import (
     SolutionStats,
 )
 from shared.memory.ranking import BucketEvidence, gate, score_solution
-from shared.memory.search import bm25, incident_terms, query_terms
+from shared.memory.search import Match, bm25, incident_terms, query_terms
 from shared.memory.store import MemoryStore, incident_of, new_id, solution_id_for
 from shared.memory.text import STOPWORDS, digest, normalize_signature, steps_hash
 
@@ -97,15 +97,24 @@ class MemoryService:
 
     # ---- ranked_solutions -------------------------------------------------------------------
 
+    async def _search(self, ws: str, text: str, *, signatures: bool) -> tuple[list[Match], set[str]]:
+        """BM25 matches for `text`, and (with `signatures`) the incidents whose error signature it is exactly."""
+        guards = _signature_guards(text) if signatures else []
+        postings, (count, total_length), exact = await asyncio.gather(
+            self.store.postings(ws, query_terms(text)), self.store.meta(ws), self.store.guards(ws, guards)
+        )
+        return bm25(postings, count, total_length / count if count else 1.0), set(exact.values())
+
+    @staticmethod
+    def _require_lookup(lookup_id: str | None, lookup: dict[str, Any] | None) -> None:
+        """A lookup_id that does not resolve in this workspace is NOT_FOUND, checked before anything is written."""
+        if lookup_id and lookup is None:
+            raise NotFound(f"lookup {lookup_id!r} not found", details={"lookup_id": lookup_id}, recovery_suggestions=["Pass the lookup_id from your ranked_solutions call, or leave it out."])
+
     async def ranked_solutions(self, who: Principal, req: RankedSolutionsRequest) -> RankedSolutionsResult:
         ws = who.workspace_id
         bucket = canonical_bucket(req.env)
-        terms = query_terms(req.query_text)
-        postings, (count, total_length), exact = await asyncio.gather(
-            self.store.postings(ws, terms), self.store.meta(ws), self.store.guards(ws, _signature_guards(req.query_text))
-        )
-        matches = bm25(postings, count, total_length / count if count else 1.0)
-        exact_ids = set(exact.values())
+        matches, exact_ids = await self._search(ws, req.query_text, signatures=True)
         ordered = list(dict.fromkeys(sorted(exact_ids) + [m.incident_id for m in matches]))[:CANDIDATE_INCIDENTS]
         docs = {d["id"]: d for d in await self.store.incidents(ws, ordered)}
         by_id = {m.incident_id: m for m in matches}
@@ -155,14 +164,10 @@ class MemoryService:
         ws = who.workspace_id
         bucket = bucket_for(req.env, req.env_bucket)
         incident_id = incident_of(req.solution_id)
-        incident, lookup = await asyncio.gather(
-            self.store.read(ws, incident_id) if incident_id else _none(),
-            self.store.read(ws, req.lookup_id) if req.lookup_id else _none(),
-        )
-        if not incident or incident.get("type") != "incident" or req.solution_id not in incident.get("solutions", {}):
+        incident, lookup = await asyncio.gather(self.store.read_typed(ws, incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup"))
+        if not incident or req.solution_id not in incident.get("solutions", {}):
             raise NotFound(f"solution {req.solution_id!r} not found", details={"solution_id": req.solution_id}, recovery_suggestions=["Use a solution_id returned by ranked_solutions, add_solution or add_incident."])
-        if req.lookup_id and (not lookup or lookup.get("type") != "lookup"):
-            raise NotFound(f"lookup {req.lookup_id!r} not found", details={"lookup_id": req.lookup_id}, recovery_suggestions=["Pass the lookup_id from your ranked_solutions call, or leave it out."])
+        self._require_lookup(req.lookup_id, lookup)
         now = self._now()
         was_recommended = (lookup.get("recommended_solution_id") == req.solution_id) if lookup else None
         outcome_id = new_id("out")
@@ -182,11 +187,10 @@ class MemoryService:
     async def add_solution(self, who: Principal, req: AddSolutionRequest) -> AddSolutionResult:
         ws = who.workspace_id
         bucket = bucket_for(req.env, req.env_bucket)
-        incident, lookup = await asyncio.gather(self.store.read(ws, req.incident_id), self.store.read(ws, req.lookup_id) if req.lookup_id else _none())
-        if not incident or incident.get("type") != "incident":
+        incident, lookup = await asyncio.gather(self.store.read_typed(ws, req.incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup"))
+        if not incident:
             raise NotFound(f"incident {req.incident_id!r} not found", details={"incident_id": req.incident_id}, recovery_suggestions=["Use an incident_id from ranked_solutions or list_incidents."])
-        if req.lookup_id and (not lookup or lookup.get("type") != "lookup"):
-            raise NotFound(f"lookup {req.lookup_id!r} not found", details={"lookup_id": req.lookup_id})
+        self._require_lookup(req.lookup_id, lookup)
         solution_id = solution_id_for(req.incident_id, steps_hash(req.steps))
         entry = {"steps": req.steps, "steps_hash": steps_hash(req.steps), "created_at": self._now(), "created_by": who.user_id, "created_bucket": bucket, "lookup_id": req.lookup_id, "buckets": {}}
         created = await self.store.add_solution(ws, req.incident_id, solution_id, entry, bucket)
@@ -198,9 +202,7 @@ class MemoryService:
         ws = who.workspace_id
         bucket = bucket_for(req.env, req.env_bucket)
         if req.lookup_id:
-            lookup = await self.store.read(ws, req.lookup_id)
-            if not lookup or lookup.get("type") != "lookup":
-                raise NotFound(f"lookup {req.lookup_id!r} not found", details={"lookup_id": req.lookup_id})
+            self._require_lookup(req.lookup_id, await self.store.read_typed(ws, req.lookup_id, "lookup"))
         signature_norm = normalize_signature(req.error_signature or "")
         guards = ([f"sig:{digest(signature_norm)}"] if len(signature_norm) >= 8 else []) + [_title_guard(req.title, req.summary or "")]
         existing = await self.store.guards(ws, guards)
@@ -245,8 +247,8 @@ class MemoryService:
     # ---- reading the memory -----------------------------------------------------------------
 
     async def get_incident(self, who: Principal, incident_id: str) -> IncidentDetail:
-        doc = await self.store.read(who.workspace_id, incident_id)
-        if not doc or doc.get("type") != "incident":
+        doc = await self.store.read_typed(who.workspace_id, incident_id, "incident")
+        if not doc:
             raise NotFound(f"incident {incident_id!r} not found", details={"incident_id": incident_id})
         solutions = [
             SolutionDetail(solution_id=sid, steps=s.get("steps", []), created_at=s.get("created_at", ""), stats=_stats(incident_id, sid, s))
@@ -260,9 +262,7 @@ class MemoryService:
     async def list_incidents(self, who: Principal, req: ListIncidentsRequest) -> ListIncidentsResult:
         ws = who.workspace_id
         if req.search:
-            terms = query_terms(req.search)
-            postings, (count, total_length) = await asyncio.gather(self.store.postings(ws, terms), self.store.meta(ws))
-            matches = bm25(postings, count, total_length / count if count else 1.0)[: req.limit]
+            matches = (await self._search(ws, req.search, signatures=False))[0][: req.limit]
             docs = {d["id"]: d for d in await self.store.incidents(ws, [m.incident_id for m in matches])}
             top = matches[0].score if matches else 1.0
             found = [(docs[m.incident_id], round(m.score / top, 4)) for m in matches if m.incident_id in docs]
@@ -282,6 +282,3 @@ class MemoryService:
         )
         return ListIncidentsResult(incidents=summaries, continuation=continuation, next_action=action)
 
-
-async def _none() -> None:
-    return None

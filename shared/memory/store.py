@@ -62,6 +62,13 @@ class MemoryStore:
     async def read(self, workspace: str, doc_id: str) -> Doc | None:
         return await (await self.container()).read(doc_id, workspace)
 
+    async def read_typed(self, workspace: str, doc_id: str | None, doc_type: str) -> Doc | None:
+        """The document if it exists and is of `doc_type` (ids of other kinds answer None, as unknown ones do)."""
+        if not doc_id:
+            return None
+        doc = await self.read(workspace, doc_id)
+        return doc if doc and doc.get("type") == doc_type else None
+
     async def incidents(self, workspace: str, ids: list[str]) -> list[Doc]:
         found = await asyncio.gather(*(self.read(workspace, i) for i in ids))
         return [d for d in found if d and d.get("type") == "incident"]
