@@ -52,7 +52,7 @@ def _documents(workspace: str, size: int, rng: random.Random) -> list[dict[str, 
             steps = [f"step {s} for {service} {n}", f"verify {rng.choice(SERVICES)}"]
             sid = solution_id_for(incident_id, steps_hash(steps))
             buckets: dict[str, dict[str, Any]] = {}
-            for k in range(10 if s == 0 else 0):  # the 10 outcomes go to the first solution
+            for _ in range(10 if s == 0 else 0):  # the 10 outcomes go to the first solution
                 b = buckets.setdefault(rng.choice(BUCKETS), {"w": 0, "f": 0, "t": None})
                 worked = rng.random() < 0.7
                 b["w" if worked else "f"] += 1

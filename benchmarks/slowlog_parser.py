@@ -10,7 +10,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 

@@ -83,10 +83,8 @@ class HostProcess:
                 time.sleep(0.1)
         raise RuntimeError(f"host did not listen within {timeout}s:\n{self.log()}")
 
-    def wait_ready(self, timeout: float = 60.0, path: str = "/api/health") -> None:
+    def wait_ready(self, timeout: float = 60.0) -> None:
         self.wait_listening(timeout)
-        if path != "/api/health":
-            return
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if httpx.get(f"{self.base_url}/api/health", timeout=10.0).status_code == 200:

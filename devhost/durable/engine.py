@@ -226,11 +226,10 @@ class DurableEngine:
         if not inst.history:
             parent = inst.parent or {}
             new_events.insert(0, h.event(h.EXECUTION_STARTED, now, Name=inst.name, Input=inst.input, Version="", ParentInstanceId=parent.get("instance_id")))
-        replayed = inst.history + [h.event(h.ORCHESTRATOR_STARTED, now)] + new_events
-        for ev in replayed[: len(inst.history)]:
-            ev["IsPlayed"] = True
+        episode = [h.event(h.ORCHESTRATOR_STARTED, now)] + new_events
+        # The orchestrator sees the old events as played; the stored history keeps them as recorded.
         body = json.dumps({
-            "history": replayed,
+            "history": [dict(ev, IsPlayed=True) for ev in inst.history] + episode,
             "instanceId": inst.instance_id,
             "isReplaying": bool(inst.history),
             "parentInstanceId": (inst.parent or {}).get("instance_id"),
@@ -244,7 +243,7 @@ class DurableEngine:
             # Orchestrator code is synchronous and may be slow to replay; keep it off the event loop.
             state, error, open_tasks = await asyncio.get_running_loop().run_in_executor(None, _replay, handle, body)
 
-        inst.history = [dict(ev, IsPlayed=False) for ev in replayed]
+        inst.history = inst.history + episode
         inst.inbox = inst.inbox[consumed:]
         inst.status = "Running"
         if state is not None and "customStatus" in state:

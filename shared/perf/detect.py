@@ -70,10 +70,8 @@ def _check_gzip(open_stream: Callable[[], BinaryIO], compressed_size: int) -> st
     return None
 
 
-def _head(open_stream: Callable[[], BinaryIO], gzipped: bool) -> bytes:
+def _gunzipped_head(open_stream: Callable[[], BinaryIO]) -> bytes:
     with open_stream() as raw:
-        if not gzipped:
-            return raw.read(SNIFF_BYTES)
         try:
             with gzip.GzipFile(fileobj=raw) as gz:
                 return gz.read(SNIFF_BYTES)
@@ -85,10 +83,11 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
     """Classify one artifact. `open_stream` opens it afresh (a local file, or a Blob download stream)."""
     if size == 0:
         return _failed(name, "unknown", "empty file (0 bytes)")
-    with open_stream() as probe:
-        magic = probe.read(2)
-    gzipped = magic == b"\x1f\x8b"
-    head = _head(open_stream, gzipped)
+    with open_stream() as stream:
+        head = stream.read(SNIFF_BYTES)
+    gzipped = head[:2] == b"\x1f\x8b"
+    if gzipped:
+        head = _gunzipped_head(open_stream)
     if gzipped:
         problem = _check_gzip(open_stream, size)
         if problem:
