@@ -8,14 +8,14 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from benchmarks import cold_start, durable_engine, mcp_overhead, memory_ranking, slowlog_parser
+from benchmarks import cold_start, durable_engine, mcp_overhead, memory_ranking, slowlog_parser, spx_trace
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
 from shared.core.settings import Settings
 
 
 def main() -> int:
-    results = [cold_start.run(), *slowlog_parser.run()]
+    results = [cold_start.run(), *slowlog_parser.run(), *spx_trace.run()]
     with tempfile.TemporaryDirectory(prefix="fb-bench-") as tmp:
         stack = start_stack(Path(tmp) / "stack")
         host = None
