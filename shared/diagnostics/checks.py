@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from shared.core.deps import Deps
 from shared.core.settings import Settings
 from shared.diagnostics.models import CheckResult, DiagnosticsReport
-from shared.health.service import blob_round_trip, cosmos_round_trip
+from shared.health.service import blob_round_trip, cosmos_round_trip, timed_probe
 
 _TIMEOUT_S = 5.0
 
@@ -44,12 +43,10 @@ async def run_check(name: str, deps: Deps) -> CheckResult:
     probe = probes.get(name)
     if probe is None:
         return CheckResult(name=name, ok=False, detail=f"unknown check {name!r}")
-    started = time.perf_counter()
-    try:
-        outcome = await probe()
-    except Exception as exc:  # a failing dependency is a result of the diagnosis, not a crash of it
-        return CheckResult(name=name, ok=False, latency_ms=round((time.perf_counter() - started) * 1000, 2), detail=type(exc).__name__)
-    return CheckResult(name=name, ok=True, latency_ms=round((time.perf_counter() - started) * 1000, 2), detail=outcome if isinstance(outcome, str) else "round trip ok")
+    outcome, latency_ms, exc = await timed_probe(probe)
+    if exc is not None:
+        return CheckResult(name=name, ok=False, latency_ms=latency_ms, detail=type(exc).__name__)
+    return CheckResult(name=name, ok=True, latency_ms=latency_ms, detail=outcome if isinstance(outcome, str) else "round trip ok")
 
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -6,7 +6,9 @@ import asyncio
 import platform
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
+from typing import Any
 from importlib import metadata
 
 from shared.core.deps import Deps
@@ -30,17 +32,28 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-async def _timed(name: str, probe) -> StoreCheck:  # type: ignore[no-untyped-def]
+async def timed_probe(probe: Callable[[], Awaitable[Any]], timeout: float | None = None) -> tuple[Any, float, Exception | None]:
+    """Run a probe: (its value, milliseconds taken, the exception it failed with or None).
+
+    A dependency being down is a result of a health check or a diagnosis, never a crash of it.
+    """
     started = time.perf_counter()
     try:
-        await asyncio.wait_for(probe(), _PROBE_TIMEOUT_S)
-    except asyncio.TimeoutError:
-        return StoreCheck(name=name, ok=False, error=f"no answer within {_PROBE_TIMEOUT_S:.0f}s")
-    except AppError as exc:
-        return StoreCheck(name=name, ok=False, error=exc.message)
-    except Exception as exc:  # a store being down is a health result, not a failure of the check
-        return StoreCheck(name=name, ok=False, error=type(exc).__name__)
-    return StoreCheck(name=name, ok=True, latency_ms=round((time.perf_counter() - started) * 1000, 2))
+        value = await (asyncio.wait_for(probe(), timeout) if timeout else probe())
+        return value, round((time.perf_counter() - started) * 1000, 2), None
+    except Exception as exc:
+        return None, round((time.perf_counter() - started) * 1000, 2), exc
+
+
+async def _timed(name: str, probe: Callable[[], Awaitable[Any]]) -> StoreCheck:
+    _, latency_ms, exc = await timed_probe(probe, _PROBE_TIMEOUT_S)
+    if exc is None:
+        return StoreCheck(name=name, ok=True, latency_ms=latency_ms)
+    if isinstance(exc, asyncio.TimeoutError):
+        error = f"no answer within {_PROBE_TIMEOUT_S:.0f}s"
+    else:
+        error = exc.message if isinstance(exc, AppError) else type(exc).__name__
+    return StoreCheck(name=name, ok=False, error=error)
 
 
 async def cosmos_round_trip(deps: Deps) -> None:
