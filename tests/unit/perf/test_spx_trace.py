@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from pathlib import Path
 
 import pytest
 
+from shared.perf.spx import trace as trace_module
 from shared.perf.spx.trace import TraceFormatError, aggregate_trace
+from tests.unit.perf import spx_reference
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "spx"
 TINY = "spx-full-20261122_030646-vm-31166-1804289383"
@@ -70,3 +73,91 @@ def test_unbalanced_traces_are_errors() -> None:
         aggregate_trace([b"[events]\n", b"0 1 0 0\n", b"1 0 5 5\n"], ["wt", "zm"])
     with pytest.raises(TraceFormatError):
         aggregate_trace([b"[events]\n", b"0 1 0 0\n"], ["wt", "zm"])
+
+
+# -- the vectorised aggregator against the line-by-line oracle ---------------------------------------
+
+def _paths(profile) -> dict[tuple[int, ...], tuple[int, list[float]]]:
+    """The call tree by call path (node numbering is an implementation detail: the oracle numbers
+    nodes in event order, the vectorised aggregator level by level within a block)."""
+    out, todo = {}, [(0, ())]
+    while todo:
+        index, path = todo.pop()
+        node = profile.tree[index]
+        out[path] = (node.calls, node.inclusive)
+        todo.extend((child, path + (fn,)) for fn, child in node.children.items())
+    assert len(out) == len(profile.tree)
+    return out
+
+
+def _same(fast, slow, tree: bool = True) -> None:
+    assert [(f.name, f.calls, f.inclusive, f.exclusive, f.max_recursion) for f in fast.functions] == \
+        [(f.name, f.calls, f.inclusive, f.exclusive, f.max_recursion) for f in slow.functions]
+    if tree:
+        assert _paths(fast) == _paths(slow)
+    assert (fast.max_depth, fast.events, fast.totals, fast.repaired_lines, fast.malformed_lines, fast.tree_truncated) == \
+        (slow.max_depth, slow.events, slow.totals, slow.repaired_lines, slow.malformed_lines, slow.tree_truncated)
+
+
+@pytest.mark.parametrize("block", [trace_module.BLOCK_BYTES, 4096])
+@pytest.mark.parametrize("key", KEYS)
+def test_vectorised_equals_oracle_on_every_fixture(key: str, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small blocks carry open frames (and merged lines) across block boundaries many times."""
+    monkeypatch.setattr(trace_module, "BLOCK_BYTES", block)
+    meta = json.loads((FIXTURES / f"{key}.json").read_text())
+    with gzip.open(FIXTURES / f"{key}.txt.gz", "rb") as f:
+        fast = aggregate_trace(f, meta["enabled_metrics"], meta["called_function_count"])
+    with gzip.open(FIXTURES / f"{key}.txt.gz", "rb") as f:
+        slow = spx_reference.aggregate_trace(f, meta["enabled_metrics"], meta["called_function_count"])
+    _same(fast, slow)
+
+
+def _random_trace(rng: random.Random, metrics: int, functions: int, calls: int) -> list[bytes]:
+    """Strictly nested events with recursion, several roots and memory-like values that go down."""
+    lines, stack, clock, made = [b"[events]\n"], [], [0] * metrics, 0
+    while made < calls or stack:
+        if stack and (made >= calls or rng.random() < 0.45 or len(stack) > 12):
+            lines.append(f"{stack.pop()} 0 {' '.join(map(str, clock))}\n".encode())
+        else:
+            fn = rng.choice(stack[-1:] * 3 + list(range(functions))) if stack else rng.randrange(functions)
+            stack.append(fn)
+            made += 1
+            lines.append(f"{fn} 1 {' '.join(map(str, clock))}\n".encode())
+        clock = [clock[0] + rng.randrange(0, 50)] + [v + rng.randrange(-40, 60) for v in clock[1:]]
+    lines.append(b"[functions]\n")
+    lines.extend(f"fn{i}\n".encode() for i in range(functions))
+    return lines
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_vectorised_equals_oracle_on_random_traces(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    metrics = ["wt", "zm", "zo"][: 1 + seed % 3]
+    lines = _random_trace(rng, len(metrics), functions=1 + seed % 7, calls=rng.randrange(1, 3000))
+    monkeypatch.setattr(trace_module, "BLOCK_BYTES", rng.choice([64, 500, 1 << 20]))
+    _same(aggregate_trace(lines, metrics), spx_reference.aggregate_trace(lines, metrics))
+
+
+def test_truncated_tree_matches_the_oracle(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _random_trace(random.Random(7), 2, functions=9, calls=4000)
+    monkeypatch.setattr(trace_module, "MAX_TREE_NODES", 40)
+    monkeypatch.setattr(spx_reference, "MAX_TREE_NODES", 40)
+    monkeypatch.setattr(trace_module, "BLOCK_BYTES", 2000)
+    fast, slow = aggregate_trace(lines, ["wt", "zm"]), spx_reference.aggregate_trace(lines, ["wt", "zm"])
+    assert fast.tree_truncated and len(fast.tree) == 40
+    # Which 39 paths are kept depends on the numbering order; what is counted is not lost.
+    assert sum(n.calls for n in fast.tree) == sum(n.calls for n in slow.tree) == sum(f.calls for f in slow.functions)
+    _same(fast, slow, tree=False)
+
+
+def test_junk_lines_are_counted_not_fatal() -> None:
+    lines = [b"[events]\n", b"0 1 0 0\n", b"x y z w\n", b"\n", b"1 1 2 2\n", b"1 0 5 5 7 7 7 7 7\n", b"1 0 5 5\n", b"0 0 9 9\n"]
+    p = aggregate_trace(lines, ["wt", "zm"])
+    assert (p.malformed_lines, p.events, p.function("#1").calls) == (2, 4, 1)
+
+
+def test_bad_flags_and_mismatched_ends_are_errors() -> None:
+    with pytest.raises(TraceFormatError, match="neither 1 nor 0"):
+        aggregate_trace([b"[events]\n", b"0 2 0 0\n"], ["wt", "zm"])
+    with pytest.raises(TraceFormatError, match="does not close the open frame 1"):
+        aggregate_trace([b"[events]\n", b"0 1 0 0\n", b"1 1 1 1\n", b"0 0 2 2\n", b"1 0 3 3\n"], ["wt", "zm"])
