@@ -55,10 +55,25 @@ class Settings(BaseModel):
     llm_model: str | None = None
     neubird_base_url: str | None = None
 
-    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
+    perf_allow_local_paths: bool = Field(False, description="Accept artifacts as {\"path\": ...} on this machine's disk (local runs only; Azure uses Blob).")
+    perf_max_artifact_bytes: int = Field(512 * 1024 * 1024, description="Largest artifact accepted by POST /api/artifacts and by ingest.")
+    perf_keep_last_n: int = Field(50, ge=1, description="Snapshots kept per workspace (oldest removed first, with their reports).")
+    perf_ttl_days: int | None = Field(None, ge=1, description="Snapshots older than this are removed; empty keeps them.")
+    perf_collect_inline_seconds: float = Field(60.0, gt=0, description="collect.run answers inline when its worst case fits; longer runs continue as a Durable orchestration.")
+    perf_upload_url_minutes: int = Field(15, ge=1, le=24 * 60, description="Lifetime of the upload URLs artifacts.upload_url hands out.")
+
+    outbound_allow_http: bool = Field(False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise).")
+    outbound_allowed_hosts: list[str] = Field(default_factory=list, description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.")
+
+    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", "outbound_allowed_hosts", mode="before")
     @classmethod
     def _split(cls, value: object) -> list[str]:
         return _csv(value)
+
+    @field_validator("perf_ttl_days", mode="before")
+    @classmethod
+    def _empty_none(cls, value: object) -> object:
+        return None if value == "" else value
 
     @property
     def llm_configured(self) -> bool:

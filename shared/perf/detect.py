@@ -115,6 +115,7 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
 
 
 def _spx_key(name: str) -> str:
+    name = name.replace("\\", "/").rsplit("/", 1)[-1]  # blob folders and local directories are not part of SPX's key
     for suffix in (".txt.gz", ".json", ".txt"):
         if name.endswith(suffix):
             return name[: -len(suffix)]

@@ -75,6 +75,58 @@ class BlobStore:
         except ResourceNotFoundError:
             return None
 
+    async def download_to(self, name: str, sink: Any, *, limit: int) -> tuple[int, str] | None:
+        """Stream the blob into `sink` (a binary file) chunk by chunk: (size, SHA-256 hex), None when missing.
+
+        Raises ValueError past `limit` bytes, before the rest is read.
+        """
+        import hashlib
+
+        from azure.core.exceptions import ResourceNotFoundError
+
+        container = await self._get_container()
+        try:
+            downloader = await container.download_blob(name)
+        except ResourceNotFoundError:
+            return None
+        if downloader.size > limit:
+            raise ValueError(f"{downloader.size} bytes is over the {limit}-byte artifact limit")
+        digest, size = hashlib.sha256(), 0
+        async for chunk in downloader.chunks():
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f"more than the {limit}-byte artifact limit")
+            digest.update(chunk)
+            sink.write(chunk)
+        return size, digest.hexdigest()
+
+    async def upload_url(self, name: str, *, minutes: int, write: bool) -> str | None:
+        """A URL that can PUT (write) or GET the blob for `minutes` without other credentials.
+
+        Account-key SAS with a connection string (Azurite, key-based accounts), a user delegation SAS
+        with managed identity; None if neither can sign.
+        """
+        from datetime import datetime, timedelta, timezone
+
+        from azure.storage.blob import BlobSasPermissions, generate_blob_sas
+
+        container = await self._get_container()
+        start = datetime.now(timezone.utc) - timedelta(minutes=5)  # clock skew
+        expiry = datetime.now(timezone.utc) + timedelta(minutes=minutes)
+        permission = BlobSasPermissions(read=not write, create=write, write=write)
+        client = container.get_blob_client(name)
+        credential = getattr(self._service, "credential", None)
+        account_key = getattr(credential, "account_key", None)
+        if account_key:
+            token = generate_blob_sas(client.account_name, self.container_name, name, account_key=account_key, permission=permission, start=start, expiry=expiry)
+        else:
+            try:
+                key = await self._service.get_user_delegation_key(start, expiry)
+            except Exception:  # an identity without the delegation permission: no URL, the caller falls back
+                return None
+            token = generate_blob_sas(client.account_name, self.container_name, name, user_delegation_key=key, permission=permission, start=start, expiry=expiry)
+        return f"{client.url}?{token}"
+
     async def delete(self, name: str) -> bool:
         from azure.core.exceptions import ResourceNotFoundError
 

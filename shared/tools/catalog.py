@@ -11,5 +11,6 @@ from shared.tools.registry import ToolRegistry
 def default_registry() -> ToolRegistry:
     from shared.health.tools import toolset as health
     from shared.memory.tools import toolset as memory
+    from shared.perf.tools import toolset as perf
 
-    return ToolRegistry([health, memory])
+    return ToolRegistry([health, memory, perf])

@@ -1,0 +1,206 @@
+"""Inputs and outputs of the perf tools (spec: ../shared/specs/perf-artifacts-mcp.md), validated at the edge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from shared.tools.registry import ToolInput, ToolOutput
+
+SNAPSHOT_ID = r"^[0-9a-f]{64}$"
+
+
+class ArtifactRef(BaseModel):
+    """One artifact: `{"blob": "<name>"}` (uploaded through POST /api/artifacts or an upload URL) or, where
+    the deployment allows local files, `{"path": "/abs/path"}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    blob: str | None = Field(None, min_length=1, max_length=512, description="Name returned by POST /api/artifacts (or chosen for an upload URL).")
+    path: str | None = Field(None, min_length=1, max_length=4096, description="Absolute local path; only when FIREBREAK_PERF_ALLOW_LOCAL_PATHS is on.")
+    hints: dict[str, Any] = Field(default_factory=dict, description="Free-form hints echoed in sources[] (for example {\"role\": \"primary\"}).")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ArtifactRef:
+        if (self.blob is None) == (self.path is None):
+            raise ValueError("give exactly one of blob or path")
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.blob if self.blob is not None else str(self.path)
+
+
+class Retention(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    keep_last_n: int | None = Field(None, ge=1, le=1000)
+    ttl_days: int | None = Field(None, ge=1, le=3650)
+
+
+class ValidateRequest(ToolInput):
+    artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200)
+
+
+class ValidationItem(BaseModel):
+    path: str
+    ok: bool
+    detected_type: str
+    detected_version: str | None
+    errors: list[str]
+    metadata: dict[str, Any]
+
+
+class Counts(BaseModel):
+    ok: int
+    failed: int
+
+
+class ValidateResult(ToolOutput):
+    results: list[ValidationItem]
+    counts: Counts
+    next_action: str
+
+
+class IngestRequest(ToolInput):
+    artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200)
+    environment_hints: dict[str, Any] = Field(default_factory=dict, description="Where the artifacts came from, e.g. {\"env\": \"staging\", \"app\": \"checkout\"}; kept in the run's metadata.")
+    retention: Retention | None = Field(None, description="Override the workspace's snapshot retention for this ingest.")
+
+    @field_validator("environment_hints")
+    @classmethod
+    def _small(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if len(str(value)) > 4000:
+            raise ValueError("environment_hints is limited to 4000 characters")
+        return value
+
+
+class SnapshotCounts(BaseModel):
+    endpoints: int
+    queries: int
+    spans: int
+    profiles: int = 0
+
+
+class Source(BaseModel):
+    path: str
+    type: str
+    version: str | None
+    sha256: str
+    size_bytes: int
+    hints: dict[str, Any]
+
+
+class IngestResult(ToolOutput):
+    normalized_snapshot_id: str
+    counts: SnapshotCounts
+    sources: list[Source]
+    created: bool = Field(description="False when the same content was ingested before (same id; the run is refreshed).")
+    removed_by_retention: list[str] = Field(default_factory=list)
+    next_action: str
+
+
+class AnalysisRequest(ToolInput):
+    model_config = ConfigDict(extra="forbid", defer_build=True, populate_by_name=True)
+
+    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="From artifacts.ingest.")
+    snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="Alias of normalized_snapshot_id.")
+    top_n: int | None = Field(None, description="Items ranked per metric; clamped to 1..20, default 5.")
+    thresholds: dict[str, Any] | None = Field(None, description="{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0.")
+
+    @model_validator(mode="after")
+    def _one_id(self) -> AnalysisRequest:
+        if not (self.normalized_snapshot_id or self.snapshot_id):
+            raise ValueError("normalized_snapshot_id (or snapshot_id) is required")
+        if self.normalized_snapshot_id and self.snapshot_id and self.normalized_snapshot_id != self.snapshot_id:
+            raise ValueError("normalized_snapshot_id and snapshot_id differ")
+        return self
+
+    @property
+    def id(self) -> str:
+        return str(self.normalized_snapshot_id or self.snapshot_id)
+
+
+class AnalysisResult(ToolOutput):
+    normalized_snapshot_id: str
+    summary: dict[str, Any]
+    ranking_thresholds: dict[str, Any]
+    open_questions: list[str]
+    aggregates: dict[str, Any]
+    findings: list[dict[str, Any]]
+    findings_by_severity: dict[str, list[dict[str, Any]]]
+    correlation_id: str
+    next_action: str
+
+
+class ReportResult(ToolOutput):
+    normalized_snapshot_id: str
+    report_id: str
+    markdown_path: str = Field(description="Blob name of the Markdown report.")
+    json_path: str = Field(description="Blob name of the JSON report.")
+    charts: list[str] = Field(description="Blob names of the SVG charts the Markdown links.")
+    downloads: dict[str, str] = Field(description="Authenticated GET URLs (same credentials as the tools) per file.")
+    markdown: str
+    report: dict[str, Any]
+    correlation_id: str
+    next_action: str
+
+
+class RunsListRequest(ToolInput):
+    limit: int = Field(20, ge=1, le=100)
+    continuation: str | None = Field(None, max_length=4000)
+
+
+class RunSummary(BaseModel):
+    normalized_snapshot_id: str
+    created_at: str
+    updated_at: str
+    counts: SnapshotCounts
+    environment_hints: dict[str, Any]
+    sources: list[Source]
+    report_ids: list[str]
+
+
+class RunsListResult(ToolOutput):
+    runs: list[RunSummary]
+    continuation: str | None
+    retention: dict[str, Any]
+
+
+class RunsGetRequest(ToolInput):
+    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID)
+    snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="Alias of normalized_snapshot_id.")
+
+    @model_validator(mode="after")
+    def _one_id(self) -> RunsGetRequest:
+        if not (self.normalized_snapshot_id or self.snapshot_id):
+            raise ValueError("normalized_snapshot_id (or snapshot_id) is required")
+        return self
+
+    @property
+    def id(self) -> str:
+        return str(self.normalized_snapshot_id or self.snapshot_id)
+
+
+class RunDetail(ToolOutput):
+    run: RunSummary
+    snapshot_path: str
+    metadata_path: str
+    profiles: list[dict[str, Any]]
+    reports: list[dict[str, Any]]
+    next_action: str
+
+
+class UploadUrlRequest(ToolInput):
+    name: str = Field(min_length=1, max_length=512, description="The blob name to upload to (letters, digits, '.', '_', '-'; '/' between folders), e.g. 'spx/run1/spx-full-....txt.gz'.")
+
+
+class UploadUrlResult(ToolOutput):
+    blob: str
+    upload_url: str | None
+    method: str
+    headers: dict[str, str]
+    expires_in_minutes: int
+    alternative: str
+    next_action: str

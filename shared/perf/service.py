@@ -1,0 +1,153 @@
+"""The perf capability's use cases: validate, ingest, analyse, report, list runs, hand out upload URLs.
+
+Parsing and rendering are CPU work on local files; they run in a worker thread so the event loop
+(and the other requests of this worker) keep going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from shared.core.errors import NotConfigured
+from shared.core.settings import Settings
+from shared.identity.models import Principal
+from shared.perf import analysis as analysis_mod
+from shared.perf import report as report_mod
+from shared.perf import snapshot as snapshot_mod
+from shared.perf.artifacts import ArtifactFetcher, artifact_blob
+from shared.perf.models import (
+    AnalysisRequest,
+    AnalysisResult,
+    Counts,
+    IngestRequest,
+    IngestResult,
+    ReportResult,
+    RunDetail,
+    RunsGetRequest,
+    RunsListRequest,
+    RunsListResult,
+    RunSummary,
+    SnapshotCounts,
+    Source,
+    UploadUrlRequest,
+    UploadUrlResult,
+    ValidateRequest,
+    ValidateResult,
+    ValidationItem,
+)
+from shared.perf.store import PerfStore
+from shared.storage.blob import BlobStore
+from shared.storage.cosmos import CosmosDatabase
+
+DOWNLOAD_ROUTE = "/api/perf/reports/"
+
+
+def _summary(doc: dict[str, Any]) -> RunSummary:
+    return RunSummary(normalized_snapshot_id=doc["snapshot_id"], created_at=doc["created_at"], updated_at=doc["updated_at"], counts=SnapshotCounts(**doc["counts"]),
+                      environment_hints=doc.get("environment_hints", {}), sources=[Source(**s) for s in doc.get("sources", [])], report_ids=doc.get("report_ids", []))
+
+
+class PerfService:
+    def __init__(self, blobs: BlobStore, cosmos: CosmosDatabase, settings: Settings, clock: Callable[[], datetime]) -> None:
+        self.blobs, self.cosmos, self.settings, self.clock = blobs, cosmos, settings, clock
+
+    async def store(self, principal: Principal) -> PerfStore:
+        return PerfStore(self.blobs, await self.cosmos.container("perf_runs"), principal.workspace_id)
+
+    def _fetcher(self, principal: Principal) -> ArtifactFetcher:
+        return ArtifactFetcher(self.blobs, self.settings, principal.workspace_id)
+
+    async def validate(self, principal: Principal, req: ValidateRequest) -> ValidateResult:
+        async with self._fetcher(principal) as fetcher:
+            local = await fetcher.fetch_all(req.artifacts)
+            detections = await asyncio.to_thread(snapshot_mod.validate, local)
+        items = [ValidationItem(**d.to_dict()) for d in detections]
+        ok = sum(1 for i in items if i.ok)
+        nxt = ("All artifacts are usable: call artifacts.ingest with the same list." if ok == len(items)
+               else "Fix or drop the artifacts with ok=false (see errors[]), then call artifacts.ingest.")
+        return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
+
+    async def ingest(self, principal: Principal, req: IngestRequest) -> IngestResult:
+        async with self._fetcher(principal) as fetcher:
+            local = await fetcher.fetch_all(req.artifacts)
+            built, detections = await asyncio.to_thread(snapshot_mod.build, local)
+        by_name = {a.name: a for a in local}
+        sources = []
+        for d in sorted(detections, key=lambda d: d.name):
+            a = by_name[d.name]
+            hints = dict(a.ref.hints)
+            if d.detected_type == "spx":
+                hints["spx"] = {"pair_status": d.metadata.get("pair_status")}
+            sources.append(Source(path=d.name, type=d.detected_type, version=d.detected_version, sha256=a.sha256, size_bytes=a.size, hints=hints))
+        content = built.content
+        counts = SnapshotCounts(endpoints=len(content["endpoints"]), queries=len(content["queries"]), spans=len(content["spans"]), profiles=len(content["profiles"]))
+        metadata = {"counts": counts.model_dump(), "environment_hints": req.environment_hints, "sources": [s.model_dump() for s in sources]}
+        store = await self.store(principal)
+        now = self.clock()
+        created = await store.save_snapshot(built.snapshot_id, content, metadata, built.flamegraphs, now)
+        keep = (req.retention.keep_last_n if req.retention and req.retention.keep_last_n else None) or self.settings.perf_keep_last_n
+        ttl = (req.retention.ttl_days if req.retention and req.retention.ttl_days else None) or self.settings.perf_ttl_days
+        removed = await store.prune(keep, ttl, now)
+        return IngestResult(normalized_snapshot_id=built.snapshot_id, counts=counts, sources=sources, created=created, removed_by_retention=removed,
+                            next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.")
+
+    async def _analysis(self, principal: Principal, req: AnalysisRequest) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+        store = await self.store(principal)
+        content, flames = await store.load_snapshot(req.id)
+        return analysis_mod.analyze(content, req.id, top_n=req.top_n, thresholds=req.thresholds), content, flames
+
+    async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
+        result, _, _ = await self._analysis(principal, req)
+        s = result["summary"]
+        nxt = (f"Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
+               if s["finding_count"] else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds.")
+        if result["open_questions"]:
+            nxt += " Thresholds are conservative defaults: pass your own (see open_questions)."
+        return AnalysisResult(**result, correlation_id=correlation_id, next_action=nxt)
+
+    async def report(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> ReportResult:
+        result, content, flames = await self._analysis(principal, req)
+        rendered = await asyncio.to_thread(report_mod.render, content, result, flames)
+        store = await self.store(principal)
+        files = await store.save_report(req.id, rendered.report_id, rendered.markdown, rendered.report, rendered.charts, self.clock())
+        return ReportResult(
+            normalized_snapshot_id=req.id, report_id=rendered.report_id,
+            markdown_path=store.report_blob(f"report_{rendered.report_id}.md"), json_path=store.report_blob(f"report_{rendered.report_id}.json"),
+            charts=[store.report_blob(n) for n in sorted(rendered.charts)], downloads={f: DOWNLOAD_ROUTE + f for f in files},
+            markdown=rendered.markdown, report=rendered.report, correlation_id=correlation_id,
+            next_action="Share the Markdown (download it with its charts from downloads[], same credentials as the tools); re-run after a fix and compare the findings.",
+        )
+
+    async def runs_list(self, principal: Principal, req: RunsListRequest) -> RunsListResult:
+        store = await self.store(principal)
+        docs, token = await store.list_runs(req.limit, req.continuation)
+        return RunsListResult(runs=[_summary(d) for d in docs], continuation=token,
+                              retention={"keep_last_n": self.settings.perf_keep_last_n, "ttl_days": self.settings.perf_ttl_days})
+
+    async def runs_get(self, principal: Principal, req: RunsGetRequest) -> RunDetail:
+        store = await self.store(principal)
+        doc = await store.index(req.id)
+        reports = await store.reports(req.id)
+        base = store.snapshot_dir(req.id)
+        return RunDetail(
+            run=_summary(doc), snapshot_path=f"{base}/snapshot.json", metadata_path=f"{base}/metadata.json", profiles=doc.get("profiles", []),
+            reports=[{"report_id": r["report_id"], "created_at": r["created_at"], "finding_count": r["finding_count"], "downloads": {f: DOWNLOAD_ROUTE + f for f in r["files"]}}
+                     for r in sorted(reports, key=lambda r: r["created_at"])],
+            next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
+        )
+
+    async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
+        name = artifact_blob(principal.workspace_id, req.name)
+        if not self.blobs.configured:
+            raise NotConfigured("Blob storage is not configured")
+        minutes = self.settings.perf_upload_url_minutes
+        url = await self.blobs.upload_url(name, minutes=minutes, write=True)
+        return UploadUrlResult(
+            blob=req.name, upload_url=url, method="PUT", headers={"x-ms-blob-type": "BlockBlob"}, expires_in_minutes=minutes,
+            alternative=f"POST /api/artifacts?name={req.name} with the file as the body (raw or multipart/form-data)",
+            next_action=(f"PUT the file to upload_url with header x-ms-blob-type: BlockBlob, then pass {{\"blob\": \"{req.name}\"}} to artifacts.validate / artifacts.ingest."
+                         if url else "This deployment cannot sign upload URLs: use the alternative route."),
+        )

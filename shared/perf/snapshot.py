@@ -1,0 +1,265 @@
+"""Validated artifacts → one normalised snapshot: endpoints, queries, spans (and the SPX profiles behind them).
+
+Runs synchronously on local files (the service calls it in a worker thread). The snapshot id is the
+SHA-256 of the canonical JSON of the content (sorted keys, no whitespace, numbers rounded to 3
+decimals), and the content holds only what the inputs determine (their SHA-256s, never names, times
+or hints), so the same inputs always give the same id. Sizes are bounded: MAX_QUERIES classes,
+SPANS_PER_PROFILE functions per profile (the top ones by self and by total time).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.core.errors import ValidationFailed
+from shared.perf.artifacts import LocalArtifact
+from shared.perf.detect import Detection, detect, pair_spx
+from shared.perf.slowlog.aggregate import digest
+from shared.perf.slowlog.parser import parse as parse_slowlog
+from shared.perf.spx.export import collapsed
+from shared.perf.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
+from shared.perf.timings import TimingsFile, aggregate_timings
+
+SCHEMA = "firebreak-perf-snapshot-v1"
+MAX_QUERIES = 500
+SPANS_PER_PROFILE = 100
+TOP_CALLEES = 3
+_NS_PER_MS = 1_000_000
+
+
+def validate(artifacts: list[LocalArtifact]) -> list[Detection]:
+    """One detection per artifact, SPX halves paired; fetch errors (missing blob, bad name) included."""
+    detections = []
+    for a in artifacts:
+        if a.file is None:
+            detections.append(Detection(a.name, False, "unknown", None, [a.error or "not readable"]))
+            continue
+        path = a.file
+        detections.append(detect(a.name, a.size, lambda path=path: open(path, "rb")))  # type: ignore[misc]
+    return pair_spx(detections)
+
+
+def _short_id(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def _r(value: float) -> float:
+    return round(float(value), 3)
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+
+    def rank(q: float) -> float:
+        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+    return {"p50": _r(rank(0.5)), "p95": _r(rank(0.95)), "max": _r(ordered[-1]), "count": len(ordered)}
+
+
+def canonical(content: Any) -> bytes:
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def snapshot_id(content: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(content)).hexdigest()
+
+
+@dataclass
+class Built:
+    content: dict[str, Any]
+    snapshot_id: str
+    flamegraphs: dict[str, str] = field(default_factory=dict)  # profile key -> collapsed stacks
+
+
+def _open_maybe_gzip(path: Any) -> Any:
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def _invalid(name: str, problem: str) -> ValidationFailed:
+    return ValidationFailed(f"{name}: {problem}", details={"errors": [{"field": name, "problem": problem}]},
+                            recovery_suggestions=["Run artifacts.validate on the same artifacts to see each one's status, fix or drop the failing one."])
+
+
+def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[str, Any], SpxProfile]:
+    try:
+        meta = json.loads(meta_item.file.read_bytes())  # type: ignore[union-attr]
+        with gzip.open(trace_item.file, "rb") as f:  # type: ignore[arg-type]
+            profile = aggregate_trace(f, list(meta["enabled_metrics"]), meta.get("called_function_count"))
+    except TraceFormatError as exc:
+        raise _invalid(trace_item.name, f"SPX trace is inconsistent: {exc}") from None
+    except (EOFError, OSError, zlib.error, ValueError, KeyError) as exc:
+        raise _invalid(trace_item.name, f"SPX pair cannot be read: {type(exc).__name__}: {str(exc)[:200]}") from None
+    return meta, profile
+
+
+def _callees(profile: SpxProfile, wt: int) -> dict[int, list[tuple[int, float]]]:
+    """Per function, its direct callees' inclusive wall time summed over the call tree, largest first."""
+    acc: dict[int, dict[int, float]] = {}
+    for node in profile.tree:
+        if node.fn < 0:
+            continue
+        for fn, child in node.children.items():
+            slot = acc.setdefault(node.fn, {})
+            slot[fn] = slot.get(fn, 0.0) + profile.tree[child].inclusive[wt]
+    return {fn: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CALLEES] for fn, c in acc.items()}
+
+
+def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    metrics = profile.metrics
+    wt = metrics.index("wt") if "wt" in metrics else None
+    is_http = not meta.get("cli") and meta.get("http_method") not in (None, "n/a")
+    path = str(meta.get("http_request_uri") or "").split("?", 1)[0]  # query strings may hold secrets: never kept
+    key = str(meta.get("key") or sha[:16])
+    roots = {profile.tree[c].fn for c in profile.tree[0].children.values()}
+    info = {
+        "key": key,
+        "kind": "http" if is_http else "cli",
+        "endpoint": f"{meta.get('http_method')} {path}" if is_http else None,
+        "command": None if is_http else str(meta.get("cli_command_line") or ""),
+        "wall_ms": _r(profile.wall_time_ns / _NS_PER_MS),
+        "events": profile.events,
+        "max_depth": profile.max_depth,
+        "function_count": sum(1 for f in profile.functions if f.calls),
+        "enabled_metrics": metrics,
+        "repaired_lines": profile.repaired_lines,
+        "tree_truncated": profile.tree_truncated,
+        "trace_sha256": sha,
+    }
+    if wt is None:
+        return info, []
+    callees = _callees(profile, wt)
+    index = {f.name: i for i, f in enumerate(profile.functions)}
+    called = [f for f in profile.functions if f.calls]
+    by_self = sorted(called, key=lambda f: (-f.exclusive[wt], f.name))[:SPANS_PER_PROFILE]
+    by_total = sorted(called, key=lambda f: (-f.inclusive[wt], f.name))[:SPANS_PER_PROFILE]
+    chosen = {f.name: f for f in by_self + by_total}
+    spans = []
+    for name in sorted(chosen):
+        f = chosen[name]
+        fn = index[name]
+        spans.append({
+            "span_id": _short_id(key, name),
+            "profile": key,
+            "function": name,
+            "calls": f.calls,
+            "self_ms": _r(f.exclusive[wt] / _NS_PER_MS),
+            "total_ms": _r(f.inclusive[wt] / _NS_PER_MS),
+            "max_recursion": f.max_recursion,
+            "is_root": fn in roots,
+            "share_of_wall": _r(f.inclusive[wt] / profile.wall_time_ns) if profile.wall_time_ns else 0.0,
+            "top_callees": [{"function": profile.functions[c].name, "total_ms": _r(t / _NS_PER_MS)} for c, t in callees.get(fn, [])],
+            "metrics": {m: {"inclusive": _r(f.inclusive[k]), "exclusive": _r(f.exclusive[k])} for k, m in enumerate(metrics) if m not in ("wt", "ct", "it")},
+        })
+    return info, spans
+
+
+def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for c in report["ranked"][:MAX_QUERIES]:
+        q = c["query_time"]
+        out.append({
+            "query_id": _short_id(c["fingerprint"]),
+            "fingerprint": c["fingerprint"],
+            "count": c["count"],
+            "total_time_ms": _r(q["sum"] * 1000),
+            "avg_ms": _r(q["avg"] * 1000),
+            "p95_ms": _r(q["p95"] * 1000),
+            "max_ms": _r(q["max"] * 1000),
+            "lock_time_ms": _r(c["lock_time"]["sum"] * 1000),
+            "rows_examined_avg": _r(c["rows_examined"]["avg"]),
+            "rows_sent_avg": _r(c["rows_sent"]["avg"]),
+            "share_of_time": c["share_of_time"],
+            "databases": c["databases"],
+            "users": c["users"],
+            "first_seen": c["first_seen"],
+            "last_seen": c["last_seen"],
+            "worst_sample": {"query": c["worst_sample"]["query"], "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000)},
+        })
+    return out
+
+
+def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    merged: dict[str, dict[str, Any]] = {}
+    if timing_samples:
+        for e in aggregate_timings(TimingsFile(format="collector-v1", samples=timing_samples)):
+            method, path = e["endpoint"].split(" ", 1)
+            key = f"{method} {path.split('?', 1)[0]}"
+            phases = e["phases_ms"]
+            merged[key] = {"endpoint": key, "samples": e["samples"], "errors": e["errors"], "error_rate": e["error_rate"], "statuses": e["statuses"],
+                           "ttfb_ms": phases.get("ttfb"), "total_ms": phases.get("total"), "phases_ms": phases, "wall_ms": None, "profiles": [], "sources": ["timings"]}
+    walls: dict[str, list[float]] = {}
+    for p in profiles:
+        if p["endpoint"]:
+            walls.setdefault(p["endpoint"], []).append(p["wall_ms"])
+            slot = merged.setdefault(p["endpoint"], {"endpoint": p["endpoint"], "samples": 0, "errors": 0, "error_rate": 0.0, "statuses": {}, "ttfb_ms": None,
+                                                      "total_ms": None, "phases_ms": {}, "wall_ms": None, "profiles": [], "sources": []})
+            slot["profiles"].append(p["key"])
+            if "spx" not in slot["sources"]:
+                slot["sources"].append("spx")
+    for key, values in walls.items():
+        merged[key]["wall_ms"] = _stats(values)
+    for slot in merged.values():
+        slot["profiles"].sort()
+    return [merged[k] for k in sorted(merged)]
+
+
+def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
+    """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise."""
+    detections = validate(artifacts)
+    failed = [d for d in detections if not d.ok]
+    if failed:
+        raise ValidationFailed(
+            f"{len(failed)} of {len(detections)} artifact(s) failed validation: " + "; ".join(f"{d.name}: {d.errors[0] if d.errors else 'invalid'}" for d in failed[:3]),
+            details={"results": [d.to_dict() for d in detections]},
+            recovery_suggestions=["Fix or drop the failing artifacts (see details.results) and ingest again; artifacts.validate shows the same results without ingesting."],
+        )
+    by_name = {a.name: a for a in artifacts}
+    spx_halves: dict[str, dict[str, LocalArtifact]] = {}
+    slowlogs, timing_samples = [], []
+    for d in detections:
+        item = by_name[d.name]
+        if d.detected_type == "spx":
+            spx_halves.setdefault(str(d.metadata.get("key")), {})[str(d.detected_version)] = item
+        elif d.detected_type == "mysql_slow_log":
+            slowlogs.append(item)
+        elif d.detected_type == "ttfb_timings":
+            try:
+                timing_samples.extend(TimingsFile.model_validate_json(item.file.read_bytes()).samples)  # type: ignore[union-attr]
+            except ValueError as exc:
+                raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
+    profiles, spans, flames = [], [], {}
+    for key in sorted(spx_halves):
+        pair = spx_halves[key]
+        meta, profile = _profile(pair["spx-json-v2"], pair["spx-text-gz-v1"])
+        info, profile_spans = _spx_part(meta, profile, pair["spx-text-gz-v1"].sha256)
+        profiles.append(info)
+        spans.extend(profile_spans)
+        if "wt" in profile.metrics:
+            flames[info["key"]] = collapsed(profile, "wt")
+
+    def entries():  # type: ignore[no-untyped-def]
+        for item in sorted(slowlogs, key=lambda a: a.sha256):
+            with _open_maybe_gzip(item.file) as stream:
+                yield from parse_slowlog(stream)
+
+    try:
+        queries = _queries(digest(entries())) if slowlogs else []
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _invalid(slowlogs[0].name if len(slowlogs) == 1 else "slow logs", f"cannot read: {type(exc).__name__}: {str(exc)[:200]}") from None
+    content = {
+        "schema": SCHEMA,
+        "inputs": sorted({a.sha256 for a in artifacts}),
+        "endpoints": _endpoints(timing_samples, profiles),
+        "queries": queries,
+        "spans": sorted(spans, key=lambda s: (s["profile"], s["function"])),
+        "profiles": profiles,
+    }
+    return Built(content, snapshot_id(content), flames), detections

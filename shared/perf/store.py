@@ -1,0 +1,130 @@
+"""Snapshots, reports and bundles of one workspace: files in Blob, the run index in Cosmos `perf_runs`.
+
+Write order makes a half-written run invisible: blobs first, the index document last; readers go
+through the index, so blobs without an index entry (a crash mid-write) are never served, and the
+next ingest of the same content writes them again. Deleting goes the other way: index first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.core.errors import NotFound
+from shared.perf.artifacts import workspace_prefix
+from shared.storage.blob import BlobStore
+from shared.storage.cosmos import CosmosContainer
+
+JSON = "application/json"
+
+
+def _flame_name(index: int) -> str:
+    return f"profile_{index + 1}.collapsed.txt"
+
+
+class PerfStore:
+    def __init__(self, blobs: BlobStore, runs: CosmosContainer, workspace_id: str) -> None:
+        self.blobs, self.runs, self.workspace = blobs, runs, workspace_id
+        self.prefix = workspace_prefix(workspace_id)
+
+    def snapshot_dir(self, sid: str) -> str:
+        return f"{self.prefix}/snapshots/snapshot_{sid}"
+
+    def report_blob(self, file_name: str) -> str:
+        return f"{self.prefix}/reports/{file_name}"
+
+    def bundle_dir(self, bundle_id: str) -> str:
+        return f"{self.prefix}/bundles/{bundle_id}"
+
+    # -- snapshots -------------------------------------------------------------------------------
+    async def save_snapshot(self, sid: str, content: dict[str, Any], metadata: dict[str, Any], flames: dict[str, str], now: datetime) -> bool:
+        """Store a snapshot; False (and only the index refreshed) when this content is already stored."""
+        existing = await self.runs.read(f"snapshot_{sid}", self.workspace)
+        stamp = now.isoformat()
+        if existing is not None:
+            # Re-ingesting refreshes the run; hints given before survive an ingest that gives none.
+            existing.update(updated_at=stamp, environment_hints=metadata["environment_hints"] or existing.get("environment_hints", {}), sources=metadata["sources"])
+            await self.runs.upsert(existing)
+            return False
+        base = self.snapshot_dir(sid)
+        keys = [p["key"] for p in content["profiles"]]
+        files = {f"{base}/snapshot.json": json.dumps(content, sort_keys=True, separators=(",", ":")),
+                 f"{base}/metadata.json": json.dumps({**metadata, "normalized_snapshot_id": sid, "created_at": stamp, "flamegraphs": {k: _flame_name(i) for i, k in enumerate(keys) if k in flames}}, indent=1)}
+        files.update({f"{base}/{_flame_name(i)}": flames[k] for i, k in enumerate(keys) if k in flames})
+        await asyncio.gather(*(self.blobs.put(name, data, content_type=JSON if name.endswith(".json") else "text/plain") for name, data in files.items()))
+        await self.runs.upsert({
+            "id": f"snapshot_{sid}", "type": "snapshot", "workspace_id": self.workspace, "snapshot_id": sid, "created_at": stamp, "updated_at": stamp,
+            "counts": metadata["counts"], "environment_hints": metadata["environment_hints"], "sources": metadata["sources"],
+            "profiles": [{"key": p["key"], "kind": p["kind"], "endpoint": p["endpoint"], "wall_ms": p["wall_ms"]} for p in content["profiles"]],
+            "report_ids": [],
+        })
+        return True
+
+    async def index(self, sid: str) -> dict[str, Any]:
+        doc = await self.runs.read(f"snapshot_{sid}", self.workspace)
+        if doc is None or doc.get("type") != "snapshot":
+            raise NotFound(f"No snapshot {sid} in this workspace", details={"normalized_snapshot_id": sid},
+                           recovery_suggestions=["Call runs.list for the workspace's snapshots, or artifacts.ingest to create one."])
+        return doc
+
+    async def load_snapshot(self, sid: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """(content, collapsed stacks per profile key)."""
+        await self.index(sid)
+        base = self.snapshot_dir(sid)
+        raw, meta_raw = await asyncio.gather(self.blobs.get(f"{base}/snapshot.json"), self.blobs.get(f"{base}/metadata.json"))
+        if raw is None or meta_raw is None:
+            raise NotFound(f"Snapshot {sid} is indexed but its files are gone", recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."])
+        content, metadata = json.loads(raw), json.loads(meta_raw)
+        names = metadata.get("flamegraphs", {})
+        texts = await asyncio.gather(*(self.blobs.get(f"{base}/{n}") for n in names.values()))
+        return content, {k: t.decode() for k, t in zip(names, texts) if t is not None}
+
+    # -- reports -----------------------------------------------------------------------------------
+    async def save_report(self, sid: str, rid: str, markdown: str, report: dict[str, Any], charts: dict[str, str], now: datetime) -> list[str]:
+        files = {f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"), f"report_{rid}.json": (json.dumps(report, indent=1, sort_keys=True), JSON)}
+        files.update({name: (svg, "image/svg+xml") for name, svg in charts.items()})
+        await asyncio.gather(*(self.blobs.put(self.report_blob(name), data, content_type=ct) for name, (data, ct) in files.items()))
+        await self.runs.upsert({"id": f"report_{rid}", "type": "report", "workspace_id": self.workspace, "snapshot_id": sid, "report_id": rid,
+                                "created_at": now.isoformat(), "files": sorted(files), "finding_count": report["summary"]["finding_count"]})
+        doc = await self.index(sid)
+        if rid not in doc.get("report_ids", []):
+            doc["report_ids"] = sorted(doc.get("report_ids", []) + [rid])
+            await self.runs.upsert(doc)
+        return sorted(files)
+
+    async def reports(self, sid: str) -> list[dict[str, Any]]:
+        return await self.runs.query_all(self.workspace, "c.type = 'report' AND c.snapshot_id = @sid", {"@sid": sid}, limit=200)
+
+    async def report_file(self, file_name: str) -> bytes:
+        """A report file by name, only if its report is indexed in this workspace."""
+        rid = file_name.removeprefix("report_")[:16]
+        doc = await self.runs.read(f"report_{rid}", self.workspace)
+        if doc is None or file_name not in doc.get("files", []):
+            raise NotFound(f"No report file {file_name!r} in this workspace", recovery_suggestions=["Use a name from report.export's downloads."])
+        data = await self.blobs.get(self.report_blob(file_name))
+        if data is None:
+            raise NotFound(f"Report file {file_name!r} was removed (retention)")
+        return data
+
+    # -- listing and retention ---------------------------------------------------------------------
+    async def list_runs(self, limit: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        return await self.runs.query(self.workspace, "c.type = 'snapshot'", order_by="c.updated_at DESC", max_items=limit, continuation=continuation)
+
+    async def prune(self, keep_last_n: int, ttl_days: int | None, now: datetime) -> list[str]:
+        """Remove snapshots beyond the newest keep_last_n or older than ttl_days, with their reports."""
+        runs = await self.runs.query_all(self.workspace, "c.type = 'snapshot'", order_by="c.updated_at DESC", limit=5000)
+        cutoff = (now - timedelta(days=ttl_days)).isoformat() if ttl_days else None
+        doomed = [r for i, r in enumerate(runs) if i >= keep_last_n or (cutoff and r["updated_at"] < cutoff)]
+        for run in doomed:
+            await self.delete_snapshot(run["snapshot_id"])
+        return [r["snapshot_id"] for r in doomed]
+
+    async def delete_snapshot(self, sid: str) -> None:
+        await self.runs.delete(f"snapshot_{sid}", self.workspace)
+        for report in await self.reports(sid):
+            await self.runs.delete(report["id"], self.workspace)
+            await asyncio.gather(*(self.blobs.delete(self.report_blob(f)) for f in report.get("files", [])))
+        names = [n async for n in self.blobs.list(self.snapshot_dir(sid) + "/")]
+        await asyncio.gather(*(self.blobs.delete(n) for n in names))

@@ -1,0 +1,113 @@
+"""Two pictures for reports, as self-contained SVG (no scripts, no external fonts, deterministic output).
+
+- `offenders_chart`: horizontal bars of the top offenders per metric, coloured by severity, with the
+  P0/P1/P2 thresholds drawn as lines, so "how far over" is visible at a glance.
+- `flame_graph`: a flame graph from collapsed stacks (`a;b;c <self>`), root at the bottom, widths
+  proportional to inclusive cost, a `<title>` tooltip on every frame; frames under MIN_PX are merged away.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from xml.sax.saxutils import escape
+
+WIDTH = 1200
+_FONT = 'font-family="Verdana,Arial,sans-serif" font-size="11"'
+_SEVERITY_COLOURS = {"P0": "#d62728", "P1": "#ff7f0e", "P2": "#e6c229", None: "#9e9e9e"}
+MIN_PX = 0.5
+ROW = 16
+
+
+def _text(s: str) -> str:
+    return escape(s, {'"': "&quot;"})
+
+
+def _fit(label: str, pixels: float) -> str:
+    chars = int(pixels / 7)
+    if chars < 3:
+        return ""
+    return label if len(label) <= chars else label[: chars - 2] + ".."
+
+
+def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metrics: list[str]) -> str:
+    """One panel per metric with ranked items; empty metrics are left out (an SVG saying so if all are)."""
+    panels = [(m, aggregates.get(m) or []) for m in metrics if aggregates.get(m)]
+    label_w, bar_w, pad = 430, 640, 10
+    height = 30 + sum(24 + ROW * len(items) + pad for _, items in panels) + (20 if not panels else 0)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" {_FONT}>',
+           '<rect width="100%" height="100%" fill="#ffffff"/>',
+           '<text x="10" y="18" font-size="14" font-weight="bold">Top offenders (bar = measured, lines = P2 / P1 / P0 thresholds)</text>']
+    y = 30
+    if not panels:
+        out.append(f'<text x="10" y="{y + 12}">Nothing to rank: the snapshot has no endpoints, queries or functions with timings.</text>')
+    for metric, items in panels:
+        levels = thresholds[metric]
+        top = max([i["value_ms"] for i in items] + [levels["P0"]]) * 1.05
+        scale = bar_w / top if top > 0 else 0.0
+        out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{_text(metric)}</text>')
+        y += 20
+        for item in items:
+            w = max(1.0, item["value_ms"] * scale)
+            colour = _SEVERITY_COLOURS.get(item["severity"], "#9e9e9e")
+            out.append(f'<text x="10" y="{y + 12}">{_text(_fit(str(item["subject"]), label_w - 10))}</text>')
+            out.append(f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{ROW - 4}" fill="{colour}"><title>{_text(str(item["subject"]))}: {item["value_ms"]:,.1f} ms ({item["severity"] or "below P2"})</title></rect>')
+            out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{item["value_ms"]:,.1f} ms</text>')
+            y += ROW
+        for level, dash in (("P2", "2,2"), ("P1", "4,2"), ("P0", "")):
+            x = label_w + levels[level] * scale
+            top_y = y - ROW * len(items)
+            dashes = f' stroke-dasharray="{dash}"' if dash else ""
+            out.append(f'<line x1="{x:.1f}" y1="{top_y}" x2="{x:.1f}" y2="{y}" stroke="{_SEVERITY_COLOURS[level]}" stroke-width="1"{dashes}/>')
+            out.append(f'<text x="{x + 2:.1f}" y="{top_y - 2}" font-size="9" fill="{_SEVERITY_COLOURS[level]}">{level} {levels[level]:,}</text>')
+        y += pad
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _colour(name: str) -> str:
+    h = hashlib.sha256(name.encode()).digest()
+    return f"rgb({205 + h[0] % 50},{80 + h[1] % 130},{h[2] % 60})"  # the classic warm flame palette
+
+
+def flame_graph(collapsed_stacks: str, title: str, unit: str = "ns") -> str:
+    root: dict[str, Any] = {"children": {}, "total": 0.0}
+    for line in collapsed_stacks.splitlines():
+        stack, _, value = line.rpartition(" ")
+        try:
+            cost = float(value)
+        except ValueError:
+            continue
+        node = root
+        node["total"] += cost
+        for frame in stack.split(";"):
+            node = node["children"].setdefault(frame, {"children": {}, "total": 0.0})
+            node["total"] += cost
+    total = root["total"]
+    frames: list[tuple[int, float, float, str, float]] = []  # depth, x, width, name, cost
+    scale = (WIDTH - 20) / total if total > 0 else 0.0
+
+    def place(node: dict[str, Any], depth: int, x: float) -> None:
+        for name in sorted(node["children"]):
+            child = node["children"][name]
+            w = child["total"] * scale
+            if w >= MIN_PX:
+                frames.append((depth, x, w, name, child["total"]))
+                place(child, depth + 1, x)
+            x += w
+
+    place(root, 0, 10.0)
+    depth = max((f[0] for f in frames), default=0) + 1
+    height = 50 + depth * ROW
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" {_FONT}>',
+           '<rect width="100%" height="100%" fill="#fdf8ef"/>',
+           f'<text x="10" y="18" font-size="14" font-weight="bold">{_text(title)}</text>',
+           f'<text x="10" y="34">Flame graph: width = inclusive {"wall time" if unit == "ns" else unit}; total {total / 1e6 if unit == "ns" else total:,.1f} {"ms" if unit == "ns" else unit}. Hover a frame for its numbers.</text>']
+    for d, x, w, name, cost in frames:
+        y = height - 10 - (d + 1) * ROW
+        share = 100.0 * cost / total if total else 0.0
+        amount = f"{cost / 1e6:,.3f} ms" if unit == "ns" else f"{cost:,.0f} {unit}"
+        out.append(f'<g><title>{_text(name)}: {amount} ({share:.1f}%)</title><rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_colour(name)}" rx="1"/>'
+                   f'<text x="{x + 3:.2f}" y="{y + 11}">{_text(_fit(name, w - 6))}</text></g>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

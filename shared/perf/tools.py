@@ -1,0 +1,123 @@
+"""The perf tools (spec: ../shared/specs/perf-artifacts-mcp.md), plus runs.*, the ingest.bundle alias and upload URLs."""
+
+from __future__ import annotations
+
+from shared.perf.models import (
+    AnalysisRequest,
+    AnalysisResult,
+    IngestRequest,
+    IngestResult,
+    ReportResult,
+    RunDetail,
+    RunsGetRequest,
+    RunsListRequest,
+    RunsListResult,
+    UploadUrlRequest,
+    UploadUrlResult,
+    ValidateRequest,
+    ValidateResult,
+)
+from shared.perf.service import PerfService
+from shared.tools.invoke import ToolContext
+from shared.tools.registry import ToolSet
+
+toolset = ToolSet("perf")
+
+
+def _service(ctx: ToolContext) -> PerfService:
+    d = ctx.deps
+    return PerfService(d.blobs, d.cosmos, d.settings, d.clock)
+
+
+def _render_analysis(r: AnalysisResult) -> str:
+    s = r.summary
+    return f"{s['finding_count']} finding(s) ({s['p0_count']} P0, {s['p1_count']} P1, {s['p2_count']} P2). {s['headline']} {r.next_action}"
+
+
+@toolset.tool("artifacts.upload_url", title="Get a short-lived URL to upload an artifact", idempotent=True)
+async def upload_url(ctx: ToolContext, args: UploadUrlRequest) -> UploadUrlResult:
+    """Get a short-lived URL to upload one perf artifact (SPX .json/.txt.gz, slow log, timings) straight to storage.
+
+    PUT the file to upload_url with header `x-ms-blob-type: BlockBlob` before it expires, then refer to
+    it as {"blob": name} in artifacts.validate / artifacts.ingest. For files that fit in a request you
+    can instead POST them to /api/artifacts?name=<name> (the `alternative`).
+    """
+    return await _service(ctx).upload_url(ctx.principal, args)
+
+
+@toolset.tool("artifacts.validate", title="Check perf artifacts and detect their type", read_only=True, idempotent=True)
+async def artifacts_validate(ctx: ToolContext, args: ValidateRequest) -> ValidateResult:
+    """Check uploaded perf artifacts and detect what each is, without storing anything.
+
+    Pass artifacts as [{"blob": name}] (uploaded via POST /api/artifacts or artifacts.upload_url).
+    Detects SPX metadata (.json, spx-json-v2) and traces (.txt.gz, spx-text-gz-v1) and pairs them
+    (pair_status paired/partial), MySQL/MariaDB slow logs (mysql-slowlog-v1) and collector-v1 timing
+    files. Each result has ok, detected_type, detected_version, errors[] and metadata; truncated gzip,
+    empty, binary, non-UTF-8 and oversized files are reported, not fatal. Then call artifacts.ingest.
+    """
+    return await _service(ctx).validate(ctx.principal, args)
+
+
+_INGEST_DOC = """Parse perf artifacts into a normalised snapshot and store it; returns normalized_snapshot_id.
+
+Strict: every artifact must validate (else VALIDATION_ERROR listing each result). SPX pairs become
+per-function spans (calls, self and total ms, recursion, top callees) and a flame graph; slow logs
+become query classes (pt-query-digest fingerprints, count, total/avg/p95/max, rows, literals
+redacted); timings become per-endpoint p50/p95/max per phase. The id is the SHA-256 of the content,
+so ingesting the same files again returns the same id (created=false). Old snapshots are removed by
+retention (keep_last_n, ttl_days). Then call analysis.run or report.export with the id.
+"""
+
+
+def _ingest_tool(name: str, title: str, doc: str) -> None:
+    async def handler(ctx: ToolContext, args: IngestRequest) -> IngestResult:
+        return await _service(ctx).ingest(ctx.principal, args)
+
+    handler.__doc__ = doc
+    toolset.tool(name, title=title, idempotent=True)(handler)
+
+
+# The spec's implemented name and its planned alias: one handler, two declarations.
+_ingest_tool("artifacts.ingest", "Ingest perf artifacts into a snapshot", _INGEST_DOC)
+_ingest_tool("ingest.bundle", "Ingest perf artifacts (alias of artifacts.ingest)", "Alias of artifacts.ingest (the spec's planned name); same arguments and result.\n\n" + _INGEST_DOC)
+
+
+@toolset.tool("analysis.run", title="Rank and grade a perf snapshot", read_only=True, idempotent=True, render=_render_analysis)
+async def analysis_run(ctx: ToolContext, args: AnalysisRequest) -> AnalysisResult:
+    """Rank a snapshot's endpoints, query classes and functions and grade them P0/P1/P2 against thresholds.
+
+    Give normalized_snapshot_id (or snapshot_id) from artifacts.ingest; top_n (1..20, default 5) items
+    are ranked per metric. thresholds: {"endpoint_ttfb_ms"|"endpoint_wall_ms"|"query_total_time_ms"|
+    "span_self_ms"|"span_total_ms": {"P0": int, "P1": int, "P2": int}} in ms with P0 >= P1 >= P2 > 0;
+    omitted metrics keep conservative defaults, and with no thresholds at all open_questions asks for
+    real ones. Each finding has severity, the measured value, how far over, evidence and a concrete
+    suggestion. Follow next_action; report.export writes the same analysis as a shareable report.
+    """
+    return await _service(ctx).analysis(ctx.principal, args, ctx.correlation_id)
+
+
+@toolset.tool("report.export", title="Write a perf report (Markdown, JSON, SVG charts)", idempotent=True)
+async def report_export(ctx: ToolContext, args: AnalysisRequest) -> ReportResult:
+    """Run analysis.run with the same parameters and write a report: Markdown, JSON and SVG charts in storage.
+
+    The Markdown has # Executive Summary, # Thresholds Used and # Observations (also with no
+    findings), a chart of the top offenders against the thresholds and flame graphs of the slowest
+    SPX profiles. report_id is deterministic (same snapshot and parameters, same id and bytes). The
+    result holds the Markdown and JSON inline and downloads[] (GET with the same credentials).
+    """
+    return await _service(ctx).report(ctx.principal, args, ctx.correlation_id)
+
+
+@toolset.tool("runs.list", title="List perf snapshots", read_only=True, idempotent=True)
+async def runs_list(ctx: ToolContext, args: RunsListRequest) -> RunsListResult:
+    """List the workspace's perf snapshots, most recently ingested first, with counts, sources and report ids.
+
+    Page with `continuation`. Use a normalized_snapshot_id with analysis.run, report.export or runs.get.
+    """
+    return await _service(ctx).runs_list(ctx.principal, args)
+
+
+@toolset.tool("runs.get", title="Show one perf snapshot", read_only=True, idempotent=True)
+async def runs_get(ctx: ToolContext, args: RunsGetRequest) -> RunDetail:
+    """Show one snapshot: counts, sources, environment hints, SPX profiles and its reports with download links."""
+    return await _service(ctx).runs_get(ctx.principal, args)

@@ -1,0 +1,74 @@
+"""Uploads for POST /api/artifacts: raw or multipart bodies, checked like artifacts.validate, then stored.
+
+Every file of a request is checked first and the request is refused as a whole if any is unusable,
+so a bad upload writes nothing. SHA-256 is computed over the bytes that are stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import tempfile
+from email.parser import BytesParser
+from email.policy import HTTP
+from pathlib import Path
+from typing import Any
+
+from shared.core.errors import ValidationFailed
+from shared.perf.artifacts import artifact_blob, blob_name
+from shared.perf.detect import detect
+from shared.storage.blob import BlobStore
+
+MAX_PARTS = 20
+
+
+def _invalid(message: str, problem: str, field: str = "(body)") -> ValidationFailed:
+    return ValidationFailed(message, details={"errors": [{"field": field, "problem": problem}]},
+                            recovery_suggestions=["POST the file as the body with ?name=<file name>, or as multipart/form-data with a filename per part."])
+
+
+def split_body(body: bytes, content_type: str, name: str | None) -> list[tuple[str, bytes]]:
+    """(name, bytes) per file in the request."""
+    if content_type.lower().startswith("multipart/form-data"):
+        message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode("latin-1", "replace") + b"\r\n\r\n" + body)
+        if not message.is_multipart():
+            raise _invalid("multipart body without parts (check the boundary)", "no parts")
+        parts = [p for p in message.iter_parts() if p.get_content_disposition() == "form-data"]  # type: ignore[attr-defined]
+        files = [(p.get_filename() or (name if len(parts) == 1 else None), p.get_payload(decode=True) or b"") for p in parts if p.get_filename() or len(parts) == 1]
+        if not files:
+            raise _invalid("multipart body has no file part", "add a part with a filename")
+        if len(files) > MAX_PARTS:
+            raise _invalid(f"at most {MAX_PARTS} files per request", "too many parts")
+        out = []
+        for fname, data in files:
+            if not fname:
+                raise _invalid("a file part has no filename and no ?name= was given", "missing filename", "name")
+            out.append((fname.replace("\\", "/").rsplit("/", 1)[-1] if fname != name else fname, data))
+        return out
+    if not name:
+        raise _invalid("missing ?name=<file name> for a raw upload", "required", "name")
+    return [(name, body)]
+
+
+def _check(name: str, data: bytes) -> dict[str, Any]:
+    if not data:
+        raise _invalid(f"{name}: empty file (0 bytes)", "empty", name)
+    with tempfile.TemporaryDirectory(prefix="firebreak-upload-") as tmp:
+        path = Path(tmp) / name.rsplit("/", 1)[-1]
+        path.write_bytes(data)
+        d = detect(name, len(data), lambda: open(path, "rb"))
+    if not d.ok:
+        raise ValidationFailed(f"{name}: {d.errors[0] if d.errors else 'not a usable artifact'}", details={"errors": [{"field": name, "problem": e} for e in d.errors], "detection": d.to_dict()},
+                               recovery_suggestions=["Upload the artifact as written by SPX, the MySQL server or collect.run (gzip must be complete)."])
+    return d.to_dict()
+
+
+async def store_uploads(blobs: BlobStore, workspace_id: str, body: bytes, content_type: str, name: str | None) -> list[dict[str, Any]]:
+    files = [(blob_name(n), data) for n, data in split_body(body, content_type, name)]
+    checked = [await asyncio.to_thread(_check, n, data) for n, data in files]
+    stored = []
+    for (n, data), detection in zip(files, checked):
+        await blobs.put(artifact_blob(workspace_id, n), data)
+        stored.append({"blob": n, "size_bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "detected_type": detection["detected_type"],
+                       "detected_version": detection["detected_version"], "metadata": detection["metadata"]})
+    return stored

@@ -1,0 +1,201 @@
+"""The perf capability against Azurite and the local Cosmos: ingest → analysis → report, determinism,
+retention, isolation, and bad input that writes nothing."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from shared.core.deps import Deps
+from shared.core.errors import NotFound, ValidationFailed
+from shared.identity.models import Principal
+from shared.perf.artifacts import workspace_prefix
+from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest, RunsGetRequest, RunsListRequest, ValidateRequest
+from shared.perf.service import PerfService
+from shared.perf.upload import store_uploads
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+SPX = sorted((FIXTURES / "spx").glob("spx-full-*"))
+SLOWLOGS = [FIXTURES / "slowlog" / "small.log", FIXTURES / "slowlog" / "mysql80-sample.log"]
+TIMINGS = FIXTURES / "perf" / "timings.json"
+
+
+def principal() -> Principal:
+    return Principal(workspace_id=f"ws-perf-{uuid.uuid4().hex[:8]}", user_id="tester", source="dev")
+
+
+@pytest.fixture
+def service(deps: Deps) -> PerfService:
+    return PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock)
+
+
+async def upload(deps: Deps, who: Principal, files: list[Path], folder: str = "in") -> list[ArtifactRef]:
+    refs = []
+    for f in files:
+        stored = await store_uploads(deps.blobs, who.workspace_id, f.read_bytes(), "application/octet-stream", f"{folder}/{f.name}")
+        refs.append(ArtifactRef(blob=stored[0]["blob"]))
+    return refs
+
+
+async def blob_names(deps: Deps, who: Principal, kind: str) -> list[str]:
+    return [n async for n in deps.blobs.list(f"{workspace_prefix(who.workspace_id)}/{kind}/")]
+
+
+async def test_validate_pairs_and_detects_every_fixture(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    refs = await upload(deps, who, SPX + SLOWLOGS + [TIMINGS])
+    r = await service.validate(who, ValidateRequest(artifacts=refs))
+    assert r.counts.ok == len(refs) and r.counts.failed == 0
+    kinds = {i.path.rsplit("/", 1)[-1]: (i.detected_type, i.detected_version) for i in r.results}
+    assert kinds["small.log"] == ("mysql_slow_log", "mysql-slowlog-v1") and kinds["timings.json"] == ("ttfb_timings", "collector-v1")
+    spx = [i for i in r.results if i.detected_type == "spx"]
+    assert len(spx) == 28 and all(i.metadata["pair_status"] == "paired" for i in spx)
+    # Half a pair: reported, not fatal to the call.
+    half = await service.validate(who, ValidateRequest(artifacts=refs[:1]))
+    assert half.counts.failed == 1 and half.results[0].metadata["pair_status"] == "partial" and "missing" in half.results[0].errors[0]
+
+
+async def test_ingest_analyse_report_round_trip(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    refs = await upload(deps, who, SPX + SLOWLOGS + [TIMINGS])
+    first = await service.ingest(who, IngestRequest(artifacts=refs, environment_hints={"env": "staging", "app": "checkout"}))
+    assert first.created and first.counts.queries > 0 and first.counts.spans > 0 and first.counts.profiles == 14
+    assert first.counts.endpoints >= 3  # three timed paths plus the SPX HTTP fixtures' endpoints
+    # Same content under other names and in another order: same id, nothing new written.
+    again_refs = await upload(deps, who, list(reversed(SPX + SLOWLOGS + [TIMINGS])), folder="again")
+    second = await service.ingest(who, IngestRequest(artifacts=again_refs))
+    assert second.normalized_snapshot_id == first.normalized_snapshot_id and not second.created
+    sid = first.normalized_snapshot_id
+
+    analysis = await service.analysis(who, AnalysisRequest(normalized_snapshot_id=sid, top_n=5), "corr-1")
+    assert analysis.correlation_id == "corr-1" and len(analysis.open_questions) == 5
+    assert all(t["source"] == "default_conservative" for t in analysis.ranking_thresholds.values())
+    s = analysis.summary
+    assert s["finding_count"] == len(analysis.findings) == s["p0_count"] + s["p1_count"] + s["p2_count"]
+    for f in analysis.findings:
+        assert f["value_ms"] >= f["threshold_ms"] and f["suggestion"] and f["evidence"]
+        assert {"id": f["id"], "title": f["title"]} in analysis.findings_by_severity[f["severity"]]
+    # The /checkout timings (p95 ~2.4 s TTFB) are a P0 by the default 1500 ms threshold.
+    assert any(f["metric"] == "endpoint_ttfb_ms" and f["subject"] == "GET /checkout" and f["severity"] == "P0" for f in analysis.findings)
+
+    strict = {"query_total_time_ms": {"P0": 3, "P1": 2, "P2": 1}}
+    tuned = await service.analysis(who, AnalysisRequest(snapshot_id=sid, thresholds=strict, top_n=50), "corr-2")
+    assert tuned.open_questions == [] and tuned.summary["top_n"] == 20
+    assert tuned.ranking_thresholds["query_total_time_ms"]["source"] == "provided" and tuned.ranking_thresholds["span_self_ms"]["source"] == "default_conservative"
+
+    report = await service.report(who, AnalysisRequest(normalized_snapshot_id=sid, top_n=5), "corr-3")
+    again = await service.report(who, AnalysisRequest(normalized_snapshot_id=sid, top_n=5), "corr-4")
+    assert report.report_id == again.report_id and report.markdown == again.markdown and len(report.report_id) == 16
+    for section in ("# Executive Summary", "# Thresholds Used", "# Observations"):
+        assert section in report.markdown
+    assert report.report["ranking_thresholds"] == analysis.ranking_thresholds and report.report["open_questions"] == analysis.open_questions
+    store = await service.store(who)
+    md = await store.report_file(f"report_{report.report_id}.md")
+    assert md.decode() == report.markdown
+    svgs = [n for n in report.downloads if n.endswith(".svg")]
+    assert any("_flame_" in n for n in svgs) and any(n.endswith("_top.svg") for n in svgs)
+    for n in svgs:
+        assert (await store.report_file(n)).startswith(b"<svg")
+    runs = await service.runs_list(who, RunsListRequest())
+    assert [r.normalized_snapshot_id for r in runs.runs] == [sid] and runs.runs[0].report_ids == [report.report_id]
+    detail = await service.runs_get(who, RunsGetRequest(normalized_snapshot_id=sid))
+    assert detail.run.environment_hints == {"env": "staging", "app": "checkout"} and len(detail.profiles) == 14
+
+
+async def test_zero_findings_report_keeps_its_sections(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    refs = await upload(deps, who, [FIXTURES / "slowlog" / "small.log"])
+    sid = (await service.ingest(who, IngestRequest(artifacts=refs))).normalized_snapshot_id
+    lenient = {m: {"P0": 10**9, "P1": 10**9, "P2": 10**9} for m in ("endpoint_ttfb_ms", "endpoint_wall_ms", "query_total_time_ms", "span_self_ms", "span_total_ms")}
+    report = await service.report(who, AnalysisRequest(normalized_snapshot_id=sid, thresholds=lenient), "c")
+    assert report.report["summary"]["finding_count"] == 0
+    for section in ("# Executive Summary", "# Thresholds Used", "# Observations"):
+        assert section in report.markdown
+
+
+async def test_retention_keeps_the_newest_n_with_their_files(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    ids = []
+    for f in SLOWLOGS + [TIMINGS]:
+        refs = await upload(deps, who, [f])
+        r = await service.ingest(who, IngestRequest(artifacts=refs, retention={"keep_last_n": 2}))
+        ids.append(r.normalized_snapshot_id)
+    assert r.removed_by_retention == [ids[0]]
+    listed = [x.normalized_snapshot_id for x in (await service.runs_list(who, RunsListRequest())).runs]
+    assert listed == [ids[2], ids[1]]
+    assert not any(ids[0] in n for n in await blob_names(deps, who, "snapshots"))
+    with pytest.raises(NotFound):
+        await service.analysis(who, AnalysisRequest(normalized_snapshot_id=ids[0]), "c")
+
+
+async def test_other_workspaces_see_nothing(service: PerfService, deps: Deps) -> None:
+    owner, other = principal(), principal()
+    refs = await upload(deps, owner, [TIMINGS])
+    sid = (await service.ingest(owner, IngestRequest(artifacts=refs))).normalized_snapshot_id
+    with pytest.raises(NotFound):
+        await service.analysis(other, AnalysisRequest(normalized_snapshot_id=sid), "c")
+    r = await service.validate(other, ValidateRequest(artifacts=refs))  # the blob name resolves inside the caller's workspace
+    assert r.counts.failed == 1 and "not found" in r.results[0].errors[0]
+
+
+def _gz(data: bytes) -> bytes:
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as g:
+        g.write(data)
+    return buf.getvalue()
+
+
+BAD_UPLOADS = {
+    "empty.log": b"",
+    "truncated.txt.gz": (lambda data: data[: len(data) // 2])(max((p for p in SPX if p.name.endswith(".gz")), key=lambda p: p.stat().st_size).read_bytes()),
+    "binary.log": bytes(range(256)) * 64,
+    "latin1.log": "caf\xe9 cr\xe8me \xff\xfe\n".encode("latin-1") * 50,  # (inside a real slow log, non-UTF-8 bytes in SQL are legal)
+    "one-line.log": b"x" * (10 * 1024 * 1024),
+    "bomb.txt.gz": _gz(b"\0" * (64 * 1024 * 1024)),
+    "bad.json": b"{not json",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_UPLOADS))
+async def test_bad_uploads_are_refused_and_write_nothing(deps: Deps, name: str) -> None:
+    who = principal()
+    with pytest.raises(ValidationFailed) as err:
+        await store_uploads(deps.blobs, who.workspace_id, BAD_UPLOADS[name], "application/octet-stream", name)
+    assert err.value.details["errors"]
+    assert await blob_names(deps, who, "artifacts") == []
+
+
+@pytest.mark.parametrize("name", ["../etc/passwd", "a/../../b", ".hidden", "dir//x", "x\\y", "a b", "/abs"])
+async def test_traversal_names_are_refused(deps: Deps, name: str) -> None:
+    who = principal()
+    with pytest.raises(ValidationFailed):
+        await store_uploads(deps.blobs, who.workspace_id, b"# Time: 2026-01-01T00:00:00Z\n", "application/octet-stream", name)
+    assert await blob_names(deps, who, "artifacts") == []
+
+
+async def test_failed_ingest_writes_no_snapshot(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    good = await upload(deps, who, [TIMINGS])
+    # A pair whose trace half is missing, and a blob that does not exist.
+    half = await upload(deps, who, [SPX[0]])
+    for refs in (good + half, good + [ArtifactRef(blob="never-uploaded.log")]):
+        with pytest.raises(ValidationFailed) as err:
+            await service.ingest(who, IngestRequest(artifacts=refs))
+        assert any(not r["ok"] for r in err.value.details["results"])
+    assert await blob_names(deps, who, "snapshots") == []
+    assert (await service.runs_list(who, RunsListRequest())).runs == []
+
+
+async def test_bad_thresholds_are_validation_errors(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    sid = (await service.ingest(who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS])))).normalized_snapshot_id
+    for thresholds in ({"endpoint_ttfb_ms": {"P0": 1, "P1": 2, "P2": 3}}, {"nope_ms": {"P0": 3, "P1": 2, "P2": 1}}, {"span_self_ms": {"P0": 3, "P1": 2}},
+                       {"span_self_ms": {"P0": 3.5, "P1": 2, "P2": 1}}, {"span_self_ms": [1, 2, 3]}):
+        with pytest.raises(ValidationFailed):
+            await service.analysis(who, AnalysisRequest(normalized_snapshot_id=sid, thresholds=thresholds), "c")
+    assert json.loads(json.dumps((await service.runs_get(who, RunsGetRequest(snapshot_id=sid))).reports)) == []
