@@ -3,7 +3,11 @@
 For each of the spec's five metrics the subjects are ranked by that metric, the top `top_n` kept in
 `aggregates`, and every kept subject at or above its P2 threshold becomes a finding with its evidence
 (the numbers it was graded on), how far over the threshold it is, and a suggestion that names what
-to change. Deterministic: ties break by name, so the same snapshot and parameters give the same
+to change. Two kinds of subject are left out of the ranking because they would drown the real ones:
+replication streams (`administrator command: Binlog Dump...`, a connection that lives for hours) and
+pass-through wrappers in span_total_ms (a function whose largest callee has >= PASS_THROUGH of its
+total: the callee is graded instead, so a framework's Kernel -> Pipeline -> closure chain is one
+finding, not five). Deterministic: ties break by name, so the same snapshot and parameters give the same
 findings in the same order (report ids depend on it).
 """
 
@@ -16,9 +20,21 @@ from shared.perf.thresholds import LEVELS, clamp_top_n, resolve, severity
 
 _DB_CALLS = ("PDO", "mysqli", "Doctrine\\DBAL", "Illuminate\\Database")
 _SEVERITY_ORDER = {level: i for i, level in enumerate(LEVELS)}
+PASS_THROUGH = 0.9
+_DDL = ("alter ", "create ", "drop ", "optimize ", "analyze ", "truncate ", "rename ")
+
+
+def _is_replication(q: dict[str, Any]) -> bool:
+    return q["fingerprint"].lower().startswith("administrator command: binlog dump")
+
+
+def _is_pass_through(s: dict[str, Any]) -> bool:
+    return bool(s["top_callees"]) and s["total_ms"] > 0 and s["top_callees"][0]["total_ms"] >= PASS_THROUGH * s["total_ms"]
 
 
 def _query_suggestion(q: dict[str, Any]) -> str:
+    if q["fingerprint"].lower().startswith(_DDL):
+        return "A schema change (DDL), not application traffic: run it off-peak or as an online schema change (ALGORITHM=INPLACE / pt-online-schema-change)."
     examined, sent = q["rows_examined_avg"], max(q["rows_sent_avg"], 1.0)
     if examined >= 1000 and examined / sent >= 100:
         return (f"Each execution examines {examined:,.0f} rows on average to return {q['rows_sent_avg']:,.0f}: "
@@ -57,9 +73,11 @@ class _Metric:
 
 
 def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
-    endpoints, queries = snapshot["endpoints"], snapshot["queries"]
+    endpoints = snapshot["endpoints"]
+    queries = [q for q in snapshot["queries"] if not _is_replication(q)]
     spans = snapshot["spans"]
-    non_root = [s for s in spans if not s["is_root"]]  # a root's total is its endpoint's wall time, graded there
+    # A root's total is its endpoint's wall time (graded there); a pass-through wrapper's is its callee's.
+    non_root = [s for s in spans if not s["is_root"] and not _is_pass_through(s)]
 
     def wall(e: dict[str, Any]) -> float | None:
         if e["wall_ms"]:
@@ -125,7 +143,8 @@ def analyze(snapshot: dict[str, Any], snapshot_id: str, *, top_n: Any = None, th
     for f in findings:
         by_severity[f["severity"]].append({"id": f["id"], "title": f["title"]})
     aggregates["totals"] = {
-        "query_time_ms": round(sum(q["total_time_ms"] for q in snapshot["queries"]), 3),
+        "query_time_ms": round(sum(q["total_time_ms"] for q in snapshot["queries"] if not _is_replication(q)), 3),
+        "replication_stream_ms": round(sum(q["total_time_ms"] for q in snapshot["queries"] if _is_replication(q)), 3),
         "query_executions": sum(q["count"] for q in snapshot["queries"]),
         "profiles": len(snapshot["profiles"]),
         "profiled_wall_ms": round(sum(p["wall_ms"] for p in snapshot["profiles"]), 3),
