@@ -2,30 +2,37 @@
 
 from __future__ import annotations
 
+import azure.durable_functions as df
 import azure.functions as func
 
 from functions import wiring
-from functions.http import endpoint, read_body
+from functions.http import guarded, read_body
 from shared.core.logging import CORRELATION_HEADER
 
-bp = func.Blueprint()
+bp = df.Blueprint()
 
 
 @bp.function_name("mcp")
 @bp.route(route="mcp", methods=["GET", "POST", "DELETE"], auth_level=func.AuthLevel.FUNCTION)
-@endpoint
-async def mcp(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
+@bp.durable_client_input(client_name="client")
+async def mcp(req: func.HttpRequest, client: df.DurableOrchestrationClient) -> func.HttpResponse:
     """MCP over Streamable HTTP, stateless: protocol 2026-07-28 and the 2025 handshake versions.
 
     POST one JSON-RPC message with `Accept: application/json, text/event-stream`. GET and DELETE answer
     405: there are no sessions to resume or end, and a held-open GET stream would burn serverless time.
     """
+    return await guarded(req, lambda correlation_id: _serve(req, correlation_id, client))
+
+
+async def _serve(req: func.HttpRequest, correlation_id: str, client: df.DurableOrchestrationClient) -> func.HttpResponse:
+    from functions.orchestration import DurableStarter
+
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: correlation_id})
     deps = wiring.deps()
     principal = await deps.principals.resolve(dict(req.headers))
     body = read_body(req, deps.settings.max_request_bytes)
-    reply = await wiring.mcp_endpoint().handle(req.method, req.url, dict(req.headers), body, principal, correlation_id)
+    reply = await wiring.mcp_endpoint().handle(req.method, req.url, dict(req.headers), body, principal, correlation_id, orchestrations=DurableStarter(client))
     headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
     headers[CORRELATION_HEADER] = correlation_id
     return func.HttpResponse(reply.body, status_code=reply.status, headers=headers)

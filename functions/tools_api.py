@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import azure.durable_functions as df
 import azure.functions as func
 
 from functions import wiring
-from functions.http import endpoint, error_response, json_response, read_json_object
+from functions.http import endpoint, error_response, guarded, json_response, read_json_object
 from shared.tools.manifest import indexed_tools
 
-bp = func.Blueprint()
+# A durable blueprint: every tool function gets the durable client binding, so a tool whose work
+# outlives the request (collect.run) can continue it as an orchestration.
+bp = df.Blueprint()
 
 
 @bp.function_name("tools_document")
@@ -22,7 +25,7 @@ async def tools_document(req: func.HttpRequest, correlation_id: str) -> func.Htt
 
 
 def _tool_function(name: str, function_name: str):  # type: ignore[no-untyped-def]
-    async def call(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
+    async def call(req: func.HttpRequest, correlation_id: str, client: df.DurableOrchestrationClient) -> func.HttpResponse:
         # The registry (pydantic models, capability code) loads on the first call, not at indexing.
         from shared.core.errors import NotFound
         from shared.tools.catalog import default_registry
@@ -35,20 +38,27 @@ def _tool_function(name: str, function_name: str):  # type: ignore[no-untyped-de
         principal = await deps.principals.resolve(dict(req.headers))
         arguments = read_json_object(req, deps.settings.max_request_bytes)
         correlation_id = pop_correlation_id(arguments, tool) or correlation_id
-        outcome = await invoke(tool, arguments, ToolContext(principal, deps, correlation_id, transport="http"))
+        from functions.orchestration import DurableStarter
+
+        ctx = ToolContext(principal, deps, correlation_id, transport="http", orchestrations=DurableStarter(client))
+        outcome = await invoke(tool, arguments, ctx)
         if outcome.error is not None:
             return error_response(outcome.error, correlation_id)
         return json_response(outcome.output, correlation_id)
 
-    call.__name__ = function_name
-    call.__doc__ = f"Call the `{name}` tool with its arguments as the JSON body (see GET /api/tools for its schema)."
-    return endpoint(call)
+    async def wrapper(req: func.HttpRequest, client: df.DurableOrchestrationClient) -> func.HttpResponse:
+        return await guarded(req, lambda correlation_id: call(req, correlation_id, client))
+
+    # The worker matches bindings by parameter name: the signature must stay (req, client).
+    wrapper.__name__ = function_name
+    wrapper.__doc__ = f"Call the `{name}` tool with its arguments as the JSON body (see GET /api/tools for its schema)."
+    return wrapper
 
 
 # One HTTP function per tool, each with its own name and route, so the portal, metrics and keys see tools apart.
 for _entry in indexed_tools():
     bp.function_name(_entry["function_name"])(
         bp.route(route=f"tools/{_entry['name']}", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)(
-            _tool_function(_entry["name"], _entry["function_name"])
+            bp.durable_client_input(client_name="client")(_tool_function(_entry["name"], _entry["function_name"]))
         )
     )

@@ -119,8 +119,8 @@ class McpEndpoint:
             await self._runner
         self._manager = self._runner = None
 
-    async def handle(self, method: str, url: str, headers: dict[str, str], body: bytes, principal: Principal, correlation_id: str) -> HttpReply:
-        from shared.mcp.server import STATE_CORRELATION, STATE_PRINCIPAL
+    async def handle(self, method: str, url: str, headers: dict[str, str], body: bytes, principal: Principal, correlation_id: str, *, orchestrations: Any = None) -> HttpReply:
+        from shared.mcp.server import STATE_CORRELATION, STATE_ORCHESTRATIONS, STATE_PRINCIPAL
 
         if method.upper() == "POST" and (refused := precheck(body)) is not None:
             return refused
@@ -141,7 +141,7 @@ class McpEndpoint:
             + ([] if "host" in {k.lower() for k in headers} else [(b"host", host.encode("latin-1"))]),
             "client": ("127.0.0.1", 0),
             "server": (parts.hostname or "localhost", parts.port or 80),
-            "state": {STATE_PRINCIPAL: principal, STATE_CORRELATION: correlation_id},
+            "state": {STATE_PRINCIPAL: principal, STATE_CORRELATION: correlation_id, STATE_ORCHESTRATIONS: orchestrations},
         }
         reply = HttpReply(status=500)
         chunks: list[bytes] = []

@@ -27,6 +27,7 @@ INSTRUCTIONS = (
 # Request state the endpoint attaches to the HTTP scope before the SDK sees the request.
 STATE_PRINCIPAL = "firebreak_principal"
 STATE_CORRELATION = "firebreak_correlation_id"
+STATE_ORCHESTRATIONS = "firebreak_orchestrations"
 
 log = logging.getLogger("firebreak.mcp")
 
@@ -78,7 +79,7 @@ def build_server(registry: ToolRegistry, deps: Callable[[], Deps], version: str)
             # A no-op unless the client sent a progress token with this call.
             await ctx.session.report_progress(done, total, message)
 
-        outcome = await invoke(tool, arguments, ToolContext(principal, deps(), correlation_id, transport="mcp", progress=progress))
+        outcome = await invoke(tool, arguments, ToolContext(principal, deps(), correlation_id, transport="mcp", progress=progress, orchestrations=state.get(STATE_ORCHESTRATIONS)))
         if outcome.ok:
             return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.text)], structured_content=outcome.output)
         return types.CallToolResult(

@@ -4,7 +4,7 @@ Blob layout (one container, every name under the workspace's prefix, so no refer
     perf/<workspace>/artifacts/<name>                      uploads (POST /api/artifacts, upload URLs)
     perf/<workspace>/snapshots/snapshot_<id>/snapshot.json  + metadata.json, profile_<n>.collapsed.txt
     perf/<workspace>/reports/report_<id>.md|.json|*.svg
-    perf/<workspace>/bundles/<bundle_id>/manifest.json      + timings.json (collect.run)
+    perf/<workspace>/artifacts/bundles/<bundle_id>/manifest.json + timings.json (collect.run: an artifact like any upload)
 A tool reads an artifact by streaming it into a temporary file (SHA-256 on the way), so the parsers
 work on a local file whatever the source and memory does not grow with the artifact.
 """

@@ -15,6 +15,7 @@ from shared.core.errors import NotConfigured
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf import analysis as analysis_mod
+from shared.perf import collect as collect_mod
 from shared.perf import report as report_mod
 from shared.perf import snapshot as snapshot_mod
 from shared.perf.artifacts import ArtifactFetcher, artifact_blob
@@ -138,6 +139,39 @@ class PerfService:
                      for r in sorted(reports, key=lambda r: r["created_at"])],
             next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
         )
+
+    async def collect(self, principal: Principal, req: collect_mod.CollectRequest, correlation_id: str, orchestrations: Any = None,
+                      progress: Callable[[float, float | None, str | None], Any] | None = None) -> collect_mod.CollectResult:
+        the_plan = await collect_mod.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
+        paths = collect_mod.paths_of(principal.workspace_id, the_plan["bundle_id"])
+        worst = collect_mod.worst_case_seconds(req)
+        if worst > self.settings.perf_collect_inline_seconds and orchestrations is not None:
+            started = await orchestrations.start(collect_mod.ORCHESTRATOR, {"plan": the_plan, "correlation_id": correlation_id})
+            counts = {"spx_files": sum(1 for i in the_plan["inventory"] if i["type"] == "spx"), "inventory_items": len(the_plan["inventory"]), "timing_samples": 0}
+            return collect_mod.CollectResult(
+                bundle_id=the_plan["bundle_id"], state="running", **paths, artifact_counts=counts, ingest_artifacts=[], correlation_id=correlation_id,
+                status_query_url=started["status_query_url"], instance_id=started["instance_id"],
+                next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: poll status_query_url "
+                             "until runtimeStatus is Completed (customStatus shows progress); its output holds artifact_counts and ingest_artifacts for artifacts.ingest."),
+            )
+        samples: list[dict[str, Any]] = []
+        for i, path in enumerate(the_plan["url_paths"]):
+            if progress is not None:
+                await progress(i, len(the_plan["url_paths"]), f"probing {path.split('?', 1)[0]}")
+            samples += await collect_mod.run_path(the_plan, path, self.settings)
+        done = await self.finish_collect(the_plan, samples)
+        failed = sum(1 for s in samples if s["error"])
+        return collect_mod.CollectResult(
+            bundle_id=the_plan["bundle_id"], state="completed", **paths, artifact_counts=done["artifact_counts"], ingest_artifacts=done["ingest_artifacts"],
+            removed_by_retention=done["removed_by_retention"], correlation_id=correlation_id,
+            next_action=(f"{failed} sample(s) failed (see timings.json errors). " if failed else "") + "Call artifacts.ingest with ingest_artifacts as artifacts.",
+        )
+
+    async def finish_collect(self, the_plan: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
+        """Write the bundle of a collect.run (inline or from the orchestration's last activity)."""
+        store = PerfStore(self.blobs, await self.cosmos.container("perf_runs"), the_plan["workspace_id"])
+        return await collect_mod.finish(the_plan, samples, self.blobs, store.runs, self.settings, self.clock,
+                                        lambda keep, ttl: store.prune_bundles(keep, ttl, self.clock()))
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
         name = artifact_blob(principal.workspace_id, req.name)

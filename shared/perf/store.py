@@ -35,9 +35,6 @@ class PerfStore:
     def report_blob(self, file_name: str) -> str:
         return f"{self.prefix}/reports/{file_name}"
 
-    def bundle_dir(self, bundle_id: str) -> str:
-        return f"{self.prefix}/bundles/{bundle_id}"
-
     # -- snapshots -------------------------------------------------------------------------------
     async def save_snapshot(self, sid: str, content: dict[str, Any], metadata: dict[str, Any], flames: dict[str, str], now: datetime) -> bool:
         """Store a snapshot; False (and only the index refreshed) when this content is already stored."""
@@ -120,6 +117,17 @@ class PerfStore:
         for run in doomed:
             await self.delete_snapshot(run["snapshot_id"])
         return [r["snapshot_id"] for r in doomed]
+
+    async def prune_bundles(self, keep_last_n: int, ttl_days: int | None, now: datetime) -> list[str]:
+        """collect.run bundles beyond the newest keep_last_n or older than ttl_days: index entry, then files."""
+        bundles = await self.runs.query_all(self.workspace, "c.type = 'bundle'", order_by="c.updated_at DESC", limit=5000)
+        cutoff = (now - timedelta(days=ttl_days)).isoformat() if ttl_days else None
+        doomed = [b for i, b in enumerate(bundles) if i >= keep_last_n or (cutoff and b["updated_at"] < cutoff)]
+        for b in doomed:
+            await self.runs.delete(b["id"], self.workspace)
+            names = [n async for n in self.blobs.list(f"{self.prefix}/artifacts/bundles/{b['bundle_id']}/")]
+            await asyncio.gather(*(self.blobs.delete(n) for n in names))
+        return [b["bundle_id"] for b in doomed]
 
     async def delete_snapshot(self, sid: str) -> None:
         await self.runs.delete(f"snapshot_{sid}", self.workspace)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shared.perf.collect import CollectRequest, CollectResult
 from shared.perf.models import (
     AnalysisRequest,
     AnalysisResult,
@@ -121,3 +122,18 @@ async def runs_list(ctx: ToolContext, args: RunsListRequest) -> RunsListResult:
 async def runs_get(ctx: ToolContext, args: RunsGetRequest) -> RunDetail:
     """Show one snapshot: counts, sources, environment hints, SPX profiles and its reports with download links."""
     return await _service(ctx).runs_get(ctx.principal, args)
+
+
+@toolset.tool("collect.run", title="Probe endpoint timings and bundle SPX files and a slow log", open_world=True)
+async def collect_run(ctx: ToolContext, args: CollectRequest) -> CollectResult:
+    """Measure HTTP timings of a non-production deployment and bundle them with SPX files and a slow log.
+
+    GETs base_url + each of url_paths (warmup_count, then sample_count samples, concurrency at a time,
+    timeout_ms each) and records curl-like phases per sample: dns, connect, tls, ttfb, total (ms).
+    Only headers named in headers_allowlist are sent; query strings and URL userinfo are left out of
+    what is recorded (redaction_rules). base_url must be https and public unless the deployment
+    allows otherwise. spx_dirs are Blob prefixes of your uploaded SPX pairs and slow_log_path a
+    slow log you uploaded. Writes manifest.json and timings.json (collector-v1) as a bundle; then call
+    artifacts.ingest with ingest_artifacts. Long runs answer state 'running' with a status URL to poll.
+    """
+    return await _service(ctx).collect(ctx.principal, args, ctx.correlation_id, ctx.orchestrations, ctx.report_progress)

@@ -29,6 +29,8 @@ class ToolContext:
     correlation_id: str
     transport: str = "http"
     progress: ProgressFn | None = None
+    # Starts Durable orchestrations for tools whose work outlives a request (None outside the Functions app).
+    orchestrations: Any = None
 
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the caller how far long work has got (an MCP progress notification when it asked for one)."""
