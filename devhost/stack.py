@@ -72,6 +72,7 @@ class Stack:
             "FIREBREAK_COSMOS_VERIFY_TLS": "false",
             "FIREBREAK_COSMOS_LOCAL_COMPAT": "true",
             "FIREBREAK_TASK_HUB": "firebreaklocal",
+            "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true",  # the spec's {"path": ...} artifacts work on your own machine
         }
 
     def _commands(self) -> dict[str, tuple[list[str], list[int]]]:

@@ -14,9 +14,9 @@ class HealthCheckRequest(ToolInput):
 
 
 class StoreCheck(ToolOutput):
-    name: Literal["cosmos", "blob"]
+    name: Literal["cosmos", "blob", "perf_runs", "perf_artifacts"] = Field(description="cosmos / blob: write a probe and read it back; perf_runs: the perf run index answers a read; perf_artifacts: the perf Blob prefix can be listed.")
     ok: bool
-    latency_ms: float | None = Field(None, description="Round trip: write a probe, read it back.")
+    latency_ms: float | None = Field(None, description="How long the check took.")
     error: str | None = Field(None, description="Why the store did not answer (no secrets).")
 
 

@@ -73,9 +73,25 @@ async def blob_round_trip(deps: Deps) -> None:
         raise RuntimeError("blob probe read back different bytes")
 
 
+async def perf_index_read(deps: Deps) -> None:
+    """The perf run index (Cosmos `perf_runs`) answers a partition-scoped point read."""
+    await (await deps.cosmos.container("perf_runs")).read(_PROBE_ID, _PROBE_ID)
+
+
+async def perf_blob_list(deps: Deps) -> None:
+    """Artifacts, snapshots and reports live under `perf/` in the app's container: it can be listed."""
+    async for _ in deps.blobs.list("perf/"):
+        break
+
+
 async def check_stores(deps: Deps) -> list[StoreCheck]:
-    """Both stores, probed concurrently."""
-    return list(await asyncio.gather(_timed("cosmos", lambda: cosmos_round_trip(deps)), _timed("blob", lambda: blob_round_trip(deps))))
+    """Both stores and the perf capability's parts of them, probed concurrently."""
+    return list(await asyncio.gather(
+        _timed("cosmos", lambda: cosmos_round_trip(deps)),
+        _timed("blob", lambda: blob_round_trip(deps)),
+        _timed("perf_runs", lambda: perf_index_read(deps)),
+        _timed("perf_artifacts", lambda: perf_blob_list(deps)),
+    ))
 
 
 async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthReport:

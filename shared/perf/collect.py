@@ -48,8 +48,8 @@ _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 class RedactionRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    strip_query_params: bool = True
-    redact_url_userinfo: bool = True
+    strip_query_params: bool = Field(True, description="Record URL paths without their query strings.")
+    redact_url_userinfo: bool = Field(True, description="Record URLs without user:password@.")
 
 
 class CollectRequest(ToolInput):
@@ -58,14 +58,14 @@ class CollectRequest(ToolInput):
     base_url: str = Field(min_length=1, max_length=2048, description="https URL of a non-production deployment to probe.")
     url_paths: list[str] = Field(min_length=1, max_length=50, description="Paths to GET, each starting with '/'.")
     headers: dict[str, str] = Field(default_factory=dict, max_length=50, description="Headers to send; only names in headers_allowlist are sent.")
-    headers_allowlist: list[str] = Field(default_factory=list, max_length=50)
-    sample_count: int = Field(3, ge=1, le=20)
-    concurrency: int = Field(1, ge=1, le=4)
-    timeout_ms: int = Field(3000, ge=200, le=15000)
-    warmup_count: int = Field(1, ge=0, le=5)
-    redaction_rules: RedactionRules = Field(default_factory=RedactionRules)
+    headers_allowlist: list[str] = Field(default_factory=list, max_length=50, description="Header names (case-insensitive) that may be sent; others are dropped.")
+    sample_count: int = Field(3, ge=1, le=20, description="Measured samples per path.")
+    concurrency: int = Field(1, ge=1, le=4, description="Samples in flight at once per path.")
+    timeout_ms: int = Field(3000, ge=200, le=15000, description="Per-sample time limit; a slower sample is recorded as an error.")
+    warmup_count: int = Field(1, ge=0, le=5, description="Unmeasured requests per path before the samples (kept in timings.json as warmup).")
+    redaction_rules: RedactionRules = Field(default_factory=RedactionRules, description="What is left out of recorded URLs.")
     output_dir: str | None = Field(None, max_length=100, description="A label for the bundle (letters, digits, '.', '_', '-'); bundles always live under your workspace's bundles/.")
-    retention: Retention | None = None
+    retention: Retention | None = Field(None, description="Bundle retention for this workspace (keep_last_n, ttl_days).")
 
     @field_validator("url_paths")
     @classmethod

@@ -35,12 +35,15 @@ class ArtifactRef(BaseModel):
 class Retention(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    keep_last_n: int | None = Field(None, ge=1, le=1000)
-    ttl_days: int | None = Field(None, ge=1, le=3650)
+    keep_last_n: int | None = Field(None, ge=1, le=1000, description="Keep this many newest snapshots (or bundles) of the workspace.")
+    ttl_days: int | None = Field(None, ge=1, le=3650, description="Remove snapshots (or bundles) older than this many days.")
+
+
+_ARTIFACTS = "The artifacts: [{\"blob\": name}] as uploaded (SPX .json + .txt.gz pairs, slow logs, collector-v1 timings)."
 
 
 class ValidateRequest(ToolInput):
-    artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200)
+    artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200, description=_ARTIFACTS)
 
 
 class ValidationItem(BaseModel):
@@ -64,7 +67,7 @@ class ValidateResult(ToolOutput):
 
 
 class IngestRequest(ToolInput):
-    artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200)
+    artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200, description=_ARTIFACTS)
     environment_hints: dict[str, Any] = Field(default_factory=dict, description="Where the artifacts came from, e.g. {\"env\": \"staging\", \"app\": \"checkout\"}; kept in the run's metadata.")
     retention: Retention | None = Field(None, description="Override the workspace's snapshot retention for this ingest.")
 
@@ -148,8 +151,8 @@ class ReportResult(ToolOutput):
 
 
 class RunsListRequest(ToolInput):
-    limit: int = Field(20, ge=1, le=100)
-    continuation: str | None = Field(None, max_length=4000)
+    limit: int = Field(20, ge=1, le=100, description="Runs per page.")
+    continuation: str | None = Field(None, max_length=4000, description="The continuation of the previous page.")
 
 
 class RunSummary(BaseModel):
@@ -169,7 +172,7 @@ class RunsListResult(ToolOutput):
 
 
 class RunsGetRequest(ToolInput):
-    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID)
+    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="From artifacts.ingest or runs.list.")
     snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="Alias of normalized_snapshot_id.")
 
     @model_validator(mode="after")

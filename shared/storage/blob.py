@@ -19,6 +19,7 @@ class BlobStore:
         self._service: Any = None
         self._container: Any = None
         self._lock = asyncio.Lock()
+        self.requests = 0  # operations made through this store (benchmarks report round trips per use case)
 
     @property
     def configured(self) -> bool:
@@ -59,6 +60,7 @@ class BlobStore:
     async def put(self, name: str, data: bytes | str, *, content_type: str = "application/octet-stream", overwrite: bool = True) -> None:
         from azure.storage.blob import ContentSettings
 
+        self.requests += 1
         container = await self._get_container()
         if isinstance(data, str):
             data = data.encode("utf-8")
@@ -66,6 +68,7 @@ class BlobStore:
 
     async def get(self, name: str) -> bytes | None:
         """The blob's bytes, or None when it does not exist."""
+        self.requests += 1
         from azure.core.exceptions import ResourceNotFoundError
 
         container = await self._get_container()
@@ -84,6 +87,7 @@ class BlobStore:
 
         from azure.core.exceptions import ResourceNotFoundError
 
+        self.requests += 1
         container = await self._get_container()
         try:
             downloader = await container.download_blob(name)
@@ -130,6 +134,7 @@ class BlobStore:
     async def delete(self, name: str) -> bool:
         from azure.core.exceptions import ResourceNotFoundError
 
+        self.requests += 1
         container = await self._get_container()
         try:
             await container.delete_blob(name)
@@ -138,6 +143,7 @@ class BlobStore:
             return False
 
     async def list(self, prefix: str) -> AsyncIterator[str]:
+        self.requests += 1
         container = await self._get_container()
         async for blob in container.list_blobs(name_starts_with=prefix):
             yield blob.name

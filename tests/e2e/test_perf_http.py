@@ -88,8 +88,9 @@ def test_bad_uploads_are_400_with_the_envelope(host: HostProcess, query: dict, b
     assert listed["counts"]["ok"] == 0
 
 
-def test_local_paths_are_refused_unless_allowed(host: HostProcess) -> None:
-    r = call(host, "artifacts.validate", {"artifacts": [{"path": str(SLOW)}]}, ws()).json()
+def test_local_paths_are_refused_unless_allowed(start_host: Callable[..., HostProcess]) -> None:
+    deployed_like = start_host({"FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "false"})
+    r = call(deployed_like, "artifacts.validate", {"artifacts": [{"path": str(SLOW)}]}, ws()).json()
     assert r["counts"]["failed"] == 1 and "local paths are not accepted" in r["results"][0]["errors"][0]
 
 

@@ -12,7 +12,7 @@ def test_health_check_over_its_own_function(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/tools/health.check", json={})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["status"] == "ok" and {s["name"] for s in body["stores"]} == {"cosmos", "blob"}
+    assert body["status"] == "ok" and {s["name"] for s in body["stores"]} == {"cosmos", "blob", "perf_runs", "perf_artifacts"}
     assert r.headers["x-correlation-id"]
 
 
@@ -57,4 +57,4 @@ def test_health_is_503_until_stores_answer(start_host) -> None:
     assert r.status_code == 503
     body = r.json()
     assert body["status"] == "starting"
-    assert {s["name"]: s["ok"] for s in body["stores"]} == {"cosmos": False, "blob": True}
+    assert {s["name"]: s["ok"] for s in body["stores"]} == {"cosmos": False, "blob": True, "perf_runs": False, "perf_artifacts": True}
