@@ -20,6 +20,19 @@ MAX_BODY_BYTES = 100 * 1024 * 1024
 _CONSTRAINT = {"int": r"-?\d+", "long": r"-?\d+", "guid": r"[0-9a-fA-F-]{36}", "alpha": r"[A-Za-z]+", "bool": r"(?i:true|false)"}
 
 
+def route_precedence(route: str) -> list[int]:
+    """ASP.NET's order per segment: literal, then constrained parameter, then parameter, then catch-all."""
+    key = []
+    for segment in route.strip("/").split("/"):
+        if not segment.startswith("{"):
+            key.append(0)
+        elif segment.startswith("{*"):
+            key.append(3)
+        else:
+            key.append(1 if ":" in segment else 2)
+    return key
+
+
 def aiohttp_path(prefix: str, route: str) -> str:
     """Translate an ASP.NET route template (`items/{id:int}`, `{*rest}`, `{id?}`) to aiohttp's syntax."""
 
@@ -87,10 +100,11 @@ class HttpHost:
         self.prefix = prefix
         self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         self.routes: list[tuple[str, str, str]] = []
-        for info in functions:
-            if info.trigger["type"] == "httpTrigger":
-                invoker.check(info)
-                self._mount(info)
+        http = [info for info in functions if info.trigger["type"] == "httpTrigger"]
+        # aiohttp takes the first route that matches; ASP.NET (the Functions host) takes the most specific.
+        for info in sorted(http, key=lambda i: route_precedence(i.trigger.get("route") or i.name)):
+            invoker.check(info)
+            self._mount(info)
         for extension in extensions or []:
             extension.add_routes(self.app)
             self.app.on_startup.append(lambda _app, ext=extension: ext.start())

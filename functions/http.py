@@ -9,7 +9,7 @@ from typing import Any
 
 import azure.functions as func
 
-from shared.core.errors import AppError, InvalidRequest, ValidationFailed, envelope, internal_error
+from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 
 log = logging.getLogger("firebreak.http")
@@ -74,21 +74,25 @@ def read_body(req: func.HttpRequest, limit: int) -> bytes:
 
 
 def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:
-    """The body as a JSON object; an empty body is `{}` (a tool without arguments)."""
+    """The body as a JSON object; an empty body is `{}` (a tool without arguments).
+
+    A body that is not a JSON object at all is INVALID_REQUEST (the transport is wrong: do not retry it
+    unchanged); arguments that are JSON but wrong for the tool are VALIDATION_ERROR, from the tool.
+    """
     body = read_body(req, limit)
     if not body.strip():
         return {}
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValidationFailed("Body is not UTF-8", details={"errors": [{"field": "(body)", "problem": f"invalid byte at {exc.start}"}]}) from None
+        raise InvalidRequest("Body is not UTF-8", details={"errors": [{"field": "(body)", "problem": f"invalid byte at {exc.start}"}]}) from None
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "body"
-        raise ValidationFailed(f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}) from None
+        raise InvalidRequest(f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}) from None
     if not isinstance(data, dict):
-        raise ValidationFailed(
+        raise InvalidRequest(
             f"Body must be a JSON object of the tool's arguments, got {type(data).__name__}",
             details={"errors": [{"field": "(body)", "problem": "expected an object"}]},
         )

@@ -62,3 +62,19 @@ for _entry in indexed_tools():
             bp.durable_client_input(client_name="client")(_tool_function(_entry["name"], _entry["function_name"]))
         )
     )
+
+
+@bp.function_name("tools_unknown")
+@bp.route(route="tools/{name}", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)
+@endpoint
+async def tools_unknown(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
+    """Any tool name without a function: 404 METHOD_NOT_FOUND naming the tools there are.
+
+    Routes with literal segments take precedence over `{name}` (on Azure and on the offline host), so
+    this only answers names that are not tools.
+    """
+    from shared.core.errors import MethodNotFound
+
+    name = req.route_params.get("name", "")
+    raise MethodNotFound(f"Tool {name[:100]!r} is not registered.", details={"tool": name[:100], "available": [e["name"] for e in indexed_tools()]},
+                         recovery_suggestions=["GET /api/tools lists every tool with its schema."])

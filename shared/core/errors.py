@@ -11,6 +11,7 @@ HTTP_STATUS: dict[str, int] = {
     "UNAUTHORIZED": 401,
     "FORBIDDEN": 403,
     "NOT_FOUND": 404,
+    "METHOD_NOT_FOUND": 404,  # the perf spec's code for a tool that is not registered
     "CONFLICT": 409,
     "RATE_LIMITED": 429,
     "UPSTREAM_ERROR": 502,
@@ -59,6 +60,10 @@ class Forbidden(AppError):
 
 class NotFound(AppError):
     code = "NOT_FOUND"
+
+
+class MethodNotFound(AppError):
+    code = "METHOD_NOT_FOUND"
 
 
 class Conflict(AppError):

@@ -67,7 +67,7 @@ def build_server(registry: ToolRegistry, deps: Callable[[], Deps], version: str)
         tool = registry.get(params.name)
         if tool is None:
             # Not a tool failure the model could fix by retrying: a protocol error, as the spec asks.
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name, "available": [t.name for t in registry]})
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"code": "METHOD_NOT_FOUND", "tool": params.name, "available": [t.name for t in registry]})
         state = _request_state(ctx)
         principal: Principal | None = state.get(STATE_PRINCIPAL)
         if principal is None:  # the endpoint always resolves one; reaching here means a wiring bug

@@ -18,16 +18,16 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
 @pytest.mark.parametrize(
     "body, status, code",
     [
-        (b'{"include_versions": ', 400, "VALIDATION_ERROR"),
-        (b"[1, 2]", 400, "VALIDATION_ERROR"),
-        (b"null", 400, "VALIDATION_ERROR"),
-        (b'"a string"', 400, "VALIDATION_ERROR"),
+        (b'{"include_versions": ', 400, "INVALID_REQUEST"),
+        (b"[1, 2]", 400, "INVALID_REQUEST"),
+        (b"null", 400, "INVALID_REQUEST"),
+        (b'"a string"', 400, "INVALID_REQUEST"),
         (b'{"include_versions": "yes please"}', 400, "VALIDATION_ERROR"),
         (b'{"include_versions": true, "unexpected": 1}', 400, "VALIDATION_ERROR"),
-        (b"\xff\xfe\x00garbage", 400, "VALIDATION_ERROR"),
-        (b'{"a": "\xc3\x28"}', 400, "VALIDATION_ERROR"),
-        (b"1" * 5000, 400, "VALIDATION_ERROR"),
-        (DEEP, 400, "VALIDATION_ERROR"),
+        (b"\xff\xfe\x00garbage", 400, "INVALID_REQUEST"),
+        (b'{"a": "\xc3\x28"}', 400, "INVALID_REQUEST"),
+        (b"1" * 5000, 400, "INVALID_REQUEST"),
+        (DEEP, 400, "INVALID_REQUEST"),
         (OVERSIZED, 413, "INVALID_REQUEST"),
     ],
     ids=["truncated", "array", "null", "string", "wrong-type", "extra-field", "binary", "bad-utf8", "huge-int", "deep-nesting", "oversized"],
@@ -45,7 +45,16 @@ def test_tool_http_bad_bodies(host: HostProcess, body: bytes, status: int, code:
 )
 def test_unknown_routes_and_methods(host: HostProcess, method: str, path: str, status: int) -> None:
     r = httpx.request(method, f"{host.base_url}{path}", timeout=TIMEOUT)
-    assert r.status_code == status and r.json()["error"]["code"] in ("NOT_FOUND", "INVALID_REQUEST")
+    assert r.status_code == status and r.json()["error"]["code"] in ("NOT_FOUND", "INVALID_REQUEST", "METHOD_NOT_FOUND")
+
+
+def test_unknown_tool_over_http_is_method_not_found(host: HostProcess) -> None:
+    """The perf spec's code for an unregistered tool, in the common envelope."""
+    r = httpx.post(f"{host.base_url}/api/tools/runs.delete", json={"correlation_id": "c-1"}, timeout=TIMEOUT)
+    error = r.json()["error"]
+    assert r.status_code == 404 and error["code"] == "METHOD_NOT_FOUND" and "analysis.run" in error["details"]["available"]
+    # Literal routes still win over the catch-all.
+    assert httpx.post(f"{host.base_url}/api/tools/health.check", json={}, timeout=TIMEOUT).status_code == 200
 
 
 JSONRPC_CASES = [
@@ -124,3 +133,28 @@ def test_mcp_oversized_body_is_413(host: HostProcess) -> None:
 def test_host_survives_the_barrage(host: HostProcess) -> None:
     assert httpx.post(f"{host.base_url}/api/tools/health.check", json={}, timeout=TIMEOUT).status_code == 200
     assert '"level": "ERROR"' not in host.log()
+
+
+SID = "e" * 64
+
+
+@pytest.mark.parametrize("tool, body", [
+    ("analysis.run", {"normalized_snapshot_id": "not-a-sha"}),
+    ("analysis.run", {"normalized_snapshot_id": SID, "snapshot_id": "f" * 64}),
+    ("analysis.run", {"normalized_snapshot_id": SID, "top_n": "five"}),
+    ("report.export", {}),
+    ("artifacts.ingest", {"artifacts": []}),
+    ("artifacts.ingest", {"artifacts": [{"blob": "a.log", "path": "/b.log"}]}),
+    ("artifacts.ingest", {"artifacts": [{}]}),
+    ("artifacts.ingest", {"artifacts": [{"blob": "a.log"}], "environment_hints": {"x": "y" * 5000}}),
+    ("artifacts.validate", {"artifacts": "slow.log"}),
+    ("artifacts.upload_url", {"name": "../../etc/passwd"}),
+    ("runs.list", {"limit": 0}),
+    ("runs.get", {}),
+    ("collect.run", {"base_url": 5, "url_paths": ["/"]}),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_perf_tools_bad_arguments(host: HostProcess, tool: str, body: dict) -> None:
+    r = httpx.post(f"{host.base_url}/api/tools/{tool}", json=body, timeout=TIMEOUT)
+    assert r.status_code == 400, r.text[:300]
+    error = r.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR" and error["details"] and error["correlation_id"]
