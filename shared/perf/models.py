@@ -104,16 +104,14 @@ class IngestResult(ToolOutput):
     next_action: str
 
 
-class AnalysisRequest(ToolInput):
-    model_config = ConfigDict(extra="forbid", defer_build=True, populate_by_name=True)
+class SnapshotRef(ToolInput):
+    """A snapshot by id; the spec's `snapshot_id` is accepted as an alias."""
 
-    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="From artifacts.ingest.")
+    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="From artifacts.ingest or runs.list.")
     snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="Alias of normalized_snapshot_id.")
-    top_n: int | None = Field(None, description="Items ranked per metric; clamped to 1..20, default 5.")
-    thresholds: dict[str, Any] | None = Field(None, description="{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0.")
 
     @model_validator(mode="after")
-    def _one_id(self) -> AnalysisRequest:
+    def _one_id(self) -> SnapshotRef:
         if not (self.normalized_snapshot_id or self.snapshot_id):
             raise ValueError("normalized_snapshot_id (or snapshot_id) is required")
         if self.normalized_snapshot_id and self.snapshot_id and self.normalized_snapshot_id != self.snapshot_id:
@@ -123,6 +121,11 @@ class AnalysisRequest(ToolInput):
     @property
     def id(self) -> str:
         return str(self.normalized_snapshot_id or self.snapshot_id)
+
+
+class AnalysisRequest(SnapshotRef):
+    top_n: int | None = Field(None, description="Items ranked per metric; clamped to 1..20, default 5.")
+    thresholds: dict[str, Any] | None = Field(None, description="{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0.")
 
 
 class AnalysisResult(ToolOutput):
@@ -171,19 +174,8 @@ class RunsListResult(ToolOutput):
     retention: dict[str, Any]
 
 
-class RunsGetRequest(ToolInput):
-    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="From artifacts.ingest or runs.list.")
-    snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="Alias of normalized_snapshot_id.")
-
-    @model_validator(mode="after")
-    def _one_id(self) -> RunsGetRequest:
-        if not (self.normalized_snapshot_id or self.snapshot_id):
-            raise ValueError("normalized_snapshot_id (or snapshot_id) is required")
-        return self
-
-    @property
-    def id(self) -> str:
-        return str(self.normalized_snapshot_id or self.snapshot_id)
+class RunsGetRequest(SnapshotRef):
+    pass
 
 
 class RunDetail(ToolOutput):

@@ -27,6 +27,11 @@ class RenderedReport:
     charts: dict[str, str]  # file name -> SVG
 
 
+def flame_profiles(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """The profiles a report draws a flame graph of: the slowest FLAME_GRAPHS."""
+    return sorted(snapshot["profiles"], key=lambda p: (-p["wall_ms"], p["key"]))[:FLAME_GRAPHS]
+
+
 def report_id(snapshot_id: str, analysis: dict[str, Any]) -> str:
     return hashlib.sha256(snapshot_id.encode() + b"\n" + canonical(analysis)).hexdigest()[:16]
 
@@ -40,9 +45,8 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
     rid = report_id(sid, analysis)
     summary, findings = analysis["summary"], analysis["findings"]
     charts = {f"report_{rid}_top.svg": offenders_chart(analysis["aggregates"], analysis["ranking_thresholds"], list(DEFAULTS))}
-    slowest = sorted(snapshot["profiles"], key=lambda p: (-p["wall_ms"], p["key"]))[:FLAME_GRAPHS]
     flame_files = []
-    for i, p in enumerate(slowest):
+    for i, p in enumerate(flame_profiles(snapshot)):
         if flames.get(p["key"]):
             name = f"report_{rid}_flame_{i + 1}.svg"
             charts[name] = flame_graph(flames[p["key"]], f"{p['endpoint'] or p['command'] or p['key']} ({p['key']}, {p['wall_ms']:,.1f} ms)")

@@ -95,13 +95,13 @@ class PerfService:
         return IngestResult(normalized_snapshot_id=built.snapshot_id, counts=counts, sources=sources, created=created, removed_by_retention=removed,
                             next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.")
 
-    async def _analysis(self, principal: Principal, req: AnalysisRequest) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
-        store = await self.store(principal)
-        content, flames = await store.load_snapshot(req.id)
-        return analysis_mod.analyze(content, req.id, top_n=req.top_n, thresholds=req.thresholds), content, flames
+    async def _analysis(self, store: PerfStore, req: AnalysisRequest) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """(analysis, snapshot content, snapshot metadata)."""
+        content, metadata = await store.load_snapshot(req.id)
+        return analysis_mod.analyze(content, req.id, top_n=req.top_n, thresholds=req.thresholds), content, metadata
 
     async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
-        result, _, _ = await self._analysis(principal, req)
+        result, _, _ = await self._analysis(await self.store(principal), req)
         s = result["summary"]
         nxt = (f"Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
                if s["finding_count"] else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds.")
@@ -110,9 +110,10 @@ class PerfService:
         return AnalysisResult(**result, correlation_id=correlation_id, next_action=nxt)
 
     async def report(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> ReportResult:
-        result, content, flames = await self._analysis(principal, req)
-        rendered = await asyncio.to_thread(report_mod.render, content, result, flames)
         store = await self.store(principal)
+        result, content, metadata = await self._analysis(store, req)
+        flames = await store.load_flames(req.id, metadata, [p["key"] for p in report_mod.flame_profiles(content)])
+        rendered = await asyncio.to_thread(report_mod.render, content, result, flames)
         files = await store.save_report(req.id, rendered.report_id, rendered.markdown, rendered.report, rendered.charts, self.clock())
         return ReportResult(
             normalized_snapshot_id=req.id, report_id=rendered.report_id,

@@ -66,17 +66,20 @@ class PerfStore:
                            recovery_suggestions=["Call runs.list for the workspace's snapshots, or artifacts.ingest to create one."])
         return doc
 
-    async def load_snapshot(self, sid: str) -> tuple[dict[str, Any], dict[str, str]]:
-        """(content, collapsed stacks per profile key)."""
+    async def load_snapshot(self, sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(content, metadata) of an indexed snapshot: two blob reads."""
         await self.index(sid)
         base = self.snapshot_dir(sid)
         raw, meta_raw = await asyncio.gather(self.blobs.get(f"{base}/snapshot.json"), self.blobs.get(f"{base}/metadata.json"))
         if raw is None or meta_raw is None:
             raise NotFound(f"Snapshot {sid} is indexed but its files are gone", recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."])
-        content, metadata = json.loads(raw), json.loads(meta_raw)
-        names = metadata.get("flamegraphs", {})
-        texts = await asyncio.gather(*(self.blobs.get(f"{base}/{n}") for n in names.values()))
-        return content, {k: t.decode() for k, t in zip(names, texts) if t is not None}
+        return json.loads(raw), json.loads(meta_raw)
+
+    async def load_flames(self, sid: str, metadata: dict[str, Any], keys: list[str]) -> dict[str, str]:
+        """Collapsed stacks of the given profiles only (a report draws a few, analysis none)."""
+        names = {k: n for k, n in metadata.get("flamegraphs", {}).items() if k in keys}
+        texts = await asyncio.gather(*(self.blobs.get(f"{self.snapshot_dir(sid)}/{n}") for n in names.values()))
+        return {k: t.decode() for k, t in zip(names, texts) if t is not None}
 
     # -- reports -----------------------------------------------------------------------------------
     async def save_report(self, sid: str, rid: str, markdown: str, report: dict[str, Any], charts: dict[str, str], now: datetime) -> list[str]:

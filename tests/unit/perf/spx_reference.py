@@ -8,51 +8,10 @@ fixture and on random traces; shared/perf/spx/trace.py documents the rules.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+
+from shared.perf.spx.trace import FunctionStats, SpxProfile, TraceFormatError, TreeNode, _floats, _repair
 
 MAX_TREE_NODES = 200_000
-
-
-@dataclass
-class FunctionStats:
-    name: str
-    calls: int = 0
-    inclusive: list[float] = field(default_factory=list)
-    exclusive: list[float] = field(default_factory=list)
-    max_recursion: int = 0
-
-
-@dataclass
-class TreeNode:
-    fn: int
-    calls: int = 0
-    inclusive: list[float] = field(default_factory=list)
-    children: dict[int, int] = field(default_factory=dict)  # fn -> node index
-
-
-@dataclass
-class SpxProfile:
-    metrics: list[str]
-    functions: list[FunctionStats]
-    tree: list[TreeNode]
-    max_depth: int
-    events: int
-    totals: list[float]
-    repaired_lines: int = 0
-    malformed_lines: int = 0
-    tree_truncated: bool = False
-
-    @property
-    def wall_time_ns(self) -> float:
-        return self.totals[self.metrics.index("wt")] if "wt" in self.metrics else 0.0
-
-    def function(self, name: str) -> FunctionStats:
-        return next(f for f in self.functions if f.name == name)
-
-
-class TraceFormatError(ValueError):
-    pass
 
 
 class _Frame:
@@ -61,10 +20,6 @@ class _Frame:
     def __init__(self, fn: int, start: list[float], node: int) -> None:
         self.fn, self.start, self.node = fn, start, node
         self.children = [0.0] * len(start)
-
-
-def _floats(tokens: list[str]) -> list[float]:
-    return [float(t) for t in tokens]
 
 
 def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_count: int | None = None) -> SpxProfile:
@@ -167,36 +122,3 @@ def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_c
     ]
     return SpxProfile(metrics=list(metrics), functions=functions, tree=tree, max_depth=max_depth, events=events, totals=last,
                       repaired_lines=repaired, malformed_lines=malformed, tree_truncated=truncated)
-
-
-def _repair(tokens: list[str], width: int, stack: list[_Frame], function_count: int | None, apply: Any) -> None:
-    """Split a merged line into its two events (see the module docstring)."""
-    second = tokens[-(width - 1):]  # flag + values of the second event
-    before = tokens[: -(width - 1)]
-    flag2 = second[0]
-    first_fn, first_flag = int(before[0]), before[1]
-    # The frame the second event closes, if it is an end: after the first event has been applied.
-    if first_flag == "0":
-        expected = stack[-2].fn if len(stack) >= 2 else None
-    else:
-        expected = stack[-1].fn if stack else None
-        if flag2 == "0":
-            expected = first_fn  # a start immediately followed by its own end
-    separate = before[-1]
-    if flag2 == "0" and expected is not None and separate == str(expected) and len(before) - 1 <= width:
-        fn2, first_values = expected, before[2:-1]
-    else:
-        glued = before[-1]
-        if flag2 == "0" and expected is not None and glued.endswith(str(expected)) and len(glued) > len(str(expected)):
-            fn2, head = expected, glued[: -len(str(expected))]
-        else:
-            # A start event: the longest suffix that is a valid function index.
-            limit = function_count if function_count is not None else 10 ** 9
-            split = next((k for k in range(1, len(glued)) if int(glued[k:]) < limit), len(glued) - 1)
-            fn2, head = int(glued[split:]), glued[:split]
-        first_values = before[2:-1] + [head]
-    values2 = _floats(second[1:])
-    values1 = _floats(first_values)
-    values1 += values2[len(values1):]  # the first event's lost trailing values: the nearest reading there is
-    apply(first_fn, first_flag, values1)
-    apply(fn2, flag2, values2)
