@@ -45,3 +45,32 @@ def test_truncated_gzip_and_missing_files_are_clear_errors(tmp_path: Path) -> No
     assert out.returncode == 2 and "cannot read the input" in out.stderr and "Traceback" not in out.stderr
     missing = run(str(tmp_path / "nope.log"))
     assert missing.returncode == 2 and "not a file" in missing.stderr
+
+
+SPX = FIXTURES.parent / "spx" / "spx-full-20261122_030646-vm-31168-1804289383"
+TIMINGS = FIXTURES.parent / "perf" / "timings.json"
+
+
+def analyze(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "shared.perf", "analyze", *args], capture_output=True, text=True, cwd=FIXTURES.parents[2])
+
+
+def test_analyze_prints_the_tools_analysis_and_report(tmp_path: Path) -> None:
+    files = [f"{SPX}.json", f"{SPX}.txt.gz", str(FIXTURES / "small.log"), str(TIMINGS)]
+    out = analyze(*files, "--format", "json", "--top-n", "3")
+    result = json.loads(out.stdout)
+    assert out.returncode == 0 and len(result["normalized_snapshot_id"]) == 64 and result["summary"]["top_n"] == 3
+    assert result["summary"]["finding_count"] == len(result["findings"]) > 0
+    md = analyze(*files, "--out", str(tmp_path), "--fail-on", "P0")
+    assert md.returncode == 3 and md.stdout.startswith("# Executive Summary") and "finding(s) at P0" in md.stderr
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert any(n.endswith(".md") for n in written) and any(n.endswith("_top.svg") for n in written) and any("_flame_" in n for n in written)
+    again = analyze(*reversed(files))  # order does not matter: same snapshot, same report
+    assert again.stdout == md.stdout
+
+
+def test_analyze_explains_unusable_inputs(tmp_path: Path) -> None:
+    out = analyze(f"{SPX}.json")
+    assert out.returncode == 2 and "missing" in out.stderr and "Traceback" not in out.stderr
+    bad = analyze(str(FIXTURES / "small.log"), "--thresholds", '{"span_self_ms": {"P0": 1, "P1": 2, "P2": 3}}')
+    assert bad.returncode == 2 and "P0 >= P1 >= P2" in bad.stderr
