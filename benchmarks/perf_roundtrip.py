@@ -1,4 +1,4 @@
-"""artifacts.ingest of the whole fixture set (14 SPX pairs, both slow logs, timings) and report.export on it.
+"""artifacts.ingest of the whole fixture set (16 SPX pairs with the two large ones, both slow logs, timings) and report.export on it.
 
 Against the real local stack, through PerfService with Blob refs. Baselines from the same run:
 - ingest vs parsing the same files from local disk with no storage (snapshot.build): the storage cost;
@@ -27,13 +27,13 @@ from shared.perf.service import PerfService
 from shared.perf.upload import store_uploads
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
-RUNS = 5
+RUNS = 3
 INGEST_BUDGET = 3.0  # storage may at most triple the parse time
 REPORT_BUDGET = 5.0
 
 
 def _files() -> list[Path]:
-    spx = sorted(p for p in (FIXTURES / "spx").glob("spx-full-*") if p.is_file())
+    spx = sorted(p for p in (FIXTURES / "spx").glob("spx-full-*") if p.is_file()) + sorted((FIXTURES / "spx" / "large").glob("spx-full-*"))
     return spx + sorted((FIXTURES / "slowlog").glob("*.log")) + [ROOT / "tests" / "fixtures" / "perf" / "timings.json"]
 
 

@@ -52,4 +52,6 @@ async def perf_report_file(req: func.HttpRequest, correlation_id: str) -> func.H
     data = await store.report_file(name)
     suffix = name[name.rfind("."):]
     return func.HttpResponse(data, status_code=200, mimetype=_CONTENT_TYPES.get(suffix, "application/octet-stream").split(";")[0],
-                             headers={CORRELATION_HEADER: correlation_id, "Content-Disposition": f'inline; filename="{name}"', "X-Content-Type-Options": "nosniff"})
+                             headers={CORRELATION_HEADER: correlation_id, "Content-Disposition": f'inline; filename="{name}"', "X-Content-Type-Options": "nosniff",
+                                      # Reports are data: an SVG opened in a browser may not run or fetch anything.
+                                      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"})

@@ -55,6 +55,8 @@ def test_upload_raw_and_multipart_then_ingest_and_download(host: HostProcess) ->
         assert got.status_code == 200 and got.content
         if name.endswith(".md"):
             assert got.text == report["markdown"] and got.headers["content-type"].startswith("text/markdown")
+        if name.endswith(".svg"):
+            assert got.headers["content-type"].startswith("image/svg+xml") and "default-src 'none'" in got.headers["content-security-policy"]
     # Another workspace can neither download the report nor read the snapshot.
     other = ws()
     md_url = report["downloads"]["report_" + report["report_id"] + ".md"]

@@ -133,6 +133,20 @@ async def test_retention_keeps_the_newest_n_with_their_files(service: PerfServic
         await service.analysis(who, AnalysisRequest(normalized_snapshot_id=ids[0]), "c")
 
 
+async def test_retention_by_age(deps: Deps) -> None:
+    """ttl_days: a snapshot last ingested more than ttl_days ago goes when the next ingest runs."""
+    from datetime import timedelta
+
+    now = [deps.clock()]
+    aged = PerfService(deps.blobs, deps.cosmos, deps.settings, lambda: now[0])
+    who = principal()
+    old = (await aged.ingest(who, IngestRequest(artifacts=await upload(deps, who, [SLOWLOGS[0]])))).normalized_snapshot_id
+    now[0] += timedelta(days=8)
+    fresh = await aged.ingest(who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS]), retention={"ttl_days": 7}))
+    assert fresh.removed_by_retention == [old]
+    assert [r.normalized_snapshot_id for r in (await aged.runs_list(who, RunsListRequest())).runs] == [fresh.normalized_snapshot_id]
+
+
 async def test_other_workspaces_see_nothing(service: PerfService, deps: Deps) -> None:
     owner, other = principal(), principal()
     refs = await upload(deps, owner, [TIMINGS])
