@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp import Client
 
 from devhost.processes import HostProcess
 from shared.core.settings import Settings
@@ -130,18 +131,37 @@ def test_collect_ranges_are_validated(host: HostProcess, field: str, value) -> N
     assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR"
 
 
-def test_long_runs_continue_as_an_orchestration(start_host: Callable[..., HostProcess], site) -> None:
-    durable = start_host({**LOCAL_PROBES, "FIREBREAK_PERF_COLLECT_INLINE_SECONDS": "1"})
+@pytest.fixture(scope="module")
+def durable(start_host: Callable[..., HostProcess]) -> HostProcess:
+    """A host whose inline budget is 1 s, so any real collect.run continues as an orchestration."""
+    return start_host({**LOCAL_PROBES, "FIREBREAK_PERF_COLLECT_INLINE_SECONDS": "1"})
+
+
+def wait_done(status_url: str) -> dict:
+    deadline = time.monotonic() + 120
+    while True:
+        status = httpx.get(status_url, timeout=30).json()
+        if status["runtimeStatus"] in ("Completed", "Failed", "Terminated") or time.monotonic() > deadline:
+            return status
+        time.sleep(0.5)
+
+
+async def test_long_runs_continue_as_an_orchestration_over_mcp_too(durable: HostProcess, site) -> None:
+    async with Client(f"{durable.base_url}/api/mcp") as client:
+        result = await client.call_tool("collect.run", {"correlation_id": "corr-col-mcp", "base_url": site.url, "url_paths": ["/health"], "sample_count": 2, "warmup_count": 0})
+    out = result.structured_content
+    assert not result.is_error and out["state"] == "running" and out["correlation_id"] == "corr-col-mcp"
+    status = await asyncio.to_thread(wait_done, out["status_query_url"])
+    assert status["runtimeStatus"] == "Completed" and status["output"]["artifact_counts"]["timing_samples"] == 2
+    assert status["output"]["correlation_id"] == "corr-col-mcp"
+
+
+def test_long_runs_continue_as_an_orchestration(durable: HostProcess, site) -> None:
     headers = ws()
     body = {"base_url": site.url, "url_paths": ["/health", "/slow?ms=50"], "sample_count": 3, "timeout_ms": 2000, "warmup_count": 1}
     out = call(durable, "collect.run", body, headers).json()
     assert out["state"] == "running" and out["instance_id"] and out["ingest_artifacts"] == []
-    deadline = time.monotonic() + 120
-    while True:
-        status = httpx.get(out["status_query_url"], timeout=30).json()
-        if status["runtimeStatus"] in ("Completed", "Failed", "Terminated") or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    status = wait_done(out["status_query_url"])
     assert status["runtimeStatus"] == "Completed", status
     result = status["output"]
     assert result["bundle_id"] == out["bundle_id"] and result["artifact_counts"]["timing_samples"] == 6
