@@ -60,7 +60,7 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
         md.append(f"**{summary['finding_count']} finding(s): {summary['p0_count']} P0, {summary['p1_count']} P1, {summary['p2_count']} P2.** Fix first:")
         md.append("")
         for f in findings[:3]:
-            md.append(f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: {f['value_ms']:,.1f} ms, {f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}")
+            md.append(f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: `{f['metric']}` {f['value_ms']:,.1f} ms, {f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}")
     else:
         md.append("No finding: nothing reaches a P2 threshold among the top items ranked. See Observations for what was measured.")
     md += ["", "# Thresholds Used", "", "| metric | P0 ms | P1 ms | P2 ms | source |", "|---|---|---|---|---|"]

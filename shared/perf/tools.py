@@ -3,21 +3,7 @@
 from __future__ import annotations
 
 from shared.perf.collect import CollectRequest, CollectResult
-from shared.perf.models import (
-    AnalysisRequest,
-    AnalysisResult,
-    IngestRequest,
-    IngestResult,
-    ReportResult,
-    RunDetail,
-    RunsGetRequest,
-    RunsListRequest,
-    RunsListResult,
-    UploadUrlRequest,
-    UploadUrlResult,
-    ValidateRequest,
-    ValidateResult,
-)
+from shared.perf import models
 from shared.perf.service import PerfService
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
@@ -30,13 +16,13 @@ def _service(ctx: ToolContext) -> PerfService:
     return PerfService(d.blobs, d.cosmos, d.settings, d.clock)
 
 
-def _render_analysis(r: AnalysisResult) -> str:
+def _render_analysis(r: models.AnalysisResult) -> str:
     s = r.summary
     return f"{s['finding_count']} finding(s) ({s['p0_count']} P0, {s['p1_count']} P1, {s['p2_count']} P2). {s['headline']} {r.next_action}"
 
 
 @toolset.tool("artifacts.upload_url", title="Get a short-lived URL to upload an artifact", idempotent=True)
-async def upload_url(ctx: ToolContext, args: UploadUrlRequest) -> UploadUrlResult:
+async def upload_url(ctx: ToolContext, args: models.UploadUrlRequest) -> models.UploadUrlResult:
     """Get a short-lived URL to upload one perf artifact (SPX .json/.txt.gz, slow log, timings) straight to storage.
 
     PUT the file to upload_url with header `x-ms-blob-type: BlockBlob` before it expires, then refer to
@@ -47,7 +33,7 @@ async def upload_url(ctx: ToolContext, args: UploadUrlRequest) -> UploadUrlResul
 
 
 @toolset.tool("artifacts.validate", title="Check perf artifacts and detect their type", read_only=True, idempotent=True)
-async def artifacts_validate(ctx: ToolContext, args: ValidateRequest) -> ValidateResult:
+async def artifacts_validate(ctx: ToolContext, args: models.ValidateRequest) -> models.ValidateResult:
     """Check uploaded perf artifacts and detect what each is, without storing anything.
 
     Pass artifacts as [{"blob": name}] (uploaded via POST /api/artifacts or artifacts.upload_url).
@@ -71,7 +57,7 @@ retention (keep_last_n, ttl_days). Then call analysis.run or report.export with 
 
 
 def _ingest_tool(name: str, title: str, doc: str) -> None:
-    async def handler(ctx: ToolContext, args: IngestRequest) -> IngestResult:
+    async def handler(ctx: ToolContext, args: models.IngestRequest) -> models.IngestResult:
         return await _service(ctx).ingest(ctx.principal, args)
 
     handler.__doc__ = doc
@@ -84,7 +70,7 @@ _ingest_tool("ingest.bundle", "Ingest perf artifacts (alias of artifacts.ingest)
 
 
 @toolset.tool("analysis.run", title="Rank and grade a perf snapshot", read_only=True, idempotent=True, render=_render_analysis)
-async def analysis_run(ctx: ToolContext, args: AnalysisRequest) -> AnalysisResult:
+async def analysis_run(ctx: ToolContext, args: models.AnalysisRequest) -> models.AnalysisResult:
     """Rank a snapshot's endpoints, query classes and functions and grade them P0/P1/P2 against thresholds.
 
     Give normalized_snapshot_id (or snapshot_id) from artifacts.ingest; top_n (1..20, default 5) items
@@ -98,7 +84,7 @@ async def analysis_run(ctx: ToolContext, args: AnalysisRequest) -> AnalysisResul
 
 
 @toolset.tool("report.export", title="Write a perf report (Markdown, JSON, SVG charts)", idempotent=True)
-async def report_export(ctx: ToolContext, args: AnalysisRequest) -> ReportResult:
+async def report_export(ctx: ToolContext, args: models.AnalysisRequest) -> models.ReportResult:
     """Run analysis.run with the same parameters and write a report: Markdown, JSON and SVG charts in storage.
 
     The Markdown has # Executive Summary, # Thresholds Used and # Observations (also with no
@@ -110,7 +96,7 @@ async def report_export(ctx: ToolContext, args: AnalysisRequest) -> ReportResult
 
 
 @toolset.tool("runs.list", title="List perf snapshots", read_only=True, idempotent=True)
-async def runs_list(ctx: ToolContext, args: RunsListRequest) -> RunsListResult:
+async def runs_list(ctx: ToolContext, args: models.RunsListRequest) -> models.RunsListResult:
     """List the workspace's perf snapshots, most recently ingested first, with counts, sources and report ids.
 
     Page with `continuation`. Use a normalized_snapshot_id with analysis.run, report.export or runs.get.
@@ -119,7 +105,7 @@ async def runs_list(ctx: ToolContext, args: RunsListRequest) -> RunsListResult:
 
 
 @toolset.tool("runs.get", title="Show one perf snapshot", read_only=True, idempotent=True)
-async def runs_get(ctx: ToolContext, args: RunsGetRequest) -> RunDetail:
+async def runs_get(ctx: ToolContext, args: models.RunsGetRequest) -> models.RunDetail:
     """Show one snapshot: counts, sources, environment hints, SPX profiles and its reports with download links."""
     return await _service(ctx).runs_get(ctx.principal, args)
 

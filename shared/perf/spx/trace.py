@@ -90,6 +90,11 @@ class _Frame:
         self.fn, self.start, self.children, self.node = fn, start, children, node
 
 
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    """`a` extended with zero rows to `size` rows."""
+    return np.concatenate((a, np.zeros((size - len(a),) + a.shape[1:], a.dtype)))
+
+
 def _blocks(source: Any) -> Iterator[bytes]:
     """Raw bytes from a binary stream (read in BLOCK_BYTES) or from an iterable of lines (joined)."""
     if hasattr(source, "read"):
@@ -348,22 +353,14 @@ class _Aggregator:
         return len(self.node_fn) - 1
 
     def _grow_functions(self, needed: int) -> None:
-        size = len(self.calls)
-        if needed <= size:
-            return
-        new = max(needed, 2 * size)
-        self.calls = np.concatenate((self.calls, np.zeros(new - size, np.int64)))
-        self.recursion = np.concatenate((self.recursion, np.zeros(new - size, np.int64)))
-        self.inclusive = np.concatenate((self.inclusive, np.zeros((new - size, self.m))))
-        self.exclusive = np.concatenate((self.exclusive, np.zeros((new - size, self.m))))
+        if needed > len(self.calls):
+            size = max(needed, 2 * len(self.calls))
+            self.calls, self.recursion, self.inclusive, self.exclusive = (_grown(a, size) for a in (self.calls, self.recursion, self.inclusive, self.exclusive))
 
     def _grow_nodes(self, needed: int) -> None:
-        size = len(self.node_calls)
-        if needed <= size:
-            return
-        new = max(needed, 2 * size)
-        self.node_calls = np.concatenate((self.node_calls, np.zeros(new - size, np.int64)))
-        self.node_inclusive = np.concatenate((self.node_inclusive, np.zeros((new - size, self.m))))
+        if needed > len(self.node_calls):
+            size = max(needed, 2 * len(self.node_calls))
+            self.node_calls, self.node_inclusive = _grown(self.node_calls, size), _grown(self.node_inclusive, size)
 
     def profile(self, metrics: list[str]) -> SpxProfile:
         if self.stack:
