@@ -7,7 +7,7 @@ Parsing and rendering are CPU work on local files; they run in a worker thread s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +44,12 @@ from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosDatabase
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+async def _tell(progress: Progress | None, done: float, total: float, message: str) -> None:
+    if progress is not None:
+        await progress(done, total, message)
 
 
 def _summary(doc: dict[str, Any]) -> RunSummary:
@@ -71,10 +77,16 @@ class PerfService:
                else "Fix or drop the artifacts with ok=false (see errors[]), then call artifacts.ingest.")
         return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
 
-    async def ingest(self, principal: Principal, req: IngestRequest) -> IngestResult:
+    async def ingest(self, principal: Principal, req: IngestRequest, progress: Progress | None = None) -> IngestResult:
+        total = len(req.artifacts) + 2  # fetch each artifact, parse, store
         async with self._fetcher(principal) as fetcher:
-            local = await fetcher.fetch_all(req.artifacts)
+            local = []
+            for i, ref in enumerate(req.artifacts):
+                await _tell(progress, i, total, f"fetching {ref.name}")
+                local.append(await fetcher.fetch(ref, i))
+            await _tell(progress, len(local), total, "parsing and normalising")
             built, detections = await asyncio.to_thread(snapshot_mod.build, local)
+        await _tell(progress, total - 1, total, "storing the snapshot")
         by_name = {a.name: a for a in local}
         sources = []
         for d in sorted(detections, key=lambda d: d.name):
@@ -142,7 +154,7 @@ class PerfService:
         )
 
     async def collect(self, principal: Principal, req: collect_mod.CollectRequest, correlation_id: str, orchestrations: Any = None,
-                      progress: Callable[[float, float | None, str | None], Any] | None = None) -> collect_mod.CollectResult:
+                      progress: Progress | None = None) -> collect_mod.CollectResult:
         the_plan = await collect_mod.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
         paths = collect_mod.paths_of(principal.workspace_id, the_plan["bundle_id"])
         worst = collect_mod.worst_case_seconds(req)
@@ -157,8 +169,7 @@ class PerfService:
             )
         samples: list[dict[str, Any]] = []
         for i, path in enumerate(the_plan["url_paths"]):
-            if progress is not None:
-                await progress(i, len(the_plan["url_paths"]), f"probing {path.split('?', 1)[0]}")
+            await _tell(progress, i, len(the_plan["url_paths"]), f"probing {path.split('?', 1)[0]}")
             samples += await collect_mod.run_path(the_plan, path, self.settings)
         done = await self.finish_collect(the_plan, samples)
         failed = sum(1 for s in samples if s["error"])

@@ -58,7 +58,7 @@ retention (keep_last_n, ttl_days). Then call analysis.run or report.export with 
 
 def _ingest_tool(name: str, title: str, doc: str) -> None:
     async def handler(ctx: ToolContext, args: models.IngestRequest) -> models.IngestResult:
-        return await _service(ctx).ingest(ctx.principal, args)
+        return await _service(ctx).ingest(ctx.principal, args, ctx.report_progress)
 
     handler.__doc__ = doc
     toolset.tool(name, title=title, idempotent=True)(handler)

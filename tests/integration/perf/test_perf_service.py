@@ -107,6 +107,28 @@ async def test_ingest_analyse_report_round_trip(service: PerfService, deps: Deps
     assert detail.run.environment_hints == {"env": "staging", "app": "checkout"} and len(detail.profiles) == 14
 
 
+async def test_ingest_reports_progress(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    refs = await upload(deps, who, [SLOWLOGS[0], TIMINGS])
+    seen = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    await service.ingest(who, IngestRequest(artifacts=refs), progress)
+    assert [m for _, _, m in seen] == ["fetching in/small.log", "fetching in/timings.json", "parsing and normalising", "storing the snapshot"]
+    assert [d for d, _, _ in seen] == [0, 1, 2, 3] and {t for _, t, _ in seen} == {4}
+
+
+async def test_runs_list_pages_with_continuation(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    ids = [(await service.ingest(who, IngestRequest(artifacts=await upload(deps, who, [f])))).normalized_snapshot_id for f in SLOWLOGS + [TIMINGS]]
+    first = await service.runs_list(who, RunsListRequest(limit=2))
+    assert len(first.runs) == 2 and first.continuation
+    rest = await service.runs_list(who, RunsListRequest(limit=2, continuation=first.continuation))
+    assert [r.normalized_snapshot_id for r in first.runs + rest.runs] == list(reversed(ids)) and rest.continuation is None
+
+
 async def test_zero_findings_report_keeps_its_sections(service: PerfService, deps: Deps) -> None:
     who = principal()
     refs = await upload(deps, who, [FIXTURES / "slowlog" / "small.log"])
