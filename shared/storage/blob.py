@@ -66,6 +66,41 @@ class BlobStore:
             data = data.encode("utf-8")
         await container.upload_blob(name, data, overwrite=overwrite, content_settings=ContentSettings(content_type=content_type))
 
+    async def put_blocks(self, name: str, chunks: Any, *, content_type: str = "application/octet-stream") -> tuple[int, str]:
+        """Upload an (async or sync) iterable of byte chunks as staged blocks, hashing on the way: (size, SHA-256).
+
+        Nothing is visible under `name` until the final block-list commit, so a failure part-way leaves
+        no half-written blob (uncommitted blocks expire on their own).
+        """
+        import base64
+        import hashlib
+
+        from azure.storage.blob import BlobBlock, ContentSettings
+
+        self.requests += 1
+        container = await self._get_container()
+        client = container.get_blob_client(name)
+        digest, size, blocks = hashlib.sha256(), 0, []
+
+        async def each() -> Any:
+            if hasattr(chunks, "__aiter__"):
+                async for c in chunks:
+                    yield c
+            else:
+                for c in chunks:
+                    yield c
+
+        async for chunk in each():
+            if not chunk:
+                continue
+            digest.update(chunk)
+            size += len(chunk)
+            block_id = base64.b64encode(f"{len(blocks):08d}".encode()).decode()
+            await client.stage_block(block_id, bytes(chunk))
+            blocks.append(BlobBlock(block_id=block_id))
+        await client.commit_block_list(blocks, content_settings=ContentSettings(content_type=content_type))
+        return size, digest.hexdigest()
+
     async def get(self, name: str) -> bytes | None:
         """The blob's bytes, or None when it does not exist."""
         self.requests += 1

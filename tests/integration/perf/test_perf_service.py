@@ -107,6 +107,16 @@ async def test_ingest_analyse_report_round_trip(service: PerfService, deps: Deps
     assert detail.run.environment_hints == {"env": "staging", "app": "checkout"} and len(detail.profiles) == 14
 
 
+async def test_big_uploads_are_staged_in_blocks_and_hashed(deps: Deps) -> None:
+    import hashlib
+
+    who = principal()
+    data = SLOWLOGS[0].read_bytes() * 30  # ~9 MB: three 4 MB blocks
+    [stored] = await store_uploads(deps.blobs, who.workspace_id, data, "application/octet-stream", "big/slow.log")
+    assert stored["sha256"] == hashlib.sha256(data).hexdigest() and stored["size_bytes"] == len(data)
+    assert await deps.blobs.get(f"{workspace_prefix(who.workspace_id)}/artifacts/big/slow.log") == data
+
+
 async def test_ingest_reports_progress(service: PerfService, deps: Deps) -> None:
     who = principal()
     refs = await upload(deps, who, [SLOWLOGS[0], TIMINGS])
