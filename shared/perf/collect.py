@@ -24,7 +24,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -97,10 +97,6 @@ class CollectResult(ToolOutput):
     removed_by_retention: list[str] = Field(default_factory=list)
     correlation_id: str
     next_action: str
-
-
-class Orchestrations(Protocol):
-    async def start(self, name: str, payload: dict[str, Any]) -> dict[str, str]: ...
 
 
 def redact_url(url: str, rules: RedactionRules) -> str:

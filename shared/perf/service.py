@@ -41,6 +41,7 @@ from shared.perf.models import (
 )
 from shared.perf.store import PerfStore
 from shared.storage.blob import BlobStore
+from shared.tools.invoke import Orchestrations
 from shared.storage.cosmos import CosmosDatabase
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
@@ -153,7 +154,7 @@ class PerfService:
             next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
         )
 
-    async def collect(self, principal: Principal, req: collect_mod.CollectRequest, correlation_id: str, orchestrations: Any = None,
+    async def collect(self, principal: Principal, req: collect_mod.CollectRequest, correlation_id: str, orchestrations: Orchestrations | None = None,
                       progress: Progress | None = None) -> collect_mod.CollectResult:
         the_plan = await collect_mod.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
         paths = collect_mod.paths_of(principal.workspace_id, the_plan["bundle_id"])

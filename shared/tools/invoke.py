@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,6 +20,12 @@ log = logging.getLogger("firebreak.tools")
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
+class Orchestrations(Protocol):
+    """Starts a Durable orchestration: {"instance_id", "status_query_url"} (functions/orchestration.py on the app)."""
+
+    async def start(self, name: str, payload: dict[str, Any]) -> dict[str, str]: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool handler receives besides its arguments."""
@@ -30,7 +36,7 @@ class ToolContext:
     transport: str = "http"
     progress: ProgressFn | None = None
     # Starts Durable orchestrations for tools whose work outlives a request (None outside the Functions app).
-    orchestrations: Any = None
+    orchestrations: Orchestrations | None = None
 
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the caller how far long work has got (an MCP progress notification when it asked for one)."""
