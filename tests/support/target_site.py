@@ -57,11 +57,14 @@ def target_site(tls_dir: Path | None = None) -> Iterator[tuple[Site, Path | None
                 time.sleep(ms / 1000)
             elif self.path.startswith("/boom"):
                 status = 500
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the probe gave up (its timeout test): the client is gone, as intended
 
         def log_message(self, *args) -> None:
             pass
