@@ -9,7 +9,6 @@ Reports wall time (median of RUNS) and Blob / Cosmos round trips per operation.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import statistics
 import time
 import uuid
@@ -21,7 +20,7 @@ from shared.core.deps import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf import snapshot
-from shared.perf.artifacts import LocalArtifact
+from shared.perf.artifacts import LocalArtifact, hash_file
 from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest
 from shared.perf.service import PerfService
 from shared.perf.upload import store_uploads
@@ -38,7 +37,7 @@ def _files() -> list[Path]:
 
 
 def _local(files: list[Path]) -> list[LocalArtifact]:
-    return [LocalArtifact(ArtifactRef(path=str(f)), f, f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()) for f in files]
+    return [LocalArtifact(ArtifactRef(path=str(f)), f, *hash_file(f)) for f in files]
 
 
 async def _measure(settings: Settings) -> list[dict[str, Any]]:

@@ -15,22 +15,16 @@ import gzip
 import json
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.slowlog.aggregate import digest
-from shared.perf.slowlog.parser import parse
-
-
-def _open(path: Path) -> BinaryIO:
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")  # type: ignore[return-value]
+from shared.perf.slowlog.parser import open_log, parse
 
 
 def _entries(paths: list[Path]):  # type: ignore[no-untyped-def]
     for path in paths:
-        with _open(path) as stream:
+        with open_log(path) as stream:
             yield from parse(stream)
 
 
@@ -51,22 +45,13 @@ def markdown(report: dict[str, Any], top: int) -> str:
 
 
 def analyze(args: argparse.Namespace) -> int:
-    import hashlib
-
     from shared.perf.analysis import analyze as run_analysis
-    from shared.perf.artifacts import LocalArtifact
+    from shared.perf.artifacts import LocalArtifact, hash_file
     from shared.perf.models import ArtifactRef
     from shared.perf.report import render
     from shared.perf.snapshot import build
 
-    def sha(path: Path) -> str:
-        digest_ = hashlib.sha256()
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                digest_.update(chunk)
-        return digest_.hexdigest()
-
-    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), p.stat().st_size, sha(p)) for p in args.files]
+    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in args.files]
     try:
         thresholds = json.loads(args.thresholds) if args.thresholds else None
         built, _ = build(artifacts)

@@ -64,7 +64,8 @@ class LocalArtifact:
         return self.ref.name
 
 
-def _hash_file(path: Path) -> tuple[int, str]:
+def hash_file(path: Path) -> tuple[int, str]:
+    """(size, SHA-256 hex) of a local file, read in 1 MB chunks."""
     digest, size = hashlib.sha256(), 0
     with open(path, "rb") as f:
         while chunk := f.read(1024 * 1024):
@@ -104,7 +105,7 @@ class ArtifactFetcher:
             if path.stat().st_size > limit:
                 return LocalArtifact(ref, None, error=f"artifact is larger than the {limit}-byte limit")
             try:
-                size, sha = await asyncio.to_thread(_hash_file, path)
+                size, sha = await asyncio.to_thread(hash_file, path)
             except OSError as exc:
                 return LocalArtifact(ref, None, error=f"cannot read file: {exc.strerror or type(exc).__name__}")
             return LocalArtifact(ref, path, size, sha)

@@ -107,6 +107,15 @@ def redact_url(url: str, rules: RedactionRules) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "" if rules.strip_query_params else parts.query, ""))
 
 
+def recorded_path(path: str, strip_query: bool) -> str:
+    return path.split("?", 1)[0] if strip_query else path
+
+
+def inventory_counts(the_plan: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, int]:
+    return {"spx_files": sum(1 for i in the_plan["inventory"] if i["type"] == "spx"), "inventory_items": len(the_plan["inventory"]),
+            "timing_samples": sum(1 for s in samples if not s["warmup"])}
+
+
 def worst_case_seconds(req: CollectRequest) -> float:
     per_path = math.ceil((req.sample_count + req.warmup_count) / req.concurrency)
     return len(req.url_paths) * per_path * req.timeout_ms / 1000
@@ -185,7 +194,7 @@ async def run_path(the_plan: dict[str, Any], path: str, settings: Settings) -> l
     guard = OutboundGuard(settings)
     p = the_plan["probe"]
     rules = RedactionRules(**the_plan["redaction_rules"])
-    recorded = path.split("?", 1)[0] if rules.strip_query_params else path
+    recorded = recorded_path(path, rules.strip_query_params)
     url = the_plan["base_url"] + "/"
     gate = asyncio.Semaphore(p["concurrency"])
 
@@ -208,14 +217,13 @@ async def finish(the_plan: dict[str, Any], samples: list[dict[str, Any]], blobs:
     ingest = [{k: v for k, v in item.items() if k in ("blob", "path")} for item in the_plan["inventory"]] + [{"blob": f"{rel}/timings.json"}]
     manifest = {
         "format": "collector-bundle-v1", "run": {"bundle_id": bundle_id, "created_at": the_plan["created_at"], "finished_at": now().isoformat()},
-        "base_url": the_plan["recorded"]["base_url"], "url_paths": [p.split("?", 1)[0] if the_plan["redaction_rules"]["strip_query_params"] else p for p in the_plan["url_paths"]],
+        "base_url": the_plan["recorded"]["base_url"], "url_paths": [recorded_path(p, the_plan["redaction_rules"]["strip_query_params"]) for p in the_plan["url_paths"]],
         "headers": the_plan["recorded"]["headers"], "headers_dropped": the_plan["recorded"]["headers_dropped"], "probe": the_plan["probe"],
         "redaction_rules": the_plan["redaction_rules"], "inventory": the_plan["inventory"], "timings": f"{rel}/timings.json", "ingest_artifacts": ingest,
     }
     await blobs.put(artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json")
     await blobs.put(artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json")
-    counts = {"spx_files": sum(1 for i in the_plan["inventory"] if i["type"] == "spx"), "inventory_items": len(the_plan["inventory"]),
-              "timing_samples": sum(1 for s in samples if not s["warmup"])}
+    counts = inventory_counts(the_plan, samples)
     await runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": the_plan["created_at"], "updated_at": the_plan["created_at"],
                        "artifact_counts": counts, "ingest_artifacts": ingest, "errors": sum(1 for s in samples if s["error"])})
     keep = the_plan["retention"].get("keep_last_n") or settings.perf_keep_last_n

@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from shared.core.errors import NotConfigured
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf import analysis as analysis_mod
@@ -161,9 +160,8 @@ class PerfService:
         worst = collect_mod.worst_case_seconds(req)
         if worst > self.settings.perf_collect_inline_seconds and orchestrations is not None:
             started = await orchestrations.start(collect_mod.ORCHESTRATOR, {"plan": the_plan, "correlation_id": correlation_id})
-            counts = {"spx_files": sum(1 for i in the_plan["inventory"] if i["type"] == "spx"), "inventory_items": len(the_plan["inventory"]), "timing_samples": 0}
             return collect_mod.CollectResult(
-                bundle_id=the_plan["bundle_id"], state="running", **paths, artifact_counts=counts, ingest_artifacts=[], correlation_id=correlation_id,
+                bundle_id=the_plan["bundle_id"], state="running", **paths, artifact_counts=collect_mod.inventory_counts(the_plan, []), ingest_artifacts=[], correlation_id=correlation_id,
                 status_query_url=started["status_query_url"], instance_id=started["instance_id"],
                 next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: poll status_query_url "
                              "until runtimeStatus is Completed (customStatus shows progress); its output holds artifact_counts and ingest_artifacts for artifacts.ingest."),
@@ -188,8 +186,6 @@ class PerfService:
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
         name = artifact_blob(principal.workspace_id, req.name)
-        if not self.blobs.configured:
-            raise NotConfigured("Blob storage is not configured")
         minutes = self.settings.perf_upload_url_minutes
         url = await self.blobs.upload_url(name, minutes=minutes, write=True)
         return UploadUrlResult(

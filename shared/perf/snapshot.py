@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import math
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +20,11 @@ from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import LocalArtifact
 from shared.perf.detect import Detection, detect, pair_spx
 from shared.perf.slowlog.aggregate import digest
+from shared.perf.slowlog.parser import open_log
 from shared.perf.slowlog.parser import parse as parse_slowlog
 from shared.perf.spx.export import collapsed
 from shared.perf.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
-from shared.perf.timings import TimingsFile, aggregate_timings
+from shared.perf.timings import TimingsFile, aggregate_timings, percentile
 
 SCHEMA = "firebreak-perf-snapshot-v1"
 MAX_QUERIES = 500
@@ -54,12 +54,7 @@ def _r(value: float) -> float:
 
 
 def _stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-
-    def rank(q: float) -> float:
-        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-    return {"p50": _r(rank(0.5)), "p95": _r(rank(0.95)), "max": _r(ordered[-1]), "count": len(ordered)}
+    return {"p50": _r(percentile(values, 0.5)), "p95": _r(percentile(values, 0.95)), "max": _r(max(values)), "count": len(values)}
 
 
 def canonical(content: Any) -> bytes:
@@ -75,12 +70,6 @@ class Built:
     content: dict[str, Any]
     snapshot_id: str
     flamegraphs: dict[str, str] = field(default_factory=dict)  # profile key -> collapsed stacks
-
-
-def _open_maybe_gzip(path: Any) -> Any:
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
 def _invalid(name: str, problem: str) -> ValidationFailed:
@@ -247,7 +236,7 @@ def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
 
     def entries():  # type: ignore[no-untyped-def]
         for item in sorted(slowlogs, key=lambda a: a.sha256):
-            with _open_maybe_gzip(item.file) as stream:
+            with open_log(item.file) as stream:  # type: ignore[arg-type]
                 yield from parse_slowlog(stream)
 
     try:

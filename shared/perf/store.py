@@ -112,20 +112,22 @@ class PerfStore:
     async def list_runs(self, limit: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:
         return await self.runs.query(self.workspace, "c.type = 'snapshot'", order_by="c.updated_at DESC", max_items=limit, continuation=continuation)
 
+    async def _expired(self, kind: str, keep_last_n: int, ttl_days: int | None, now: datetime) -> list[dict[str, Any]]:
+        """Index entries of `kind` beyond the newest keep_last_n or not refreshed for ttl_days."""
+        docs = await self.runs.query_all(self.workspace, "c.type = @kind", {"@kind": kind}, order_by="c.updated_at DESC", limit=5000)
+        cutoff = (now - timedelta(days=ttl_days)).isoformat() if ttl_days else None
+        return [d for i, d in enumerate(docs) if i >= keep_last_n or (cutoff and d["updated_at"] < cutoff)]
+
     async def prune(self, keep_last_n: int, ttl_days: int | None, now: datetime) -> list[str]:
         """Remove snapshots beyond the newest keep_last_n or older than ttl_days, with their reports."""
-        runs = await self.runs.query_all(self.workspace, "c.type = 'snapshot'", order_by="c.updated_at DESC", limit=5000)
-        cutoff = (now - timedelta(days=ttl_days)).isoformat() if ttl_days else None
-        doomed = [r for i, r in enumerate(runs) if i >= keep_last_n or (cutoff and r["updated_at"] < cutoff)]
+        doomed = await self._expired("snapshot", keep_last_n, ttl_days, now)
         for run in doomed:
             await self.delete_snapshot(run["snapshot_id"])
         return [r["snapshot_id"] for r in doomed]
 
     async def prune_bundles(self, keep_last_n: int, ttl_days: int | None, now: datetime) -> list[str]:
-        """collect.run bundles beyond the newest keep_last_n or older than ttl_days: index entry, then files."""
-        bundles = await self.runs.query_all(self.workspace, "c.type = 'bundle'", order_by="c.updated_at DESC", limit=5000)
-        cutoff = (now - timedelta(days=ttl_days)).isoformat() if ttl_days else None
-        doomed = [b for i, b in enumerate(bundles) if i >= keep_last_n or (cutoff and b["updated_at"] < cutoff)]
+        """collect.run bundles, by the same rule: index entry, then files."""
+        doomed = await self._expired("bundle", keep_last_n, ttl_days, now)
         for b in doomed:
             await self.runs.delete(b["id"], self.workspace)
             names = [n async for n in self.blobs.list(f"{self.prefix}/artifacts/bundles/{b['bundle_id']}/")]

@@ -44,7 +44,7 @@ class TimingsFile(BaseModel):
     samples: list[TimingSample] = Field(max_length=100_000)
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     """Nearest rank: the smallest value with at least q of the samples at or below it."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
@@ -63,7 +63,7 @@ def aggregate_timings(doc: TimingsFile) -> list[dict[str, Any]]:
         for phase in PHASES:
             values = [v for s in samples if (v := getattr(s.timings_ms, phase)) is not None and not s.error]
             if values:
-                phases[phase] = {"p50": round(_percentile(values, 0.5), 3), "p95": round(_percentile(values, 0.95), 3), "max": round(max(values), 3)}
+                phases[phase] = {"p50": round(percentile(values, 0.5), 3), "p95": round(percentile(values, 0.95), 3), "max": round(max(values), 3)}
         statuses: dict[str, int] = {}
         for s in samples:
             key = str(s.status) if s.status else "error"

@@ -7,10 +7,9 @@ so a bad upload writes nothing. SHA-256 is computed over the bytes that are stor
 from __future__ import annotations
 
 import asyncio
-import tempfile
+import io
 from email.parser import BytesParser
 from email.policy import HTTP
-from pathlib import Path
 from typing import Any
 
 from shared.core.errors import ValidationFailed
@@ -53,10 +52,7 @@ def split_body(body: bytes, content_type: str, name: str | None) -> list[tuple[s
 def _check(name: str, data: bytes) -> dict[str, Any]:
     if not data:
         raise _invalid(f"{name}: empty file (0 bytes)", "empty", name)
-    with tempfile.TemporaryDirectory(prefix="firebreak-upload-") as tmp:
-        path = Path(tmp) / name.rsplit("/", 1)[-1]
-        path.write_bytes(data)
-        d = detect(name, len(data), lambda: open(path, "rb"))
+    d = detect(name, len(data), lambda: io.BytesIO(data))
     if not d.ok:
         raise ValidationFailed(f"{name}: {d.errors[0] if d.errors else 'not a usable artifact'}", details={"errors": [{"field": name, "problem": e} for e in d.errors], "detection": d.to_dict()},
                                recovery_suggestions=["Upload the artifact as written by SPX, the MySQL server or collect.run (gzip must be complete)."])

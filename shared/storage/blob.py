@@ -67,7 +67,7 @@ class BlobStore:
         await container.upload_blob(name, data, overwrite=overwrite, content_settings=ContentSettings(content_type=content_type))
 
     async def put_blocks(self, name: str, chunks: Any, *, content_type: str = "application/octet-stream") -> tuple[int, str]:
-        """Upload an (async or sync) iterable of byte chunks as staged blocks, hashing on the way: (size, SHA-256).
+        """Upload an iterable of byte chunks as staged blocks, hashing on the way: (size, SHA-256).
 
         Nothing is visible under `name` until the final block-list commit, so a failure part-way leaves
         no half-written blob (uncommitted blocks expire on their own).
@@ -82,15 +82,7 @@ class BlobStore:
         client = container.get_blob_client(name)
         digest, size, blocks = hashlib.sha256(), 0, []
 
-        async def each() -> Any:
-            if hasattr(chunks, "__aiter__"):
-                async for c in chunks:
-                    yield c
-            else:
-                for c in chunks:
-                    yield c
-
-        async for chunk in each():
+        for chunk in chunks:
             if not chunk:
                 continue
             digest.update(chunk)

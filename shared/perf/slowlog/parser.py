@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import BinaryIO
 
 _TIME_MARIADB = re.compile(rb"^# Time: (\d{2})(\d{2})(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\s*$")
@@ -205,3 +206,12 @@ def _metadata(entry: SlowEntry, body: bytes) -> None:
     elif body.startswith((b"# explain:", b"# Warning")):
         return
     entry.extra_lines.append(body)
+
+
+def open_log(path: Path | str) -> BinaryIO:
+    """A slow log for `parse`, plain or gzip (by its magic bytes, not its name)."""
+    import gzip
+
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")  # type: ignore[return-value]
