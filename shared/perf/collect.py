@@ -21,7 +21,7 @@ import json
 import math
 import re
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,8 @@ from shared.core.settings import Settings
 from shared.perf.artifacts import artifact_blob, blob_name, workspace_prefix
 from shared.perf.models import Retention
 from shared.perf.probe import probe
+from shared.perf.store import PerfStore
 from shared.storage.blob import BlobStore
-from shared.storage.cosmos import CosmosContainer
 from shared.tools.registry import ToolInput, ToolOutput
 
 MAX_FILES_PER_DIR = 500
@@ -208,8 +208,7 @@ async def run_path(the_plan: dict[str, Any], path: str, settings: Settings) -> l
     return warm + list(measured)
 
 
-async def finish(the_plan: dict[str, Any], samples: list[dict[str, Any]], blobs: BlobStore, runs: CosmosContainer, settings: Settings,
-                 now: Callable[[], datetime], prune: Callable[[int, int | None], Awaitable[list[str]]]) -> dict[str, Any]:
+async def finish(the_plan: dict[str, Any], samples: list[dict[str, Any]], store: PerfStore, settings: Settings, now: Callable[[], datetime]) -> dict[str, Any]:
     """Write timings.json and manifest.json (timings first: a manifest always points at a whole bundle), index it, apply retention."""
     ws, bundle_id = the_plan["workspace_id"], the_plan["bundle_id"]
     rel = f"bundles/{bundle_id}"
@@ -221,13 +220,13 @@ async def finish(the_plan: dict[str, Any], samples: list[dict[str, Any]], blobs:
         "headers": the_plan["recorded"]["headers"], "headers_dropped": the_plan["recorded"]["headers_dropped"], "probe": the_plan["probe"],
         "redaction_rules": the_plan["redaction_rules"], "inventory": the_plan["inventory"], "timings": f"{rel}/timings.json", "ingest_artifacts": ingest,
     }
-    await blobs.put(artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json")
-    await blobs.put(artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json")
+    await store.blobs.put(artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json")
+    await store.blobs.put(artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json")
     counts = inventory_counts(the_plan, samples)
-    await runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": the_plan["created_at"], "updated_at": the_plan["created_at"],
+    await store.runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": the_plan["created_at"], "updated_at": the_plan["created_at"],
                        "artifact_counts": counts, "ingest_artifacts": ingest, "errors": sum(1 for s in samples if s["error"])})
-    keep = the_plan["retention"].get("keep_last_n") or settings.perf_keep_last_n
-    removed = await prune(keep, the_plan["retention"].get("ttl_days") or settings.perf_ttl_days)
+    retention = the_plan["retention"]
+    removed = await store.prune_bundles(retention["keep_last_n"] or settings.perf_keep_last_n, retention["ttl_days"] or settings.perf_ttl_days, now())
     return {"bundle_id": bundle_id, "artifact_counts": counts, "ingest_artifacts": ingest, "removed_by_retention": removed}
 
 

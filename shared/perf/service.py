@@ -25,6 +25,7 @@ from shared.perf.models import (
     IngestRequest,
     IngestResult,
     ReportResult,
+    Retention,
     RunDetail,
     RunsGetRequest,
     RunsListRequest,
@@ -101,9 +102,8 @@ class PerfService:
         store = await self.store(principal)
         now = self.clock()
         created = await store.save_snapshot(built.snapshot_id, content, metadata, built.flamegraphs, now)
-        keep = (req.retention.keep_last_n if req.retention and req.retention.keep_last_n else None) or self.settings.perf_keep_last_n
-        ttl = (req.retention.ttl_days if req.retention and req.retention.ttl_days else None) or self.settings.perf_ttl_days
-        removed = await store.prune(keep, ttl, now)
+        retention = req.retention or Retention()
+        removed = await store.prune(retention.keep_last_n or self.settings.perf_keep_last_n, retention.ttl_days or self.settings.perf_ttl_days, now)
         return IngestResult(normalized_snapshot_id=built.snapshot_id, counts=counts, sources=sources, created=created, removed_by_retention=removed,
                             next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.")
 
@@ -181,8 +181,7 @@ class PerfService:
     async def finish_collect(self, the_plan: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
         """Write the bundle of a collect.run (inline or from the orchestration's last activity)."""
         store = PerfStore(self.blobs, await self.cosmos.container("perf_runs"), the_plan["workspace_id"])
-        return await collect_mod.finish(the_plan, samples, self.blobs, store.runs, self.settings, self.clock,
-                                        lambda keep, ttl: store.prune_bundles(keep, ttl, self.clock()))
+        return await collect_mod.finish(the_plan, samples, store, self.settings, self.clock)
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
         name = artifact_blob(principal.workspace_id, req.name)
