@@ -7,6 +7,8 @@ are alive is reused, so `make run` and `make test` can be run again and again.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import signal
@@ -73,6 +75,9 @@ class Stack:
             "FIREBREAK_COSMOS_LOCAL_COMPAT": "true",
             "FIREBREAK_TASK_HUB": "firebreaklocal",
             "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true",  # the spec's {"path": ...} artifacts work on your own machine
+            # Run secrets at rest (AES-GCM). Local only: derived from the data directory so restarts can still
+            # read in-flight runs' secrets; anyone who can read that directory can read the emulators' data anyway.
+            "FIREBREAK_SECRETS_KEY": base64.b64encode(hashlib.sha256(b"firebreak-local-secrets:" + str(self.data_dir.resolve()).encode()).digest()).decode(),
         }
 
     def _commands(self) -> dict[str, tuple[list[str], list[int]]]:

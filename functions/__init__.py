@@ -10,6 +10,7 @@ def blueprints() -> list:
     from functions.health_api import bp as health
     from functions.mcp_api import bp as mcp
     from functions.perf_collect_api import bp as perf_collect
+    from functions.runs_api import bp as runs
     from functions.tools_api import bp as tools
 
-    return [health, tools, mcp, diagnostics, artifacts, perf_collect]
+    return [health, tools, mcp, diagnostics, artifacts, perf_collect, runs]

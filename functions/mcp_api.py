@@ -25,14 +25,14 @@ async def mcp(req: func.HttpRequest, client: df.DurableOrchestrationClient) -> f
 
 
 async def _serve(req: func.HttpRequest, correlation_id: str, client: df.DurableOrchestrationClient) -> func.HttpResponse:
-    from functions.orchestration import DurableStarter
+    from functions.orchestration import run_service
 
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: correlation_id})
     deps = wiring.deps()
     principal = await deps.principals.resolve(dict(req.headers))
     body = read_body(req, deps.settings.max_request_bytes)
-    reply = await wiring.mcp_endpoint().handle(req.method, req.url, dict(req.headers), body, principal, correlation_id, orchestrations=DurableStarter(client))
+    reply = await wiring.mcp_endpoint().handle(req.method, req.url, dict(req.headers), body, principal, correlation_id, orchestrations=run_service(client))
     headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
     headers[CORRELATION_HEADER] = correlation_id
     return func.HttpResponse(reply.body, status_code=reply.status, headers=headers)

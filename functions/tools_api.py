@@ -29,7 +29,7 @@ def _tool_function(name: str, function_name: str):  # type: ignore[no-untyped-de
         # The registry (pydantic models, capability code) loads on the first call, not at indexing.
         from shared.core.errors import NotFound
         from shared.tools.catalog import default_registry
-        from functions.orchestration import DurableStarter
+        from functions.orchestration import run_service
         from shared.tools.invoke import ToolContext, invoke, pop_correlation_id
 
         tool = default_registry().get(name)
@@ -39,7 +39,7 @@ def _tool_function(name: str, function_name: str):  # type: ignore[no-untyped-de
         principal = await deps.principals.resolve(dict(req.headers))
         arguments = read_json_object(req, deps.settings.max_request_bytes)
         correlation_id = pop_correlation_id(arguments, tool) or correlation_id
-        ctx = ToolContext(principal, deps, correlation_id, transport="http", orchestrations=DurableStarter(client))
+        ctx = ToolContext(principal, deps, correlation_id, transport="http", orchestrations=run_service(client))
         outcome = await invoke(tool, arguments, ctx)
         if outcome.error is not None:
             return error_response(outcome.error, correlation_id)

@@ -62,6 +62,10 @@ class Settings(BaseModel):
     perf_collect_inline_seconds: float = Field(60.0, gt=0, description="collect.run answers inline when its worst case fits; longer runs continue as a Durable orchestration.")
     perf_upload_url_minutes: int = Field(15, ge=1, le=24 * 60, description="Lifetime of the upload URLs artifacts.upload_url hands out.")
 
+    secrets_key: str | None = Field(None, description="Base64 of 32 random bytes: the AES-256-GCM key of run secrets (collect.run header values) at rest.")
+    run_secrets_ttl_seconds: int = Field(6 * 3600, ge=60, description="How long a run's encrypted secrets live; a run still going after that fails its probes.")
+    run_record_ttl_days: int = Field(30, ge=1, description="How long run records (status, owner, output) are kept (Cosmos TTL on Azure).")
+
     outbound_allow_http: bool = Field(False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise).")
     outbound_allowed_hosts: list[str] = Field(default_factory=list, description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.")
 

@@ -23,6 +23,17 @@ def plan_checks(settings: Settings) -> list[str]:
     return checks
 
 
+KNOWN_CHECKS = ("cosmos_read_write", "blob_read_write", "llm_reachable", "neubird_reachable")
+
+
+def validate_plan(plan: dict[str, Any]) -> dict[str, Any]:
+    """A diagnostics run's stored plan, re-checked when its orchestration claims it: known checks, each once."""
+    checks = plan.get("checks")
+    if not isinstance(checks, list) or not checks or len(set(checks)) != len(checks) or not all(c in KNOWN_CHECKS for c in checks):
+        raise ValueError("a diagnostics plan names each known check at most once")
+    return {"checks": list(checks)}
+
+
 async def _reachable(url: str) -> str:
     # Any HTTP answer (even 401/404) proves the endpoint is reachable; only transport failures do not.
     import aiohttp

@@ -11,7 +11,10 @@ The bundle (manifest.json + timings.json, collector-v1) is written under
 The work is split the same way inline and under Durable: `plan()` checks everything and fixes the
 parameters (a JSON-able dict), `run_path()` probes one URL path, `finish()` writes the bundle. A run
 whose worst case (every sample timing out) exceeds FIREBREAK_PERF_COLLECT_INLINE_SECONDS continues as
-the `perf_collect_orchestrator` orchestration and the tool answers at once with its status URL.
+the `perf_collect_orchestrator` orchestration and the tool answers at once with its run id and
+status route. Under Durable the plan is split first (`split_secrets`): header values and the query
+strings that are not recorded go to the run's sealed secrets, the rest is the run record's plan, and
+only the probe activity joins them again (`with_secrets`). Manifests name headers, never their values.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shared.core.errors import ValidationFailed
 from shared.core.outbound import OutboundGuard
@@ -41,8 +44,15 @@ from shared.tools.registry import ToolInput, ToolOutput
 
 MAX_FILES_PER_DIR = 500
 ORCHESTRATOR = "perf_collect_orchestrator"
-_SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|password|api[-_]?key|session", re.I)
-_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
+# Used with fullmatch: `$` would also accept a trailing newline.
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}")
+# RFC 9110 field values, ASCII only: visible characters, spaces and tabs inside (the probe writes latin-1 bytes,
+# and anything else either fails there or splits the request).
+_HEADER_VALUE = re.compile(r"([\x21-\x7e]([\x20-\x7e\t]{0,4094}[\x21-\x7e])?)?")
+# A request target is ASCII without spaces or controls; other characters must be percent-encoded by the caller.
+_URL_PATH = re.compile(r"/[\x21-\x7e]{0,2047}")
+MAX_URL_PATHS = 50
+MAX_HEADERS = 50
 
 
 class RedactionRules(BaseModel):
@@ -56,9 +66,9 @@ class CollectRequest(ToolInput):
     spx_dirs: list[str] = Field(default_factory=list, max_length=20, description="Blob prefixes under your artifacts holding SPX .json/.txt.gz files (local directories where local paths are allowed).")
     slow_log_path: str | None = Field(None, max_length=1024, description="Blob name of the slow log under your artifacts (a local file where local paths are allowed).")
     base_url: str = Field(min_length=1, max_length=2048, description="https URL of a non-production deployment to probe.")
-    url_paths: list[str] = Field(min_length=1, max_length=50, description="Paths to GET, each starting with '/'.")
-    headers: dict[str, str] = Field(default_factory=dict, max_length=50, description="Headers to send; only names in headers_allowlist are sent.")
-    headers_allowlist: list[str] = Field(default_factory=list, max_length=50, description="Header names (case-insensitive) that may be sent; others are dropped.")
+    url_paths: list[str] = Field(min_length=1, max_length=MAX_URL_PATHS, description="Paths to GET, each starting with '/', ASCII only (percent-encode anything else).")
+    headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_HEADERS, description="Headers to send; only names in headers_allowlist are sent. Values are kept encrypted while a long run needs them and never recorded.")
+    headers_allowlist: list[str] = Field(default_factory=list, max_length=MAX_HEADERS, description="Header names (case-insensitive) that may be sent; others are dropped.")
     sample_count: int = Field(3, ge=1, le=20, description="Measured samples per path.")
     concurrency: int = Field(1, ge=1, le=4, description="Samples in flight at once per path.")
     timeout_ms: int = Field(3000, ge=200, le=15000, description="Per-sample time limit; a slower sample is recorded as an error.")
@@ -70,18 +80,71 @@ class CollectRequest(ToolInput):
     @field_validator("url_paths")
     @classmethod
     def _paths(cls, paths: list[str]) -> list[str]:
-        for p in paths:
-            if not p.startswith("/") or len(p) > 2048 or any(c in p for c in "\r\n \t"):
-                raise ValueError(f"{p[:80]!r}: each path must start with '/' and contain no whitespace")
-        return paths
+        return check_paths(paths)
 
     @field_validator("headers")
     @classmethod
     def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        for k, v in headers.items():
-            if not _HEADER_NAME.match(k) or "\r" in v or "\n" in v or len(v) > 4096:
-                raise ValueError(f"header {k[:60]!r} has an invalid name or value")
-        return headers
+        return check_headers(headers)
+
+
+def check_paths(paths: list[str]) -> list[str]:
+    for p in paths:
+        if not _URL_PATH.fullmatch(p):
+            raise ValueError(f"{p[:80]!r}: each path must start with '/' and hold only visible ASCII characters (no spaces; percent-encode others), at most 2048")
+    return paths
+
+
+def check_headers(headers: dict[str, str]) -> dict[str, str]:
+    for k, v in headers.items():
+        if not _HEADER_NAME.fullmatch(k) or not _HEADER_VALUE.fullmatch(v):
+            raise ValueError(f"header {k[:60]!r} has an invalid name or value (visible ASCII, spaces inside, at most 4096 characters)")
+    return headers
+
+
+class _Probe(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sample_count: int = Field(ge=1, le=20)
+    concurrency: int = Field(ge=1, le=4)
+    timeout_ms: int = Field(ge=200, le=15000)
+    warmup_count: int = Field(ge=0, le=5)
+
+
+class _Recorded(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(max_length=2048)
+    headers: list[str] = Field(max_length=MAX_HEADERS)
+    headers_dropped: list[str] = Field(max_length=MAX_HEADERS)
+
+    @field_validator("headers", "headers_dropped")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        check_headers({n: "" for n in names})
+        return names
+
+
+class StoredPlan(BaseModel):
+    """A Durable collect run's plan as its record holds it: no workspace (the record's owner is), no header values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bundle_id: str = Field(pattern=r"^bundle_\d{8}_\d{6}_[0-9a-f]{10}(_[A-Za-z0-9._-]{1,100})?$")
+    created_at: str
+    base_url: str = Field(max_length=2048)
+    url_paths: list[str] = Field(min_length=1, max_length=MAX_URL_PATHS)
+    header_names: list[str] = Field(max_length=MAX_HEADERS)
+    probe: _Probe
+    redaction_rules: RedactionRules
+    recorded: _Recorded
+    inventory: list[dict[str, str]] = Field(max_length=20 * MAX_FILES_PER_DIR + 1)
+    retention: Retention
+
+    @field_validator("url_paths")
+    @classmethod
+    def _paths(cls, paths: list[str]) -> list[str]:
+        return check_paths(paths)
 
 
 class CollectResult(ToolOutput):
@@ -92,8 +155,8 @@ class CollectResult(ToolOutput):
     timings_path: str
     artifact_counts: dict[str, int]
     ingest_artifacts: list[dict[str, str]]
-    status_query_url: str | None = None
-    instance_id: str | None = None
+    run_id: str | None = Field(None, description="The background run when state is 'running': pass it to runs.status.")
+    status_url: str | None = Field(None, description="When state is 'running': GET this route (same credentials) for the run's status.")
     removed_by_retention: list[str] = Field(default_factory=list)
     correlation_id: str
     next_action: str
@@ -167,6 +230,9 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
     allowed = {h.lower() for h in req.headers_allowlist}
     sent = {k: v for k, v in req.headers.items() if k.lower() in allowed}
     bundle_id = f"bundle_{now.strftime('%Y%m%d_%H%M%S')}_{secrets.token_hex(5)}"
+    # Probes use the scheme, host and port of base_url only; its query and fragment are never kept.
+    parts = urlsplit(req.base_url.rstrip("/"))
+    base_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
     if req.output_dir:
         bundle_id = f"{bundle_id}_{req.output_dir}"
     rules = req.redaction_rules
@@ -174,14 +240,14 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
         "workspace_id": workspace,
         "bundle_id": bundle_id,
         "created_at": now.isoformat(),
-        "base_url": req.base_url.rstrip("/"),
+        "base_url": base_url,
         "url_paths": req.url_paths,
         "headers": sent,
         "probe": {"sample_count": req.sample_count, "concurrency": req.concurrency, "timeout_ms": req.timeout_ms, "warmup_count": req.warmup_count},
         "redaction_rules": rules.model_dump(),
         "recorded": {
-            "base_url": redact_url(req.base_url.rstrip("/"), rules),
-            "headers": {k: ("[REDACTED]" if _SECRET_HEADER.search(k) else v) for k, v in sent.items()},
+            "base_url": redact_url(base_url, rules),
+            "headers": sorted(sent),  # names only: a value may be a credential whatever its header is called
             "headers_dropped": sorted(k for k in req.headers if k.lower() not in allowed),
         },
         "inventory": await _inventory(req, settings, blobs, workspace),
@@ -228,6 +294,40 @@ async def finish(the_plan: dict[str, Any], samples: list[dict[str, Any]], store:
     retention = the_plan["retention"]
     removed = await store.prune_bundles(retention["keep_last_n"] or settings.perf_keep_last_n, retention["ttl_days"] or settings.perf_ttl_days, now())
     return {"bundle_id": bundle_id, "artifact_counts": counts, "ingest_artifacts": ingest, "removed_by_retention": removed}
+
+
+def split_secrets(the_plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the plan a run record may hold, the secrets it needs): header values, and paths whose query is not recorded."""
+    strip = the_plan["redaction_rules"]["strip_query_params"]
+    recorded = [recorded_path(p, strip) for p in the_plan["url_paths"]]
+    secret: dict[str, Any] = {}
+    if the_plan["headers"]:
+        secret["headers"] = the_plan["headers"]
+    if recorded != the_plan["url_paths"]:
+        secret["url_paths"] = the_plan["url_paths"]
+    stored = {k: v for k, v in the_plan.items() if k not in ("workspace_id", "headers")}
+    return {**stored, "url_paths": recorded, "header_names": sorted(the_plan["headers"])}, secret
+
+
+def validate_stored_plan(stored: dict[str, Any]) -> dict[str, Any]:
+    """Re-check a record's plan against the same limits as CollectRequest (the record is data, not a promise)."""
+    try:
+        return StoredPlan.model_validate(stored).model_dump(mode="json")
+    except ValidationError as exc:
+        raise ValueError(f"stored collect plan is invalid: {exc.error_count()} problem(s)") from None
+
+
+def with_secrets(stored: dict[str, Any], secret: dict[str, Any], workspace: str) -> dict[str, Any]:
+    """The full plan again, for the run's owner `workspace` (from the record, never from orchestration input)."""
+    plan = validate_stored_plan(stored)
+    headers = check_headers(dict(secret.get("headers") or {}))
+    if sorted(headers) != plan["header_names"]:
+        raise ValueError("the run's secret headers do not match its plan")
+    paths = secret.get("url_paths") or plan["url_paths"]
+    check_paths(paths)
+    if [recorded_path(p, plan["redaction_rules"]["strip_query_params"]) for p in paths] != plan["url_paths"]:
+        raise ValueError("the run's secret paths do not match its plan")
+    return {**plan, "workspace_id": workspace, "headers": headers, "url_paths": paths}
 
 
 def paths_of(workspace: str, bundle_id: str) -> dict[str, str]:

@@ -159,12 +159,14 @@ class PerfService:
         paths = collect_mod.paths_of(principal.workspace_id, the_plan["bundle_id"])
         worst = collect_mod.worst_case_seconds(req)
         if worst > self.settings.perf_collect_inline_seconds and orchestrations is not None:
-            started = await orchestrations.start(collect_mod.ORCHESTRATOR, {"plan": the_plan, "correlation_id": correlation_id})
+            stored, secret = collect_mod.split_secrets(the_plan)
+            started = await orchestrations.start(collect_mod.ORCHESTRATOR, principal, stored, secret or None, correlation_id=correlation_id)
             return collect_mod.CollectResult(
                 bundle_id=the_plan["bundle_id"], state="running", **paths, artifact_counts=collect_mod.inventory_counts(the_plan, []), ingest_artifacts=[], correlation_id=correlation_id,
-                status_query_url=started["status_query_url"], instance_id=started["instance_id"],
-                next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: poll status_query_url "
-                             "until runtimeStatus is Completed (customStatus shows progress); its output holds artifact_counts and ingest_artifacts for artifacts.ingest."),
+                run_id=started.run_id, status_url=started.status_url,
+                next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call runs.status with run_id "
+                             f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
+                             "artifact_counts and ingest_artifacts for artifacts.ingest."),
             )
         samples: list[dict[str, Any]] = []
         for i, path in enumerate(the_plan["url_paths"]):

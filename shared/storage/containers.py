@@ -12,6 +12,8 @@ class ContainerSpec:
     purpose: str
     # Large free-text fields are never filtered on; leaving them out of the index saves RU on every write.
     excluded_paths: tuple[str, ...] = field(default=())
+    # -1 turns Cosmos TTL on without a default, so items expire only where they set their own `ttl`.
+    default_ttl: int | None = None
 
     @property
     def pk_field(self) -> str:
@@ -44,6 +46,12 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
         excluded_paths=("/analysis/*", "/iterations/*"),
     ),
     ContainerSpec("perf_runs", "/workspace_id", "Perf snapshot and report index for runs.list / runs.get."),
+    # Keyed by run id (= the Durable instance id, minted server-side) rather than by workspace: the
+    # orchestration that claims a record knows only its own instance id and must not take a workspace
+    # from its input, so "load by instance id" has to be a point read. The owner fields are checked in
+    # code on every caller-facing read instead. Secrets documents (`secrets-<run id>`) live here too.
+    ContainerSpec("runs", "/id", "Durable run records: owner, validated plan, state and output; encrypted run secrets with a short TTL.",
+                  excluded_paths=("/plan/*", "/output/*", "/ciphertext/?"), default_ttl=-1),
     ContainerSpec("neubird", "/workspace_id", "NeuBird caller defaults (project, instance) and session bookkeeping."),
     ContainerSpec("tasks", "/user_id", "Tasks of the mobile app and the task tools."),
     ContainerSpec("chat", "/chat", "Chat messages, partitioned by chat session id as the chat spec requires.", excluded_paths=("/content/?",)),

@@ -194,8 +194,9 @@ class CosmosDatabase:
             return self._db.get_container_client(spec.name)
         from azure.cosmos import PartitionKey
 
+        extra = {"default_ttl": spec.default_ttl} if spec.default_ttl is not None else {}
         return await self._db.create_container_if_not_exists(
-            spec.name, partition_key=PartitionKey(path=spec.partition_key), indexing_policy=spec.indexing_policy()
+            spec.name, partition_key=PartitionKey(path=spec.partition_key), indexing_policy=spec.indexing_policy(), **extra
         )
 
     async def bootstrap(self, names: Sequence[str] | None = None) -> None:

@@ -12,5 +12,6 @@ def default_registry() -> ToolRegistry:
     from shared.health.tools import toolset as health
     from shared.memory.tools import toolset as memory
     from shared.perf.tools import toolset as perf
+    from shared.runs.tools import toolset as runs
 
-    return ToolRegistry([health, memory, perf])
+    return ToolRegistry([health, memory, perf, runs])

@@ -21,9 +21,19 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Orchestrations(Protocol):
-    """Starts a Durable orchestration: {"instance_id", "status_query_url"} (functions/orchestration.py on the app)."""
+    """Runs Durable orchestrations for their owner: shared/runs/service.py `RunService` over the app's Durable client.
 
-    async def start(self, name: str, payload: dict[str, Any]) -> dict[str, str]: ...
+    `start` records the run (owner, plan, secrets sealed) before the instance starts and answers
+    `RunStarted(run_id, status_url="/api/runs/<id>")`; nothing of Durable's (management URLs, keys)
+    ever comes back through it.
+    """
+
+    async def start(self, name: str, principal: Principal, plan: dict[str, Any], secrets: dict[str, Any] | None = None, *,
+                    correlation_id: str | None = None) -> Any: ...
+
+    async def status(self, principal: Principal, run_id: str) -> Any: ...
+
+    async def cancel(self, principal: Principal, run_id: str, reason: str | None = None) -> Any: ...
 
 
 @dataclass
@@ -35,7 +45,7 @@ class ToolContext:
     correlation_id: str
     transport: str = "http"
     progress: ProgressFn | None = None
-    # Starts Durable orchestrations for tools whose work outlives a request (None outside the Functions app).
+    # Runs Durable orchestrations for tools whose work outlives a request (None outside the Functions app).
     orchestrations: Orchestrations | None = None
 
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:

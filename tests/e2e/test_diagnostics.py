@@ -12,11 +12,12 @@ import pytest
 from devhost.processes import HostProcess, free_port
 
 
-def _poll(url: str, timeout: float = 60) -> httpx.Response:
+def _poll(url: str, timeout: float = 60, headers: dict[str, str] | None = None) -> httpx.Response:
+    """GET the app's run status route until the run's state is final."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        r = httpx.get(url, timeout=30)
-        if r.status_code != 202:
+        r = httpx.get(url, headers=headers, timeout=30)
+        if r.status_code != 200 or r.json()["state"] not in ("pending", "running"):
             return r
         time.sleep(0.1)
     raise AssertionError(f"still running: {r.json()}")
@@ -24,16 +25,16 @@ def _poll(url: str, timeout: float = 60) -> httpx.Response:
 
 def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/diagnostics", timeout=30)
-    assert r.status_code == 202 and r.headers["Location"] == r.json()["statusQueryGetUri"]
-    links = r.json()
-    assert {"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri", "purgeHistoryDeleteUri"} <= set(links)
-    done = _poll(links["statusQueryGetUri"])
+    started = r.json()
+    assert r.status_code == 202 and set(started) == {"run_id", "status_url", "next_action"}
+    assert r.headers["Location"] == started["status_url"] == f"/api/runs/{started['run_id']}"
+    done = _poll(host.base_url + started["status_url"])
     body = done.json()
-    assert done.status_code == 200 and body["runtimeStatus"] == "Completed" and body["instanceId"] == links["id"]
+    assert done.status_code == 200 and body["state"] == "completed" and body["run_id"] == started["run_id"] and body["kind"] == "diagnostics"
     report = body["output"]
     assert report["status"] == "ok" and report["failed"] == []
     assert {c["name"]: c["ok"] for c in report["checks"]} == {"cosmos_read_write": True, "blob_read_write": True}
-    assert body["customStatus"] == {"stage": "done", "checks": 2}
+    assert body["progress"] == {"stage": "done", "checks": 2}
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +55,8 @@ def fake_neubird():
 
 def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) -> None:
     configured = start_host({"NEUBIRD_BASE_URL": fake_neubird, "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "OPENAI_MODEL": "gpt-test"})
-    links = httpx.post(f"{configured.base_url}/api/diagnostics", timeout=30).json()
-    report = _poll(links["statusQueryGetUri"]).json()["output"]
+    started = httpx.post(f"{configured.base_url}/api/diagnostics", timeout=30).json()
+    report = _poll(configured.base_url + started["status_url"]).json()["output"]
     checks = {c["name"]: c for c in report["checks"]}
     assert set(checks) == {"cosmos_read_write", "blob_read_write", "llm_reachable", "neubird_reachable"}
     assert checks["neubird_reachable"]["ok"] and checks["neubird_reachable"]["detail"] == "HTTP 401"
@@ -72,8 +73,10 @@ def test_diagnostics_needs_a_principal(start_host) -> None:
 def test_management_api_requires_the_system_key_when_keys_are_enforced(start_host) -> None:
     keyed = start_host({"DEVHOST_FUNCTION_KEY": "fk", "DEVHOST_SYSTEM_KEY": "sk"})
     r = httpx.post(f"{keyed.base_url}/api/diagnostics", headers={"x-functions-key": "fk"}, timeout=30)
-    assert r.status_code == 202
-    status_url = r.json()["statusQueryGetUri"]
-    assert "code=sk" in status_url and _poll(status_url).json()["runtimeStatus"] == "Completed"
-    assert httpx.get(status_url.replace("code=sk", "code=wrong")).status_code == 401
-    assert httpx.get(status_url.split("?")[0]).status_code == 401
+    assert r.status_code == 202 and "sk" not in r.text
+    run_id = r.json()["run_id"]
+    assert _poll(keyed.base_url + r.json()["status_url"], headers={"x-functions-key": "fk"}).json()["state"] == "completed"
+    mgmt = f"{keyed.base_url}/runtime/webhooks/durabletask/instances/{run_id}"
+    assert httpx.get(mgmt, params={"code": "sk"}).json()["runtimeStatus"] == "Completed"
+    assert httpx.get(mgmt, params={"code": "wrong"}).status_code == 401
+    assert httpx.get(mgmt).status_code == 401

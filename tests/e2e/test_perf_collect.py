@@ -108,8 +108,8 @@ def test_recorded_samples_have_ordered_phases_and_redactions(probe_host: HostPro
         assert t["tls"] is None and 0 <= t["dns"] <= t["connect"] <= t["ttfb"] <= t["total"]
     slow = [s for s in samples if s["url_path"] == "/slow"]
     assert all(s["error"] == "timeout after 300 ms" and s["status"] is None for s in slow)
-    assert manifest["url_paths"] == ["/health", "/slow"] and manifest["headers"] == {"x-api-key": "[REDACTED]"}
-    assert "token=abc" not in json.dumps(manifest) + json.dumps(samples)
+    assert manifest["url_paths"] == ["/health", "/slow"] and manifest["headers"] == ["x-api-key"]  # names, never values
+    assert "token=abc" not in json.dumps(manifest) + json.dumps(samples) and "k-123" not in json.dumps(manifest)
 
 
 @pytest.mark.parametrize("base_url, problem", [
@@ -137,11 +137,12 @@ def durable(start_host: Callable[..., HostProcess]) -> HostProcess:
     return start_host({**LOCAL_PROBES, "FIREBREAK_PERF_COLLECT_INLINE_SECONDS": "1"})
 
 
-def wait_done(status_url: str) -> dict:
+def wait_done(host: HostProcess, status_url: str, headers: dict[str, str] | None = None) -> dict:
+    """Poll the app's run status route until the run's state is final."""
     deadline = time.monotonic() + 120
     while True:
-        status = httpx.get(status_url, timeout=30).json()
-        if status["runtimeStatus"] in ("Completed", "Failed", "Terminated") or time.monotonic() > deadline:
+        status = httpx.get(host.base_url + status_url, headers=headers, timeout=30).json()
+        if status["state"] not in ("pending", "running") or time.monotonic() > deadline:
             return status
         time.sleep(0.5)
 
@@ -149,23 +150,27 @@ def wait_done(status_url: str) -> dict:
 async def test_long_runs_continue_as_an_orchestration_over_mcp_too(durable: HostProcess, site) -> None:
     async with Client(f"{durable.base_url}/api/mcp") as client:
         result = await client.call_tool("collect.run", {"correlation_id": "corr-col-mcp", "base_url": site.url, "url_paths": ["/health"], "sample_count": 2, "warmup_count": 0})
-    out = result.structured_content
-    assert not result.is_error and out["state"] == "running" and out["correlation_id"] == "corr-col-mcp"
-    status = await asyncio.to_thread(wait_done, out["status_query_url"])
-    assert status["runtimeStatus"] == "Completed" and status["output"]["artifact_counts"]["timing_samples"] == 2
-    assert status["output"]["correlation_id"] == "corr-col-mcp"
+        out = result.structured_content
+        assert not result.is_error and out["state"] == "running" and out["correlation_id"] == "corr-col-mcp"
+        assert out["status_url"] == f"/api/runs/{out['run_id']}"
+        status = await asyncio.to_thread(wait_done, durable, out["status_url"])
+        assert status["state"] == "completed" and status["output"]["artifact_counts"]["timing_samples"] == 2
+        assert status["output"]["correlation_id"] == "corr-col-mcp"
+        # The same status through the runs.status tool.
+        again = await client.call_tool("runs.status", {"run_id": out["run_id"]})
+        assert not again.is_error and again.structured_content["output"] == status["output"]
 
 
 def test_long_runs_continue_as_an_orchestration(durable: HostProcess, site) -> None:
     headers = ws()
     body = {"base_url": site.url, "url_paths": ["/health", "/slow?ms=50"], "sample_count": 3, "timeout_ms": 2000, "warmup_count": 1}
     out = call(durable, "collect.run", body, headers).json()
-    assert out["state"] == "running" and out["instance_id"] and out["ingest_artifacts"] == []
-    status = wait_done(out["status_query_url"])
-    assert status["runtimeStatus"] == "Completed", status
+    assert out["state"] == "running" and out["run_id"] and out["ingest_artifacts"] == [] and "instance_id" not in out
+    status = wait_done(durable, out["status_url"], headers)
+    assert status["state"] == "completed", status
     result = status["output"]
     assert result["bundle_id"] == out["bundle_id"] and result["artifact_counts"]["timing_samples"] == 6
-    assert status["customStatus"] == {"stage": "done", "paths_done": 2, "paths_total": 2}
+    assert status["progress"] == {"stage": "done", "paths_done": 2, "paths_total": 2}
     ing = call(durable, "artifacts.ingest", {"artifacts": result["ingest_artifacts"]}, headers)
     assert ing.status_code == 200 and ing.json()["counts"]["endpoints"] == 2
 
