@@ -23,17 +23,12 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# The host enforces a function key (and the Durable system key) kept in $(DATA)/keys.json, generated on the
+# first run and printed with curl/mcp.json examples; /api/health stays anonymous.
 run: setup
 	$(PY) -m devhost.stack start --data-dir $(DATA)
 	$(PY) -m devhost.stack write-settings --data-dir $(DATA)
-	@echo ""
-	@echo "Firebreak MCP endpoint: http://127.0.0.1:$(PORT)/api/mcp  (README: 'Connect an MCP client' for mcp.json snippets)"
-	@echo "  VS Code (.vscode/mcp.json):  {\"servers\": {\"firebreak\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:$(PORT)/api/mcp\"}}}"
-	@echo "  Cursor (.cursor/mcp.json):   {\"mcpServers\": {\"firebreak\": {\"url\": \"http://127.0.0.1:$(PORT)/api/mcp\"}}}"
-	@echo "  Claude Code:                 claude mcp add --transport http firebreak http://127.0.0.1:$(PORT)/api/mcp"
-	@echo "Stop the emulators afterwards with 'make stop'."
-	@echo ""
-	$(PY) -m devhost --port $(PORT)
+	$(PY) -m devhost --port $(PORT) --keys-file $(DATA)/keys.json
 
 stop:
 	@[ -x $(PY) ] && $(PY) -m devhost.stack stop --data-dir $(DATA) || true
