@@ -66,10 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(os.environ.get("FIREBREAK_LOG_LEVEL", "INFO"))
     log = logging.getLogger("devhost")
     from devhost.host import build_host
-
-    base = f"http://{args.host}:{args.port}"
     from devhost.index import UnresolvedSetting
 
+    base = f"http://{args.host}:{args.port}"
     try:
         host = build_host(args.app_dir, base)
     except UnresolvedSetting as exc:
