@@ -6,16 +6,43 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 7071
 DATA   ?= .local
+# The real Python worker (azure-functions-runtime) needs Python 3.13: the first of these that runs it.
+# pyenv's shim names python3.13 even when it is not the selected version, hence the versions folder.
+WORKER_PYTHON ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do \
+	"$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+WORKER_VENV := .venv-worker
+UV_VERSION  := 0.13.9
 
-.PHONY: setup run stop status test test-unit bench api-key conformance tools-manifest clean
+.PHONY: setup run stop status test test-unit bench api-key conformance tools-manifest clean worker-venv lock lock-check clean-venvs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt | $(PY)
-	$(PY) -m pip install -q -r requirements-dev.txt
+# Direct dependencies come from requirements*.txt, every version (transitive ones too) from the lock.
+$(VENV)/.installed: requirements.txt requirements-dev.txt requirements.lock | $(PY)
+	$(PY) -m pip install -q -r requirements-dev.txt -c requirements.lock
 	touch $@
+
+# A separate venv for the real-worker test: the worker and the app's dependencies for Python 3.13.
+$(WORKER_VENV)/.installed: requirements.txt requirements-worker.txt requirements-worker.lock
+	@[ -n "$(WORKER_PYTHON)" ] || { echo "make: the real-worker test needs Python 3.13 (azure-functions-runtime requires it): 'pyenv install 3.13' or set WORKER_PYTHON=/path/to/python3.13" >&2; exit 1; }
+	rm -rf $(WORKER_VENV)
+	$(WORKER_PYTHON) -m venv $(WORKER_VENV)
+	$(WORKER_VENV)/bin/python -m pip install -q -r requirements-worker.txt -c requirements-worker.lock
+	touch $@
+
+worker-venv: $(WORKER_VENV)/.installed
+
+# Regenerate both locks after editing requirements*.txt (uv in its own venv, .venv-tools).
+lock:
+	[ -x .venv-tools/bin/uv ] || { $(PYTHON) -m venv .venv-tools && .venv-tools/bin/python -m pip install -q uv==$(UV_VERSION); }
+	.venv-tools/bin/uv pip compile --quiet --universal --python-version 3.11 requirements-dev.txt -o requirements.lock
+	.venv-tools/bin/uv pip compile --quiet --python-version 3.13 requirements-worker.txt -o requirements-worker.lock
+
+# The locks match the requirements' pins, and both venvs match their lock.
+lock-check: setup worker-venv
+	$(PY) -m devhost.lockcheck --installed requirements.lock $(PY) --installed requirements-worker.lock $(WORKER_VENV)/bin/python
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -23,17 +50,12 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# The host enforces a function key (and the Durable system key) kept in $(DATA)/keys.json, generated on the
+# first run and printed with curl/mcp.json examples; /api/health stays anonymous.
 run: setup
 	$(PY) -m devhost.stack start --data-dir $(DATA)
 	$(PY) -m devhost.stack write-settings --data-dir $(DATA)
-	@echo ""
-	@echo "Firebreak MCP endpoint: http://127.0.0.1:$(PORT)/api/mcp  (README: 'Connect an MCP client' for mcp.json snippets)"
-	@echo "  VS Code (.vscode/mcp.json):  {\"servers\": {\"firebreak\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:$(PORT)/api/mcp\"}}}"
-	@echo "  Cursor (.cursor/mcp.json):   {\"mcpServers\": {\"firebreak\": {\"url\": \"http://127.0.0.1:$(PORT)/api/mcp\"}}}"
-	@echo "  Claude Code:                 claude mcp add --transport http firebreak http://127.0.0.1:$(PORT)/api/mcp"
-	@echo "Stop the emulators afterwards with 'make stop'."
-	@echo ""
-	$(PY) -m devhost --port $(PORT)
+	$(PY) -m devhost --port $(PORT) --keys-file $(DATA)/keys.json
 
 stop:
 	@[ -x $(PY) ] && $(PY) -m devhost.stack stop --data-dir $(DATA) || true
@@ -42,7 +64,7 @@ status:
 	$(PY) -m devhost.stack status --data-dir $(DATA)
 
 # The test session starts its own emulators on free ports and stops them at the end.
-test: setup
+test: setup worker-venv lock-check
 	$(PY) -m pytest -q
 
 test-unit: setup
@@ -64,5 +86,8 @@ tools-manifest: setup
 api-key: setup
 	$(PY) -m shared.identity.cli mint --workspace "$(WORKSPACE)" --user "$(USER_ID)" --name "$(NAME)"
 
-clean: stop
-	rm -rf $(VENV) node_modules $(DATA) .pytest_cache
+clean-venvs:
+	rm -rf $(VENV) $(WORKER_VENV) .venv-tools
+
+clean: stop clean-venvs
+	rm -rf node_modules $(DATA) .pytest_cache

@@ -29,8 +29,8 @@ def _ts(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-def _orchestrate(base_url: str, name: str, payload: object) -> dict:
-    with httpx.Client(base_url=base_url, timeout=60) as http:
+def _orchestrate(base_url: str, name: str, payload: object, system_key: str) -> dict:
+    with httpx.Client(base_url=base_url, timeout=60, headers={"x-functions-key": system_key}) as http:
         iid = http.post(f"{MGMT}/orchestrators/{name}", json=payload).json()["id"]
         while True:
             r = http.get(f"{MGMT}/instances/{iid}", params={"showHistory": "true"})
@@ -61,13 +61,14 @@ async def _baseline_write(connection_string: str, hub: str, history_events: int)
 
 def run(env: dict[str, str], workdir: Path) -> list[dict]:
     hub = f"bench{uuid.uuid4().hex[:6]}"
-    host_env = {**env, "FIREBREAK_TASK_HUB": hub, "DURABLE_TEST_DIR": str(workdir), "FIREBREAK_LOG_LEVEL": "WARNING"}
+    system_key = uuid.uuid4().hex  # the management API always needs the system key
+    host_env = {**env, "FIREBREAK_TASK_HUB": hub, "DURABLE_TEST_DIR": str(workdir), "FIREBREAK_LOG_LEVEL": "WARNING", "DEVHOST_SYSTEM_KEY": system_key}
     host = HostProcess(host_env, workdir / "durable-host.log", app_dir=FIXTURE_APP)
     try:
         host.wait_listening()
-        _orchestrate(host.base_url, "noop_chain", 5)  # warm-up
-        chain = _orchestrate(host.base_url, "noop_chain", ACTIVITIES)
-        fan = _orchestrate(host.base_url, "fan_out", {"key": "bench", "n": ACTIVITIES})
+        _orchestrate(host.base_url, "noop_chain", 5, system_key)  # warm-up
+        chain = _orchestrate(host.base_url, "noop_chain", ACTIVITIES, system_key)
+        fan = _orchestrate(host.base_url, "fan_out", {"key": "bench", "n": ACTIVITIES}, system_key)
     finally:
         host.stop()
     assert chain["runtimeStatus"] == "Completed" and fan["runtimeStatus"] == "Completed"

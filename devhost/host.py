@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from devhost.http_server import HttpHost
-from devhost.index import index_functions, load_app, read_host_json, route_prefix
+from devhost.index import index_functions, load_app, read_host_json, resolve_setting_refs, route_prefix
 from devhost.invoker import Invoker
 from devhost.keys import HostKeys
 
 _DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger"}
 
 
-def task_hub(host_json: dict[str, Any], env: dict[str, str]) -> str:
-    """The hub name from host.json, with `%SETTING%` references resolved as the Functions host does."""
-    raw = host_json.get("extensions", {}).get("durableTask", {}).get("hubName", "TestHubName")
-    return re.sub(r"%([^%]+)%", lambda m: env.get(m.group(1), ""), raw) or "TestHubName"
+def task_hub(host_json: dict[str, Any], env: Mapping[str, str]) -> str:
+    """The hub name from host.json (the extension's default when absent), `%SETTING%` references resolved;
+    an unset setting raises UnresolvedSetting naming it, as the Functions host fails to start."""
+    durable = resolve_setting_refs(host_json.get("extensions", {}).get("durableTask", {}), env, "extensions.durableTask")
+    return durable.get("hubName") or "TestHubName"
 
 
 class DurableExtension:
@@ -52,7 +53,8 @@ class DurableExtension:
 def build_host(app_dir: Path, base_url: str) -> HttpHost:
     app = load_app(app_dir)
     functions = index_functions(app)
-    host_json = read_host_json(app_dir)
+    # Every %SETTING% in host.json is resolved up front: a missing one stops the start, as on Azure.
+    host_json = resolve_setting_refs(read_host_json(app_dir), os.environ)
     keys = HostKeys.from_env()
     extensions: list[Any] = []
     providers = {}

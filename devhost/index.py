@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -57,6 +59,40 @@ def index_functions(app: Any) -> list[FunctionInfo]:
 def read_host_json(app_dir: Path) -> dict[str, Any]:
     path = app_dir / "host.json"
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+_SETTING_REF = re.compile(r"%([^%]+)%")
+
+
+class UnresolvedSetting(ValueError):
+    """host.json names an app setting (`%NAME%`) that is not set: the Functions host refuses to start."""
+
+    def __init__(self, name: str, where: str) -> None:
+        self.name, self.where = name, where
+        super().__init__(f"host.json {where}: '%{name}%' does not resolve to a value: set the app setting {name} "
+                         "(local.settings.json Values locally, the Function App's settings on Azure)")
+
+
+def resolve_setting_refs(value: Any, env: Mapping[str, str], where: str = "") -> Any:
+    """A copy of `value` (host.json or part of it) with every `%NAME%` replaced by the app setting NAME.
+
+    As the Functions host does, a reference to a setting that is unset (or empty, which no setting
+    holding a name or number can be) stops the start-up with the setting's name, instead of a
+    silent default such as a shared task hub.
+    """
+    if isinstance(value, dict):
+        return {k: resolve_setting_refs(v, env, f"{where}.{k}" if where else k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_setting_refs(v, env, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, str):
+        def setting(match: re.Match[str]) -> str:
+            resolved = env.get(match.group(1))
+            if not resolved:
+                raise UnresolvedSetting(match.group(1), where or "value")
+            return resolved
+
+        return _SETTING_REF.sub(setting, value)
+    return value
 
 
 def route_prefix(host_json: dict[str, Any]) -> str:

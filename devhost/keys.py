@@ -5,8 +5,13 @@ from __future__ import annotations
 import hmac
 import json
 import os
-from collections.abc import Mapping
+import secrets
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
+
+# What `make run` generates once per data directory (.local/keys.json) and the host enforces.
+LOCAL_KEY_SETTINGS = ("DEVHOST_FUNCTION_KEY", "DEVHOST_SYSTEM_KEY")
 
 
 @dataclass(frozen=True)
@@ -57,3 +62,34 @@ class HostKeys:
 
 def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
+
+
+def ensure_local_keys(path: Path) -> dict[str, str]:
+    """The local run's keys, generated on first use and kept (mode 0600) so they survive restarts.
+
+    Stable rather than new per run: an MCP client's mcp.json and scripts keep working across
+    `make run`s. Delete the file (or `make clean`) to rotate them.
+    """
+    try:
+        stored = json.loads(path.read_text())
+    except FileNotFoundError:
+        stored = {}
+    missing = [name for name in LOCAL_KEY_SETTINGS if not stored.get(name)]
+    if missing:
+        stored.update({name: secrets.token_urlsafe(32) for name in missing})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(stored, out, indent=2)
+        os.replace(tmp, path)
+    return {name: stored[name] for name in LOCAL_KEY_SETTINGS}
+
+
+def apply_local_keys(path: Path, env: MutableMapping[str, str]) -> dict[str, str]:
+    """Put the keys file's keys into `env` where no non-empty value is set (an explicit setting wins);
+    return the keys now in force."""
+    for name, value in ensure_local_keys(path).items():
+        if not env.get(name):
+            env[name] = value
+    return {name: env[name] for name in LOCAL_KEY_SETTINGS}

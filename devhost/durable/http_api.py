@@ -67,22 +67,25 @@ def status_payload(inst: Instance, *, show_history: bool = False, show_history_o
 
 
 class DurableHttpApi:
-    """Routes on the public prefix (system key required when keys are configured) and on a private RPC
-    prefix with an unguessable path, which the client binding hands to `DurableOrchestrationClient`."""
+    """Routes on the public prefix (the system key or the master key required, always) and on a private
+    RPC prefix with an unguessable path, which the client binding hands to `DurableOrchestrationClient`."""
 
     def __init__(self, engine: DurableEngine, base_url: str, keys: HostKeys) -> None:
         self.engine = engine
         self.base_url = base_url.rstrip("/")
         self.keys = keys
-        # Like the extension's system key: required on the public routes whenever keys are enforced.
-        self.system_key = (keys.system or secrets.token_urlsafe(24)) if keys.configured else None
+        # Like the extension's `durabletask_extension` system key, and unlike the HTTP functions (open
+        # under `func start` when no key is set): the management API can read every instance's input
+        # and terminate or purge any instance, so it is never open. Random per start unless
+        # DEVHOST_SYSTEM_KEY pins it; the client binding and management URLs carry it.
+        self.system_key = keys.system or secrets.token_urlsafe(24)
         self.rpc_prefix = f"/durabletask-rpc/{secrets.token_urlsafe(16)}"
 
     # ---- what functions receive --------------------------------------------------------------
 
     def management_urls(self, instance_id: str, origin: str | None = None) -> dict[str, str]:
         base = (origin or self.base_url).rstrip("/") + PREFIX
-        query = f"taskHub={quote(self.engine.hub)}&connection=Storage" + (f"&code={self.system_key}" if self.system_key else "")
+        query = f"taskHub={quote(self.engine.hub)}&connection=Storage&code={quote(self.system_key, safe='')}"
         i = quote(instance_id, safe="")
         return {
             "id": instance_id,
@@ -99,7 +102,7 @@ class DurableHttpApi:
     def client_binding(self) -> str:
         """The JSON the `durableClient` binding carries (what the extension gives the worker)."""
         base = self.base_url + PREFIX
-        query = f"taskHub={quote(self.engine.hub)}&connection=Storage" + (f"&code={self.system_key}" if self.system_key else "")
+        query = f"taskHub={quote(self.engine.hub)}&connection=Storage&code={quote(self.system_key, safe='')}"
         return json.dumps({
             "taskHubName": self.engine.hub,
             "creationUrls": {
@@ -133,11 +136,10 @@ class DurableHttpApi:
 
     def _guard(self, handler):  # type: ignore[no-untyped-def]
         async def guarded(request: web.Request) -> web.StreamResponse:
-            if self.system_key:
-                presented = request.query.get("code") or request.headers.get("x-functions-key")
-                accepted = {k for k in (self.system_key, self.keys.master) if k}
-                if not presented or not any(hmac.compare_digest(presented, k) for k in accepted):
-                    return web.Response(status=401)
+            presented = request.query.get("code") or request.headers.get("x-functions-key")
+            accepted = [k for k in (self.system_key, self.keys.master) if k]
+            if not presented or not any(hmac.compare_digest(presented.encode(), k.encode()) for k in accepted):
+                return web.Response(status=401)  # bare 401, as the extension answers a missing or wrong key
             return await handler(request)
 
         return guarded

@@ -92,6 +92,7 @@ def test_host_json_has_what_func_start_needs() -> None:
 
 def test_requirements_and_local_settings() -> None:
     reqs = (ROOT / "requirements.txt").read_text()
-    assert "azure-functions>=1.24,<3" in reqs and "azure-functions-durable" in reqs
+    # Pinned per Python (tests/unit/test_dependency_locks.py checks the pins against the lock).
+    assert 'azure-functions==1.26.0; python_version < "3.13"' in reqs and "azure-functions-durable==" in reqs
     values = json.loads((ROOT / "local.settings.example.json").read_text())["Values"]
     assert values["FUNCTIONS_WORKER_RUNTIME"] == "python" and values["AzureWebJobsStorage"]

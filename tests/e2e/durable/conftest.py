@@ -15,6 +15,8 @@ from devhost.stack import ROOT
 
 FIXTURE_APP = ROOT / "tests" / "fixtures" / "durable_app"
 MGMT = "/runtime/webhooks/durabletask"
+# The management API always needs the system key (or the master key): the fixture hosts pin it.
+SYSTEM_KEY = f"sk-{uuid.uuid4().hex}"
 
 
 class DurableHost:
@@ -24,16 +26,19 @@ class DurableHost:
         self.host = host
         self.url = host.base_url
         self.side_effects = side_effects
+        self.system_key = host.env["DEVHOST_SYSTEM_KEY"]
+        # Management API calls go through this client, which presents the system key.
+        self.mgmt = httpx.Client(base_url=self.url, headers={"x-functions-key": self.system_key}, timeout=30)
 
     def start(self, name: str, payload=None, instance_id: str | None = None) -> str:
         path = f"{MGMT}/orchestrators/{name}" + (f"/{instance_id}" if instance_id else "")
-        r = httpx.post(self.url + path, content=json.dumps(payload) if payload is not None else b"", headers={"content-type": "application/json"}, timeout=30)
+        r = self.mgmt.post(path, content=json.dumps(payload) if payload is not None else b"", headers={"content-type": "application/json"}, timeout=30)
         assert r.status_code == 202, r.text
         return r.json()["id"]
 
     def status(self, instance_id: str, **query) -> httpx.Response:
         params = {k: str(v).lower() if isinstance(v, bool) else v for k, v in query.items()}
-        return httpx.get(f"{self.url}{MGMT}/instances/{instance_id}", params=params, timeout=30)
+        return self.mgmt.get(f"{MGMT}/instances/{instance_id}", params=params)
 
     def wait(self, instance_id: str, timeout: float = 60, **query) -> dict:
         deadline = time.monotonic() + timeout
@@ -64,7 +69,7 @@ class DurableHost:
 @pytest.fixture(scope="session")
 def durable_env(app_env, tmp_path_factory) -> dict[str, str]:
     side_effects = tmp_path_factory.mktemp("durable-effects")
-    return {**app_env, "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:8]}", "DURABLE_TEST_DIR": str(side_effects)}
+    return {**app_env, "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:8]}", "DURABLE_TEST_DIR": str(side_effects), "DEVHOST_SYSTEM_KEY": SYSTEM_KEY}
 
 
 def start_fixture_host(start_host, env: dict[str, str]) -> DurableHost:

@@ -59,19 +59,19 @@ def test_durable_timer_waits(durable: DurableHost) -> None:
 def test_external_event(durable: DurableHost) -> None:
     iid = durable.start("wait_event", {})
     durable.wait_status(iid, lambda s: s["runtimeStatus"] == "Running")
-    r = httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/approval", json={"by": "alice"})
+    r = durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/approval", json={"by": "alice"})
     assert r.status_code == 202
     done = durable.wait(iid)
     assert done["output"] == {"outcome": "approved", "data": {"by": "alice"}}
-    assert httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/approval", json={}).status_code == 410
-    assert httpx.post(f"{durable.url}{MGMT}/instances/nope-{key()}/raiseEvent/approval", json={}).status_code == 404
-    assert httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/approval", content=b"x", headers={"content-type": "text/plain"}).status_code == 400
+    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/approval", json={}).status_code == 410
+    assert durable.mgmt.post(f"{MGMT}/instances/nope-{key()}/raiseEvent/approval", json={}).status_code == 404
+    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/approval", content=b"x", headers={"content-type": "text/plain"}).status_code == 400
 
 
 def test_event_raised_before_the_orchestrator_waits_is_kept(durable: DurableHost) -> None:
     iid = durable.start("timer_then_done", 0.5)
     # The timer orchestration never waits for this event; raising it must not disturb it.
-    assert httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/unrelated", json=1).status_code == 202
+    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/unrelated", json=1).status_code == 202
     assert durable.wait(iid)["runtimeStatus"] == "Completed"
 
 
@@ -80,25 +80,25 @@ def test_event_race_against_timer(durable: DurableHost) -> None:
     assert done["output"] == {"outcome": "timed out"}
     iid = durable.start("wait_event", {"timeout_s": 30})
     durable.wait_status(iid, lambda s: s["runtimeStatus"] == "Running")
-    httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/approval", json="yes")
+    durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/approval", json="yes")
     assert durable.wait(iid)["output"] == {"outcome": "approved", "data": "yes"}
 
 
 def test_terminate(durable: DurableHost) -> None:
     iid = durable.start("with_status")
     durable.wait_status(iid, lambda s: s["customStatus"] == {"stage": "waiting"})
-    assert httpx.post(f"{durable.url}{MGMT}/instances/{iid}/terminate", params={"reason": "operator said stop"}).status_code == 202
+    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/terminate", params={"reason": "operator said stop"}).status_code == 202
     done = durable.wait(iid)
     assert done["runtimeStatus"] == "Terminated" and done["output"] == "operator said stop"
-    assert httpx.post(f"{durable.url}{MGMT}/instances/{iid}/terminate", params={"reason": "again"}).status_code == 410
-    assert httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/go", json=1).status_code == 410
+    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/terminate", params={"reason": "again"}).status_code == 410
+    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/go", json=1).status_code == 410
 
 
 def test_custom_status_follows_the_orchestration(durable: DurableHost) -> None:
     iid = durable.start("with_status")
     waiting = durable.wait_status(iid, lambda s: s["customStatus"] == {"stage": "waiting"})
     assert waiting["runtimeStatus"] == "Running"
-    httpx.post(f"{durable.url}{MGMT}/instances/{iid}/raiseEvent/go", json=True)
+    durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/go", json=True)
     done = durable.wait(iid)
     assert done["customStatus"] == {"stage": "done"} and done["output"] == "ok"
 
@@ -159,25 +159,25 @@ def test_status_shape_and_codes(durable: DurableHost) -> None:
     assert set(running) == {"name", "instanceId", "runtimeStatus", "input", "customStatus", "output", "createdTime", "lastUpdatedTime"}
     assert running["createdTime"].endswith("Z") and len(running["createdTime"]) == 20
     assert durable.status(f"missing-{key()}").status_code == 404
-    httpx.post(f"{durable.url}{MGMT}/instances/{iid}/terminate", params={"reason": "done"})
+    durable.mgmt.post(f"{MGMT}/instances/{iid}/terminate", params={"reason": "done"})
 
 
 def test_unknown_orchestrator_and_bad_input(durable: DurableHost) -> None:
-    r = httpx.post(f"{durable.url}{MGMT}/orchestrators/no_such_orchestrator", json={})
+    r = durable.mgmt.post(f"{MGMT}/orchestrators/no_such_orchestrator", json={})
     assert r.status_code == 400 and "no_such_orchestrator" in r.json()["ExceptionMessage"]
-    r = httpx.post(f"{durable.url}{MGMT}/orchestrators/fan_out", content=b"{not json", headers={"content-type": "application/json"})
+    r = durable.mgmt.post(f"{MGMT}/orchestrators/fan_out", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 400
 
 
 def test_purge_and_query(durable: DurableHost) -> None:
     iid = durable.start("fan_out", {"key": key(), "n": 1})
     durable.wait(iid)
-    listed = httpx.get(f"{durable.url}{MGMT}/instances", params={"runtimeStatus": "Completed"}).json()
+    listed = durable.mgmt.get(f"{MGMT}/instances", params={"runtimeStatus": "Completed"}).json()
     assert iid in [i["instanceId"] for i in listed] and all(i["runtimeStatus"] == "Completed" for i in listed)
-    r = httpx.delete(f"{durable.url}{MGMT}/instances/{iid}")
+    r = durable.mgmt.delete(f"{MGMT}/instances/{iid}")
     assert r.status_code == 200 and r.json() == {"instancesDeleted": 1}
     assert durable.status(iid).status_code == 404
-    assert httpx.delete(f"{durable.url}{MGMT}/instances/{iid}").status_code == 404
+    assert durable.mgmt.delete(f"{MGMT}/instances/{iid}").status_code == 404
 
 
 def test_twenty_concurrent_instances(durable: DurableHost) -> None:
@@ -187,7 +187,7 @@ def test_twenty_concurrent_instances(durable: DurableHost) -> None:
     results = [durable.wait(i, timeout=120) for i in ids]
     assert all(r["runtimeStatus"] == "Completed" and r["output"] == 20 for r in results)
     assert all(len(durable.effects(k)) == 5 for k in keys)
-    assert httpx.get(f"{durable.url}/runtime/webhooks/durabletask/instances", timeout=10).status_code == 200  # the server stayed responsive
+    assert durable.mgmt.get(f"{MGMT}/instances", timeout=10).status_code == 200  # the server stayed responsive
 
 
 def test_real_client_operations(durable: DurableHost) -> None:

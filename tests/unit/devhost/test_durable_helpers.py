@@ -11,6 +11,7 @@ from devhost.durable import history as h
 from devhost.durable.engine import _flatten_actions, retry_delay
 from devhost.durable.http_api import wire_payload
 from devhost.host import task_hub
+from devhost.index import UnresolvedSetting
 from functions.durable_retry import BackoffRetryOptions
 
 
@@ -59,8 +60,10 @@ def test_wire_payload_rejects_bad_json() -> None:
 def test_task_hub_resolves_settings() -> None:
     host_json = {"extensions": {"durableTask": {"hubName": "%HUB%"}}}
     assert task_hub(host_json, {"HUB": "mine"}) == "mine"
-    assert task_hub(host_json, {}) == "TestHubName"
-    assert task_hub({}, {}) == "TestHubName"
+    assert task_hub({}, {}) == "TestHubName"  # the extension's default applies only when host.json names no hub
+    for env in ({}, {"HUB": ""}):  # an unset setting stops the start (as the Functions host does), naming it
+        with pytest.raises(UnresolvedSetting, match="HUB"):
+            task_hub(host_json, env)
 
 
 def test_history_event_shape() -> None:

@@ -1,0 +1,119 @@
+"""Index an app in the real Python language worker and report what it would send the Functions host.
+
+Two halves:
+- run as a script inside the worker's own venv (`.venv-worker/bin/python -I devhost/real_worker.py APP_DIR`,
+  Python 3.13 with PyPI `azure-functions-runtime`), it drives the worker's own entry points the way its
+  gRPC proxy does: `worker_init_request` (loads the binding registry, imports function_app.py, indexes
+  and validates every function through `Registry.add_indexed_function`) and then
+  `functions_metadata_request`, and prints the metadata response as JSON on stdout;
+- `index_in_real_worker()` runs that script from the app's venv and returns the parsed report.
+
+The gRPC message classes come from the proxy at run time, never from the worker package; the script
+passes record classes with the same field names and the enum values of the host's FunctionRpc.proto
+(BindingInfo.Direction in=0 out=1 inout=2; DataType undefined=0 string=1 binary=2 stream=3), which is
+all the worker reads from them. No grpcio/protobuf is needed, so the worker venv holds only the app's
+dependencies plus the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER_VENV = ROOT / ".venv-worker"
+
+
+def worker_python() -> Path:
+    """The worker venv's interpreter (FIREBREAK_WORKER_PYTHON overrides; `make worker-venv` builds the default)."""
+    return Path(os.environ.get("FIREBREAK_WORKER_PYTHON") or WORKER_VENV / "bin" / "python")
+
+
+def index_in_real_worker(app_dir: Path, env: dict[str, str] | None = None, python: Path | None = None) -> dict[str, Any]:
+    """The worker's report for `app_dir`: {"status", "exception", "worker", "functions": [...]}.
+
+    Raises FileNotFoundError naming `make worker-venv` when the worker venv is missing.
+    """
+    python = python or worker_python()
+    if not python.exists():
+        raise FileNotFoundError(f"{python} is missing: run `make worker-venv` (make test does) to build the real worker's venv")
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    run_env.update(env or {})
+    # -I: the worker venv's own site-packages only, nothing from the app venv or the script's folder.
+    done = subprocess.run([str(python), "-I", str(Path(__file__).resolve()), str(app_dir.resolve())],
+                          capture_output=True, text=True, env=run_env, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"the real worker probe failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+# ---- the half that runs inside the worker venv ---------------------------------------------------
+
+def _protos() -> Any:
+    """Stand-ins for the proxy's generated FunctionRpc message classes (see the module docstring)."""
+    import types
+
+    class Message:
+        def __init__(self, **fields: Any) -> None:
+            self.__dict__.update(fields)
+
+    class BindingInfo(Message):
+        undefined, string, binary, stream = 0, 1, 2, 3  # DataType
+        out, inout = 1, 2  # Direction (`in` = 0 is a Python keyword; the worker never reads it)
+
+    class StatusResult(Message):
+        Failure, Success, Cancelled = 0, 1, 2
+
+    names = ("WorkerInitResponse", "FunctionMetadataResponse", "RpcFunctionMetadata", "RpcRetryOptions", "WorkerMetadata", "RpcException")
+    return types.SimpleNamespace(BindingInfo=BindingInfo, StatusResult=StatusResult, **{n: type(n, (Message,), {}) for n in names})
+
+
+def _value(x: Any) -> Any:
+    return x.value if hasattr(x, "value") else x
+
+
+def _probe(app_dir: str) -> dict[str, Any]:
+    import asyncio
+    import types
+
+    from azure_functions_runtime import handle_event
+    from azure_functions_runtime.version import VERSION
+
+    protos = _protos()
+    # The proxy puts the app directory first on sys.path and starts in it before WorkerInitRequest.
+    sys.path.insert(0, app_dir)
+    os.chdir(app_dir)
+    init = types.SimpleNamespace(worker_init_request=types.SimpleNamespace(capabilities={}, function_app_directory=app_dir))
+    request = types.SimpleNamespace(request=init, properties={"host": "127.0.0.1:0", "protos": protos})
+
+    async def run() -> tuple[Any, Any]:
+        started = await handle_event.worker_init_request(request)
+        return started, await handle_event.functions_metadata_request(types.SimpleNamespace(request=None, properties={}))
+
+    started, metadata = asyncio.run(run())
+    report: dict[str, Any] = {
+        "status": "Success" if started.result.status == protos.StatusResult.Success else "Failure",
+        "exception": getattr(getattr(started.result, "exception", None), "message", None),
+        "worker": {"package": "azure-functions-runtime", "version": VERSION, "python": "%d.%d" % sys.version_info[:2]},
+        "functions": [],
+    }
+    for fn in metadata.function_metadata_results or []:
+        report["functions"].append({
+            "name": fn.name,
+            "entry_point": fn.entry_point,
+            "script_file": fn.script_file,
+            "directory": fn.directory,
+            "properties": dict(fn.properties),
+            "bindings": {name: {"type": b.type, "direction": _value(b.direction), "data_type": _value(b.data_type)} for name, b in fn.bindings.items()},
+            "raw_bindings": [json.loads(raw) for raw in fn.raw_bindings],
+        })
+    return report
+
+
+if __name__ == "__main__":
+    # The worker logs to stderr; stdout carries only the report, as its last line.
+    print(json.dumps(_probe(sys.argv[1])))
