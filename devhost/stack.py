@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import hashlib
 import json
 import os
 import signal
@@ -75,10 +74,20 @@ class Stack:
             "FIREBREAK_COSMOS_LOCAL_COMPAT": "true",
             "FIREBREAK_TASK_HUB": "firebreaklocal",
             "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true",  # the spec's {"path": ...} artifacts work on your own machine
-            # Run secrets at rest (AES-GCM). Local only: derived from the data directory so restarts can still
-            # read in-flight runs' secrets; anyone who can read that directory can read the emulators' data anyway.
-            "FIREBREAK_SECRETS_KEY": base64.b64encode(hashlib.sha256(b"firebreak-local-secrets:" + str(self.data_dir.resolve()).encode()).digest()).decode(),
+            # Run secrets at rest (AES-GCM): random, kept in the data directory so restarts can still read in-flight runs' secrets.
+            "FIREBREAK_SECRETS_KEY": self._secrets_key(),
         }
+
+    def _secrets_key(self) -> str:
+        """32 random bytes (base64) generated once per data directory, file mode 0600."""
+        path = self.data_dir / "secrets.key"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+                out.write(base64.b64encode(os.urandom(32)).decode())
+            os.replace(tmp, path)
+        return path.read_text().strip()
 
     def _commands(self) -> dict[str, tuple[list[str], list[int]]]:
         azurite_dir = self.data_dir / "azurite"
