@@ -16,6 +16,10 @@ def _csv(value: object) -> list[str]:
     return list(value)  # type: ignore[arg-type]
 
 
+class SettingsError(ValueError):
+    """Settings that must not run together; the message names the setting to change."""
+
+
 class Settings(BaseModel):
     """Every knob of the app. Built once per worker process by `Settings.from_env()`, never at import time."""
 
@@ -114,4 +118,19 @@ class Settings(BaseModel):
             values.setdefault("llm_model", env.get("OPENAI_MODEL", ""))
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
-        return cls.model_validate(values)
+        settings = cls.model_validate(values)
+        settings.refuse_unsafe(running_on_azure=bool(env.get("WEBSITE_INSTANCE_ID")))
+        return settings
+
+    def refuse_unsafe(self, *, running_on_azure: bool) -> None:
+        """Raise SettingsError for combinations that would open the app: dev mode on Azure, Entra without an issuer."""
+        if self.dev_mode and running_on_azure:
+            raise SettingsError(
+                "FIREBREAK_DEV_MODE=true is refused on Azure (WEBSITE_INSTANCE_ID is set): it would answer every "
+                "unauthenticated caller as the dev principal. Remove FIREBREAK_DEV_MODE from the app settings."
+            )
+        if self.entra_audience and not (self.entra_issuer or self.entra_tenant_id):
+            raise SettingsError(
+                "Entra ID validation is on (FIREBREAK_ENTRA_AUDIENCE is set) but no issuer is known: set "
+                "FIREBREAK_ENTRA_TENANT_ID (issuer https://login.microsoftonline.com/<tenant>/v2.0) or FIREBREAK_ENTRA_ISSUER."
+            )
