@@ -30,6 +30,14 @@ def deps() -> Deps:
 
 
 @lru_cache(maxsize=1)
+def allow_list() -> tuple[list[str], list[str]]:
+    """(hosts, origins) every HTTP route accepts; the MCP SDK gets the same lists."""
+    from shared.core.request_checks import allowed_hosts_and_origins
+
+    return allowed_hosts_and_origins(settings(), os.environ.get("WEBSITE_HOSTNAME"))
+
+
+@lru_cache(maxsize=1)
 def mcp_endpoint() -> McpEndpoint:
     from shared.mcp.endpoint import McpEndpoint
     from shared.tools.catalog import default_registry

@@ -15,13 +15,18 @@ from shared.core.redaction import install_log_redaction, redact, redact_text
 _correlation_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("correlation_id", default=None)
 
 CORRELATION_HEADER = "x-correlation-id"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}", re.ASCII)
+
+
+def is_safe_correlation_id(candidate: object) -> bool:
+    """1-128 ASCII letters, digits, '.', '_', ':' or '-': safe in a header, a log line and a URL."""
+    return isinstance(candidate, str) and _SAFE_ID.fullmatch(candidate) is not None
 
 
 def new_correlation_id(candidate: str | None = None) -> str:
-    """Accept a caller's id when it is a safe token, else mint one (ids end up in logs and URLs)."""
-    if candidate and _SAFE_ID.match(candidate):
-        return candidate
+    """Accept a caller's id when it is a safe token, else mint one (ids end up in logs, headers and URLs)."""
+    if is_safe_correlation_id(candidate):
+        return candidate  # type: ignore[return-value]
     return uuid.uuid4().hex
 
 
