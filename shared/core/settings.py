@@ -47,6 +47,7 @@ class Settings(BaseModel):
     mcp_allowed_hosts: list[str] = Field(default_factory=list, description="Host header values the MCP endpoint accepts (DNS-rebinding guard).")
     mcp_allowed_origins: list[str] = Field(default_factory=list)
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
+    health_cache_seconds: float = Field(10.0, ge=0, description="The anonymous GET /api/health reuses a ready answer this long per worker (a failure at most 2 s).")
 
     trust_appservice_auth: bool = Field(False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication).")
     entra_tenant_id: str | None = None

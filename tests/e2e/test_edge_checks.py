@@ -125,3 +125,36 @@ def test_malformed_handshake_params_get_a_clear_jsonrpc_error(host: HostProcess,
     reply = r.json()
     assert reply["error"]["code"] == code and reply["id"] == 1
     assert "validation error" not in r.text.lower() and "pydantic" not in r.text.lower() and "input_value" not in r.text
+
+
+async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> None:
+    """Count the probe writes in the real emulators: many polls, one Cosmos document write and one blob write."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shared.core.deps import build_deps
+    from shared.core.settings import Settings
+
+    name = f"health{uuid.uuid4().hex[:10]}"
+    overrides = {"FIREBREAK_COSMOS_DATABASE": name, "FIREBREAK_BLOB_CONTAINER": name, "FIREBREAK_HEALTH_CACHE_SECONDS": "3600"}
+    polled = start_host(overrides)  # ready: it has answered 200 once, so the cache holds a ready answer
+    deps = build_deps(Settings.from_env({**polled.env, **overrides}))
+    try:
+        async def probe_state() -> tuple[list[str], list[bytes | None]]:
+            # One host process: one probe blob `_probes/<probe id>.txt` and one probe document `<probe id>`.
+            [blob] = [n async for n in deps.blobs.list("_probes/")]
+            probe_id = blob.rsplit("/", 1)[1].removesuffix(".txt")
+            doc = await (await deps.cosmos.container("probes")).read(probe_id, probe_id)
+            return [doc["_etag"], doc["nonce"]], [await deps.blobs.get(blob)]
+
+        before = await probe_state()
+        for _ in range(20):
+            assert httpx.get(f"{polled.base_url}/api/health", timeout=TIMEOUT).status_code == 200
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda _: httpx.get(f"{polled.base_url}/api/health", timeout=TIMEOUT).status_code, range(40)))
+        assert statuses == [200] * 40
+        assert await probe_state() == before  # same etag and nonce: no write since the first ready answer
+        # The authenticated health.check tool still probes for real (a diagnosis must be fresh).
+        assert httpx.post(f"{polled.base_url}/api/tools/health.check", json={}, timeout=TIMEOUT).status_code == 200
+        assert await probe_state() != before
+    finally:
+        await deps.aclose()
