@@ -11,6 +11,7 @@ import azure.functions as func
 
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
+from shared.core.request_checks import require_json_content_type
 
 log = logging.getLogger("firebreak.http")
 
@@ -44,6 +45,7 @@ async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[func
     correlation_id = new_correlation_id(req.headers.get(CORRELATION_HEADER))
     token = set_correlation_id(correlation_id)
     try:
+        check_request(req)
         return await handler(correlation_id)
     except AppError as exc:
         return error_response(exc, correlation_id)
@@ -52,6 +54,15 @@ async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[func
         return error_response(internal_error(), correlation_id)
     finally:
         reset_correlation_id(token)
+
+
+def check_request(req: func.HttpRequest) -> None:
+    """Before any work: the Host and Origin allow-list (DNS rebinding, cross-site pages), on every route."""
+    from functions import wiring
+    from shared.core.request_checks import check_host_and_origin
+
+    hosts, origins = wiring.allow_list()
+    check_host_and_origin(req.headers, req.url, hosts, origins)
 
 
 def endpoint(handler: Endpoint) -> Callable[[func.HttpRequest], Awaitable[func.HttpResponse]]:
@@ -82,6 +93,8 @@ def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:
     body = read_body(req, limit)
     if not body.strip():
         return {}
+    # A JSON body must say so: a page's cross-site "simple" POST (text/plain, no preflight) is refused.
+    require_json_content_type(req.headers.get("content-type"))
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:

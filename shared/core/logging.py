@@ -8,28 +8,25 @@ import logging
 import re
 import sys
 import uuid
-from collections.abc import Mapping
 from typing import Any
+
+from shared.core.redaction import install_log_redaction, redact, redact_text
 
 _correlation_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("correlation_id", default=None)
 
-# Key fragments whose values are secrets wherever they appear in a logged structure.
-_SECRET_KEY = re.compile(r"authorization|cookie|password|passwd|secret|token|api[_-]?key|credential|signature|functions-key", re.I)
-# Values that look like secrets even under an innocent key: bearer tokens, our API keys, SAS signatures.
-_SECRET_VALUE = re.compile(
-    r"(?i)(bearer\s+)[^\s\"']+|\bfbk_[A-Za-z0-9_-]+|([?&](?:sig|code)=)[^&\s\"']+|(AccountKey=)[^;\s\"']+"
-)
-REDACTED = "[REDACTED]"
-_MAX_DEPTH = 6
-
 CORRELATION_HEADER = "x-correlation-id"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}", re.ASCII)
+
+
+def is_safe_correlation_id(candidate: object) -> bool:
+    """1-128 ASCII letters, digits, '.', '_', ':' or '-': safe in a header, a log line and a URL."""
+    return isinstance(candidate, str) and _SAFE_ID.fullmatch(candidate) is not None
 
 
 def new_correlation_id(candidate: str | None = None) -> str:
-    """Accept a caller's id when it is a safe token, else mint one (ids end up in logs and URLs)."""
-    if candidate and _SAFE_ID.match(candidate):
-        return candidate
+    """Accept a caller's id when it is a safe token, else mint one (ids end up in logs, headers and URLs)."""
+    if is_safe_correlation_id(candidate):
+        return candidate  # type: ignore[return-value]
     return uuid.uuid4().hex
 
 
@@ -43,22 +40,6 @@ def reset_correlation_id(token: contextvars.Token[str | None]) -> None:
 
 def current_correlation_id() -> str | None:
     return _correlation_id.get()
-
-
-def redact(value: Any, _depth: int = 0) -> Any:
-    """A copy of `value` with secret-named keys and secret-looking strings replaced."""
-    if _depth > _MAX_DEPTH:
-        return "…"
-    if isinstance(value, Mapping):
-        return {
-            k: (REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) else redact(v, _depth + 1))
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [redact(v, _depth + 1) for v in value]
-    if isinstance(value, str):
-        return _SECRET_VALUE.sub(lambda m: (m.group(1) or m.group(2) or m.group(3) or "") + REDACTED, value)
-    return value
 
 
 class JsonFormatter(logging.Formatter):
@@ -76,13 +57,14 @@ class JsonFormatter(logging.Formatter):
         }
         extras = {k: v for k, v in vars(record).items() if k not in self._RESERVED and k != "correlation_id"}
         doc.update(redact(extras))
-        if record.exc_info:
-            doc["exception"] = redact(self.formatException(record.exc_info))
+        if record.exc_info or record.exc_text:
+            doc["exception"] = redact_text(record.exc_text or self.formatException(record.exc_info))
         return json.dumps(doc, default=str)
 
 
 def configure_logging(level: str = "INFO") -> None:
     """Install the JSON formatter on the root logger once (idempotent: hosts may call it per worker)."""
+    install_log_redaction()
     root = logging.getLogger()
     if any(isinstance(h.formatter, JsonFormatter) for h in root.handlers):
         return

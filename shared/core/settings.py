@@ -16,6 +16,10 @@ def _csv(value: object) -> list[str]:
     return list(value)  # type: ignore[arg-type]
 
 
+class SettingsError(ValueError):
+    """Settings that must not run together; the message names the setting to change."""
+
+
 class Settings(BaseModel):
     """Every knob of the app. Built once per worker process by `Settings.from_env()`, never at import time."""
 
@@ -43,6 +47,7 @@ class Settings(BaseModel):
     mcp_allowed_hosts: list[str] = Field(default_factory=list, description="Host header values the MCP endpoint accepts (DNS-rebinding guard).")
     mcp_allowed_origins: list[str] = Field(default_factory=list)
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
+    health_cache_seconds: float = Field(10.0, ge=0, description="The anonymous GET /api/health reuses a ready answer this long per worker (a failure at most 2 s).")
 
     trust_appservice_auth: bool = Field(False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication).")
     entra_tenant_id: str | None = None
@@ -118,4 +123,19 @@ class Settings(BaseModel):
             values.setdefault("llm_model", env.get("OPENAI_MODEL", ""))
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
-        return cls.model_validate(values)
+        settings = cls.model_validate(values)
+        settings.refuse_unsafe(running_on_azure=bool(env.get("WEBSITE_INSTANCE_ID")))
+        return settings
+
+    def refuse_unsafe(self, *, running_on_azure: bool) -> None:
+        """Raise SettingsError for combinations that would open the app: dev mode on Azure, Entra without an issuer."""
+        if self.dev_mode and running_on_azure:
+            raise SettingsError(
+                "FIREBREAK_DEV_MODE=true is refused on Azure (WEBSITE_INSTANCE_ID is set): it would answer every "
+                "unauthenticated caller as the dev principal. Remove FIREBREAK_DEV_MODE from the app settings."
+            )
+        if self.entra_audience and not (self.entra_issuer or self.entra_tenant_id):
+            raise SettingsError(
+                "Entra ID validation is on (FIREBREAK_ENTRA_AUDIENCE is set) but no issuer is known: set "
+                "FIREBREAK_ENTRA_TENANT_ID (issuer https://login.microsoftonline.com/<tenant>/v2.0) or FIREBREAK_ENTRA_ISSUER."
+            )

@@ -7,6 +7,7 @@ import hmac
 import re
 import secrets
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from shared.identity.models import ApiKeyDoc, MintedKey, Principal
@@ -14,7 +15,9 @@ from shared.storage.cosmos import CosmosDatabase
 
 PREFIX = "fbk_"
 _KEY = re.compile(r"^fbk_([0-9a-f]{16})_([A-Za-z0-9_-]{32,128})$")
-_CACHE_SECONDS = 30.0
+# A verified key is trusted this long without a read: a key revoked from another worker or the CLI
+# stops working within this bound (a revoke in this worker drops it at once).
+CACHE_SECONDS = 5.0
 
 
 def _digest(secret: str) -> str:
@@ -29,8 +32,9 @@ def looks_like_api_key(token: str) -> bool:
 class ApiKeyStore:
     """Mints and verifies keys; verified keys are cached briefly so a hot client costs no extra read."""
 
-    def __init__(self, cosmos: CosmosDatabase) -> None:
+    def __init__(self, cosmos: CosmosDatabase, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._cosmos = cosmos
+        self._monotonic = monotonic
         self._cache: dict[str, tuple[float, Principal]] = {}
 
     async def mint(self, workspace_id: str, user_id: str, name: str = "") -> MintedKey:
@@ -65,8 +69,8 @@ class ApiKeyStore:
             return None
         cache_key = _digest(key)
         hit = self._cache.get(cache_key)
-        now = time.monotonic()
-        if hit and now - hit[0] < _CACHE_SECONDS:
+        now = self._monotonic()
+        if hit and now - hit[0] < CACHE_SECONDS:
             return hit[1]
         key_id, secret = match.groups()
         container = await self._cosmos.container("api_keys")

@@ -19,8 +19,9 @@ class EntraValidator:
 
     @property
     def configured(self) -> bool:
+        """Audience, keys and issuer all known: a token is never accepted without its issuer checked."""
         s = self._settings
-        return bool(s.entra_audience and (s.entra_jwks_url or s.entra_tenant_id))
+        return bool(s.entra_audience and (s.entra_jwks_url or s.entra_tenant_id) and self._issuer())
 
     def _jwks_client(self) -> Any:
         if self._jwks is None:
@@ -41,14 +42,13 @@ class EntraValidator:
         import jwt
 
         signing_key = self._jwks_client().get_signing_key_from_jwt(token)
-        issuer = self._issuer()
         return jwt.decode(
             token,
             signing_key.key,
             algorithms=["RS256"],
             audience=self._settings.entra_audience,
-            issuer=issuer,
-            options={"require": ["exp", "aud"] + (["iss"] if issuer else [])},
+            issuer=self._issuer(),
+            options={"require": ["exp", "aud", "iss"]},
             leeway=60,
         )
 
@@ -58,7 +58,7 @@ class EntraValidator:
         if not self.configured:
             raise Unauthorized(
                 "A bearer token was sent but Entra ID validation is not configured",
-                recovery_suggestions=["Use a workspace API key (fbk_...) or configure FIREBREAK_ENTRA_AUDIENCE and tenant."],
+                recovery_suggestions=["Use a workspace API key (fbk_...) or configure FIREBREAK_ENTRA_AUDIENCE with FIREBREAK_ENTRA_TENANT_ID (or _JWKS_URL and _ISSUER)."],
             )
         try:
             # PyJWKClient fetches with urllib (blocking); keep it off the event loop.

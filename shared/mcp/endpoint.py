@@ -15,15 +15,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shared.core.deps import Deps
+from shared.core.request_checks import allowed_hosts_and_origins
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.tools.registry import ToolRegistry
 
 log = logging.getLogger("firebreak.mcp")
-
-LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost")
-LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-
 
 @dataclass
 class HttpReply:
@@ -32,21 +29,8 @@ class HttpReply:
     body: bytes = b""
 
 
-def allowed_hosts_and_origins(settings: Settings, website_hostname: str | None) -> tuple[list[str], list[str]]:
-    """The DNS-rebinding allow-list: the settings', the app's own Azure host name, and loopback in local runs."""
-    hosts = list(settings.mcp_allowed_hosts)
-    origins = list(settings.mcp_allowed_origins)
-    if website_hostname:
-        hosts += [website_hostname, f"{website_hostname}:443"]
-        origins.append(f"https://{website_hostname}")
-    if settings.is_local or settings.dev_mode:
-        hosts += LOCAL_HOSTS
-        origins += LOCAL_ORIGINS
-    return hosts, origins
-
-
-def _jsonrpc_error(code: int, message: str, status: int = 400) -> HttpReply:
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, separators=(",", ":"))
+def _jsonrpc_error(code: int, message: str, status: int = 400, request_id: str | int | None = None) -> HttpReply:
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}, separators=(",", ":"))
     return HttpReply(status=status, headers={"content-type": "application/json"}, body=body.encode())
 
 
@@ -54,7 +38,8 @@ def precheck(body: bytes) -> HttpReply | None:
     """Refuse envelopes the SDK's handshake-era path would misread, with the JSON-RPC error they deserve.
 
     That path takes a message whose `id` is not a string or integer for a notification and answers
-    202 with no body, so a client waits for a reply that never comes; batches get a raw pydantic dump.
+    202 with no body, so a client waits for a reply that never comes; batches, and `params`, `method`
+    or `jsonrpc` of the wrong type, get a raw pydantic dump (model internals) instead of an error.
     """
     try:
         message = json.loads(body)
@@ -64,6 +49,13 @@ def precheck(body: bytes) -> HttpReply | None:
         return _jsonrpc_error(-32600, "Invalid Request: send one JSON-RPC object per POST (batches are not supported)")
     if "id" in message and (isinstance(message["id"], bool) or not isinstance(message["id"], (str, int))):
         return _jsonrpc_error(-32600, "Invalid Request: id must be a string or an integer")
+    request_id = message.get("id")
+    if message.get("jsonrpc") != "2.0":
+        return _jsonrpc_error(-32600, 'Invalid Request: "jsonrpc" must be "2.0"', request_id=request_id)
+    if "method" in message and not isinstance(message["method"], str):
+        return _jsonrpc_error(-32600, "Invalid Request: method must be a string", request_id=request_id)
+    if "method" in message and message.get("params") is not None and not isinstance(message["params"], dict):
+        return _jsonrpc_error(-32602, f"Invalid params: params of {message['method'][:100]!r} must be an object", request_id=request_id)
     return None
 
 

@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from shared.core.deps import Deps
+from shared.core.errors import AppError, envelope
 from shared.identity.models import Principal
 from shared.tools.invoke import ToolContext, invoke, pop_correlation_id
 from shared.tools.registry import Tool, ToolRegistry
@@ -73,7 +74,11 @@ def build_server(registry: ToolRegistry, deps: Callable[[], Deps], version: str)
         if principal is None:  # the endpoint always resolves one; reaching here means a wiring bug
             raise MCPError(types.INTERNAL_ERROR, "no principal on the request")
         arguments = dict(params.arguments or {})
-        correlation_id = pop_correlation_id(arguments, tool) or state.get(STATE_CORRELATION) or ""
+        try:
+            correlation_id = pop_correlation_id(arguments, tool) or state.get(STATE_CORRELATION) or ""
+        except AppError as exc:  # a correlation_id argument unfit for headers and logs: refused before any work
+            failed = envelope(exc, state.get(STATE_CORRELATION) or "")
+            return types.CallToolResult(content=[types.TextContent(type="text", text=f"{exc.code}: {exc.message}")], structured_content=failed, is_error=True)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             # A no-op unless the client sent a progress token with this call.

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from shared.core.errors import NotFound, ValidationFailed
+from shared.core.redaction import redact_text
 from shared.identity.models import Principal
 from shared.memory import next_actions as na
 from shared.memory.env_bucket import canonical_bucket, is_bucket, normalize_bucket
@@ -147,7 +148,7 @@ class MemoryService:
         recommended = ranked[0] if ranked else None
         await self.store.create({
             "id": lookup_id, "type": "lookup", "workspace_id": ws, "user_id": who.user_id, "created_at": self._now(),
-            "query_text": req.query_text[:2000], "env_bucket": bucket, "incident_ids": [m.incident_id for m in incidents],
+            "query_text": redact_text(req.query_text[:2000]), "env_bucket": bucket, "incident_ids": [m.incident_id for m in incidents],
             "ranked_solution_ids": [r.solution_id for r in ranked], "recommended_solution_id": recommended.solution_id if recommended else None,
         })
         if not incidents:
@@ -174,7 +175,7 @@ class MemoryService:
         await self.store.create({
             "id": outcome_id, "type": "outcome", "workspace_id": ws, "user_id": who.user_id, "created_at": now,
             "incident_id": incident_id, "solution_id": req.solution_id, "worked": req.worked, "env_bucket": bucket,
-            "env": req.env, "notes": req.notes, "lookup_id": req.lookup_id, "was_recommended": was_recommended,
+            "env": req.env, "notes": redact_text(req.notes) if req.notes else req.notes, "lookup_id": req.lookup_id, "was_recommended": was_recommended,
         })
         await self.store.count_outcome(ws, incident, req.solution_id, bucket, req.worked, now)
         fresh = await self.store.read(ws, incident_id) or incident
@@ -233,7 +234,7 @@ class MemoryService:
         outcome_id = new_id("out")
         await self.store.create({
             "id": outcome_id, "type": "outcome", "workspace_id": ws, "user_id": who.user_id, "created_at": now, "incident_id": incident_id,
-            "solution_id": solution_id, "worked": req.worked, "env_bucket": bucket, "env": req.env, "notes": req.notes, "lookup_id": req.lookup_id, "was_recommended": None,
+            "solution_id": solution_id, "worked": req.worked, "env_bucket": bucket, "env": req.env, "notes": redact_text(req.notes) if req.notes else req.notes, "lookup_id": req.lookup_id, "was_recommended": None,
         })
         terms, length = incident_terms(req.title, req.summary or "", req.error_signature or "", req.tags)
         await self.store.index(ws, incident_id, terms, length)

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import io
-from email.parser import BytesParser
-from email.policy import HTTP
 from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import artifact_blob, blob_name
 from shared.perf.detect import detect
+from shared.perf.multipart import MAX_PARTS, MultipartError, parse_multipart
 from shared.storage.blob import BlobStore
 
-MAX_PARTS = 20
 BLOCK_BYTES = 4 * 1024 * 1024
 
 
@@ -27,17 +25,15 @@ def _invalid(message: str, problem: str, field: str = "(body)") -> ValidationFai
 
 
 def split_body(body: bytes, content_type: str, name: str | None) -> list[tuple[str, bytes]]:
-    """(name, bytes) per file in the request."""
+    """(name, bytes) per file in the request; multipart limits are enforced while parsing (CPU-bound: run off the loop)."""
     if content_type.lower().startswith("multipart/form-data"):
-        message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode("latin-1", "replace") + b"\r\n\r\n" + body)
-        if not message.is_multipart():
-            raise _invalid("multipart body without parts (check the boundary)", "no parts")
-        parts = [p for p in message.iter_parts() if p.get_content_disposition() == "form-data"]  # type: ignore[attr-defined]
-        files = [(p.get_filename() or (name if len(parts) == 1 else None), p.get_payload(decode=True) or b"") for p in parts if p.get_filename() or len(parts) == 1]
+        try:
+            parts = parse_multipart(body, content_type, max_parts=MAX_PARTS)
+        except MultipartError as exc:
+            raise _invalid(str(exc), exc.problem) from None
+        files = [(p.filename or (name if len(parts) == 1 else None), p.data) for p in parts if p.filename or len(parts) == 1]
         if not files:
             raise _invalid("multipart body has no file part", "add a part with a filename")
-        if len(files) > MAX_PARTS:
-            raise _invalid(f"at most {MAX_PARTS} files per request", "too many parts")
         out = []
         for fname, data in files:
             if not fname:
@@ -66,7 +62,7 @@ def _chunks(data: bytes) -> Any:
 
 
 async def store_uploads(blobs: BlobStore, workspace_id: str, body: bytes, content_type: str, name: str | None) -> list[dict[str, Any]]:
-    files = [(blob_name(n), data) for n, data in split_body(body, content_type, name)]
+    files = [(blob_name(n), data) for n, data in await asyncio.to_thread(split_body, body, content_type, name)]
     checked = [await asyncio.to_thread(_check, n, data) for n, data in files]
     stored = []
     for (n, data), detection in zip(files, checked):

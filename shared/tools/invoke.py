@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from shared.core.deps import Deps
 from shared.core.errors import AppError, ValidationFailed, envelope, internal_error, validation_failed_from_pydantic
+from shared.core.logging import is_safe_correlation_id
 from shared.identity.models import Principal
 from shared.tools.registry import Tool
 
@@ -124,8 +125,20 @@ def _validate(tool: Tool, arguments: Any) -> BaseModel:
 
 
 def pop_correlation_id(arguments: Any, tool: Tool) -> str | None:
-    """Some specs pass `correlation_id` as an argument; honour it unless the tool declares it itself."""
+    """Some specs pass `correlation_id` as an argument; honour it unless the tool declares it itself.
+
+    Checked before the tool runs: the id goes into a response header and log lines, and a CR/LF or
+    non-ASCII one would fail the response after the work was done.
+    """
     if isinstance(arguments, dict) and "correlation_id" not in tool.input_model.model_fields:
         value = arguments.pop("correlation_id", None)
-        return value if isinstance(value, str) else None
+        if value is None:
+            return None
+        if not is_safe_correlation_id(value):
+            raise ValidationFailed(
+                "Invalid arguments: correlation_id",
+                details={"errors": [{"field": "correlation_id", "problem": "use 1-128 ASCII letters, digits, '.', '_', ':' or '-'", "type": "correlation_id"}]},
+                recovery_suggestions=["Pass a short ASCII id (a UUID works) as correlation_id, or leave it out."],
+            )
+        return value
     return None

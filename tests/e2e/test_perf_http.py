@@ -83,10 +83,10 @@ def test_upload_url_round_trip(host: HostProcess) -> None:
     ({}, b"garbage", "multipart/form-data; boundary=", 400),
 ])
 def test_bad_uploads_are_400_with_the_envelope(host: HostProcess, query: dict, body: bytes, content_type: str, status: int) -> None:
-    headers = {**ws(), "content-type": content_type}
-    r = httpx.post(f"{host.base_url}/api/artifacts", params=query, content=body, headers=headers, timeout=30)
+    workspace = ws()
+    r = httpx.post(f"{host.base_url}/api/artifacts", params=query, content=body, headers={**workspace, "content-type": content_type}, timeout=30)
     assert r.status_code == status and r.json()["error"]["code"] == "VALIDATION_ERROR" and r.json()["error"]["correlation_id"]
-    listed = call(host, "artifacts.validate", {"artifacts": [{"blob": query.get("name", "x.log").replace("../", "")}]}, headers).json()
+    listed = call(host, "artifacts.validate", {"artifacts": [{"blob": query.get("name", "x.log").replace("../", "")}]}, workspace).json()
     assert listed["counts"]["ok"] == 0
 
 
