@@ -104,9 +104,21 @@ def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:
         where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "body"
         raise InvalidRequest(f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}) from None
+    # JSON may spell a lone UTF-16 surrogate ("\\ud800"), which no UTF-8 text can hold: refuse it here, as
+    # the MCP route's parser does, instead of failing later wherever the string is encoded.
+    if "\\u" in text and _has_lone_surrogate(data):
+        raise InvalidRequest("Body holds a lone UTF-16 surrogate escape, which is not text", details={"errors": [{"field": "(body)", "problem": "lone surrogate"}]})
     if not isinstance(data, dict):
         raise InvalidRequest(
             f"Body must be a JSON object of the tool's arguments, got {type(data).__name__}",
             details={"errors": [{"field": "(body)", "problem": "expected an object"}]},
         )
     return data
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

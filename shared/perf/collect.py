@@ -52,13 +52,19 @@ _HEADER_VALUE = re.compile(r"([\x21-\x7e]([\x20-\x7e\t]{0,4094}[\x21-\x7e])?)?")
 # A request target is ASCII without spaces or controls; other characters must be percent-encoded by the caller.
 _URL_PATH = re.compile(r"/[\x21-\x7e]{0,2047}")
 MAX_URL_PATHS = 50
+# Headers the probe itself controls: a caller's Host would front another virtual host behind the checked
+# address; the framing headers would desynchronise the request.
+_RESERVED_HEADERS = frozenset({"host", "connection", "content-length", "transfer-encoding", "te", "trailer", "upgrade", "keep-alive", "expect",
+                               "proxy-authorization", "proxy-connection"})
+# Path parameters (";jsessionid=...") carry session tokens like query strings do.
+_PATH_PARAMS = re.compile(r";[^/]*")
 MAX_HEADERS = 50
 
 
 class RedactionRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    strip_query_params: bool = Field(True, description="Record URL paths without their query strings.")
+    strip_query_params: bool = Field(True, description="Record URL paths without their query strings, path parameters (;jsessionid=...) and fragments.")
     redact_url_userinfo: bool = Field(True, description="Record URLs without user:password@.")
 
 
@@ -99,6 +105,8 @@ def check_headers(headers: dict[str, str]) -> dict[str, str]:
     for k, v in headers.items():
         if not _HEADER_NAME.fullmatch(k) or not _HEADER_VALUE.fullmatch(v):
             raise ValueError(f"header {k[:60]!r} has an invalid name or value (visible ASCII, spaces inside, at most 4096 characters)")
+        if k.lower() in _RESERVED_HEADERS:
+            raise ValueError(f"header {k!r} is set by the probe itself and cannot be sent")
     return headers
 
 
@@ -171,7 +179,10 @@ def redact_url(url: str, rules: RedactionRules) -> str:
 
 
 def recorded_path(path: str, strip_query: bool) -> str:
-    return path.split("?", 1)[0] if strip_query else path
+    """The path as recorded: without query string, path parameters and fragment when stripping."""
+    if not strip_query:
+        return path
+    return _PATH_PARAMS.sub("", path.split("#", 1)[0].split("?", 1)[0]) or "/"
 
 
 def inventory_counts(the_plan: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, int]:

@@ -52,7 +52,7 @@ class RunStatusRequest(ToolInput):
 
 class RunCancelRequest(ToolInput):
     run_id: str = Field(min_length=1, max_length=100, description="The run_id of a pending or running run.")
-    reason: str | None = Field(None, max_length=200, description="Why you cancel it (kept with the run).")
+    reason: str | None = Field(None, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$", description="Why you cancel it (kept with the run; one line, secrets redacted).")
 
 
 class RunStatus(ToolOutput):

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from shared.core.errors import AppError, Conflict, NotConfigured, NotFound
+from shared.core.redaction import redact_text
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.runs.models import RUN_ID_PATTERN, STATUS_ROUTE, TERMINAL_STATES, RunDoc, RunStarted, RunState, RunStatus
@@ -158,7 +159,7 @@ class RunService:
                            recovery_suggestions=["Call runs.status to read its result."])
         if self.engine is not None:
             await self.engine.terminate_instance(run_id, "cancelled by its owner")
-        settled = await self._settle(store, run_id, "cancelled", error=f"Cancelled by its owner{': ' + reason if reason else ''}.")
+        settled = await self._settle(store, run_id, "cancelled", error=f"Cancelled by its owner{': ' + redact_text(reason) if reason else ''}.")
         if settled is not None and settled.state != "cancelled":
             raise Conflict(f"Run {run_id} finished ({settled.state}) before it could be cancelled.", details={"run_id": run_id, "state": settled.state})
         return await self._status(settled or doc)

@@ -6,11 +6,29 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from shared.core.errors import Conflict, NotFound
+from shared.core.errors import Conflict, NotFound, ValidationFailed
 from shared.core.settings import Settings
 from shared.storage.containers import CONTAINERS, ContainerSpec, spec_for
 
 Doc = dict[str, Any]
+
+# Cosmos ids may not hold '/', '\\', '?' or '#': the SDK puts the id into the resource path, so such an id
+# would address another resource ("x/../inc_1") or none at all (a 500). Control characters and non-ASCII
+# never occur in ids this app mints. An id outside this set simply does not exist.
+_MAX_ID = 255
+_MAX_CONTINUATION = 16 * 1024
+
+
+def valid_id(item_id: object) -> bool:
+    return (isinstance(item_id, str) and 0 < len(item_id) <= _MAX_ID and item_id.isascii() and item_id.isprintable()
+            and not any(c in item_id for c in "/\\?#"))
+
+
+def _check_continuation(token: str | None) -> None:
+    """A continuation token goes into a request header: only what the server could have issued passes."""
+    if token is not None and not (len(token) <= _MAX_CONTINUATION and token.isascii() and token.isprintable()):
+        raise ValidationFailed("continuation is not a token this server issued", details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
+                               recovery_suggestions=["Pass the continuation value of the previous page unchanged, or omit it for the first page."])
 
 
 class CosmosContainer:
@@ -35,6 +53,8 @@ class CosmosContainer:
         """The item, or None when it does not exist."""
         from azure.cosmos import exceptions
 
+        if not valid_id(item_id):
+            return None
         try:
             return await self._counted(self._c.read_item(item_id, partition_key=pk))
         except exceptions.CosmosResourceNotFoundError:
@@ -56,12 +76,14 @@ class CosmosContainer:
     async def create(self, doc: Doc) -> Doc:
         from azure.cosmos import exceptions
 
+        _check_new_id(doc)
         try:
             return await self._counted(self._c.create_item(doc))
         except exceptions.CosmosResourceExistsError:
             raise Conflict(f"{doc.get('id')!r} already exists", details={"id": doc.get("id")}) from None
 
     async def upsert(self, doc: Doc) -> Doc:
+        _check_new_id(doc)
         return await self._counted(self._c.upsert_item(doc))
 
     async def replace(self, doc: Doc, *, etag: str | None = None) -> Doc:
@@ -69,6 +91,8 @@ class CosmosContainer:
         from azure.core import MatchConditions
         from azure.cosmos import exceptions
 
+        if not valid_id(doc.get("id")):
+            raise NotFound(f"{str(doc.get('id'))[:100]!r} not found", details={"id": str(doc.get("id"))[:100]})
         kwargs: dict[str, Any] = {}
         if etag:
             kwargs = {"etag": etag, "match_condition": MatchConditions.IfNotModified}
@@ -83,6 +107,8 @@ class CosmosContainer:
         """Apply patch operations (`incr`, `set`, `add`...) atomically on the server."""
         from azure.cosmos import exceptions
 
+        if not valid_id(item_id):
+            raise NotFound(f"{item_id[:100]!r} not found", details={"id": item_id[:100]})
         try:
             return await self._counted(self._c.patch_item(item_id, partition_key=pk, patch_operations=operations))
         except exceptions.CosmosResourceNotFoundError:
@@ -92,6 +118,8 @@ class CosmosContainer:
         """Delete; False when there was nothing to delete."""
         from azure.cosmos import exceptions
 
+        if not valid_id(item_id):
+            return False
         try:
             await self._counted(self._c.delete_item(item_id, partition_key=pk))
             return True
@@ -124,6 +152,7 @@ class CosmosContainer:
     async def _query_page(
         self, pk: str, where: str, params: dict[str, Any], *, order_by: str = "", max_items: int = 50, continuation: str | None = None
     ) -> tuple[list[Doc], str | None]:
+        _check_continuation(continuation)
         sql = f"SELECT * FROM c WHERE c.{self.spec.pk_field} = @__pk"
         if where:
             sql += f" AND ({where})"
@@ -138,6 +167,12 @@ class CosmosContainer:
             return [], None
         items = [doc async for doc in page]
         return items, pager.continuation_token or None
+
+
+def _check_new_id(doc: Doc) -> None:
+    if not valid_id(doc.get("id")):
+        raise ValidationFailed("an id may hold only printable ASCII without '/', '\\\\', '?' or '#', at most 255 characters",
+                               details={"errors": [{"field": "id", "problem": "not a valid id"}]})
 
 
 class CosmosDatabase:

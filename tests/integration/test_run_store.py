@@ -142,3 +142,10 @@ def test_secret_box_needs_a_32_byte_key(settings) -> None:
     assert isinstance(box, SecretBox)
     with pytest.raises(ValueError):
         box.open({**box.seal({"a": 1}, "ws", "r1"), "nonce": "AAAAAAAAAAAAAAAA"}, "ws", "r1")
+
+
+async def test_a_cancel_reason_is_kept_without_secrets(deps: Deps) -> None:
+    runs = RunService.from_deps(deps)
+    run_id = await record(deps)
+    cancelled = await runs.cancel(P("ws-a", "alice"), run_id, "wrong target, used Bearer abc.def.ghi")
+    assert cancelled.state == "cancelled" and "wrong target" in cancelled.error and "abc.def.ghi" not in cancelled.error
