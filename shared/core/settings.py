@@ -61,6 +61,10 @@ class Settings(BaseModel):
     perf_ttl_days: int | None = Field(None, ge=1, description="Snapshots older than this are removed; empty keeps them.")
     perf_collect_inline_seconds: float = Field(60.0, gt=0, description="collect.run answers inline when its worst case fits; longer runs continue as a Durable orchestration.")
     perf_upload_url_minutes: int = Field(15, ge=1, le=24 * 60, description="Lifetime of the upload URLs artifacts.upload_url hands out.")
+    perf_max_statement_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024, description="Slow-log statements keep this many bytes (longer ones are marked truncated; their class is that of the kept text).")
+    perf_max_request_bytes: int = Field(1024 * 1024 * 1024, ge=1, description="Total artifact bytes one artifacts.validate or artifacts.ingest call may read.")
+    perf_workspace_quota_bytes: int = Field(10 * 1024**3, ge=1, description="Stored artifact bytes per workspace above which artifacts.upload_url refuses new URLs (RATE_LIMITED).")
+    perf_max_upload_urls: int = Field(20, ge=1, description="Upload URLs a workspace may hold unexpired at once (artifacts.upload_url answers RATE_LIMITED beyond).")
 
     outbound_allow_http: bool = Field(False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise).")
     outbound_allowed_hosts: list[str] = Field(default_factory=list, description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.")

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from shared.perf.spx import metadata as spx_metadata
+
 SNIFF_BYTES = 64 * 1024
 SNIFF_LINES = 200
 MAX_JSON_BYTES = 1024 * 1024
@@ -132,9 +134,10 @@ def _detect_json(name: str, size: int, open_stream: Callable[[], BinaryIO], gzip
     except (ValueError, RecursionError) as exc:
         return _failed(name, "unknown", f"invalid JSON: {str(exc)[:120]}")
     if isinstance(doc, dict) and _SPX_KEYS <= set(doc):
-        metrics = doc.get("enabled_metrics")
-        if not isinstance(metrics, list) or not metrics:
-            return _failed(name, "spx", "SPX metadata without enabled_metrics", "spx-json-v2")
+        wrong = spx_metadata.problems(doc)
+        if wrong:
+            return Detection(name, False, "spx", "spx-json-v2", wrong)
+        metrics = doc["enabled_metrics"]
         return Detection(name, True, "spx", "spx-json-v2", metadata={
             "key": doc.get("key"), "enabled_metrics": metrics, "wall_time_us": doc.get("wall_time_ms"),  # SPX's wall_time_ms is in microseconds
             "http_method": doc.get("http_method"), "http_request_uri": doc.get("http_request_uri"), "cli": doc.get("cli"),

@@ -86,7 +86,7 @@ class PerfService:
                 await _tell(progress, i, total, f"fetching {ref.name}")
                 local.append(await fetcher.fetch(ref, i))
             await _tell(progress, len(local), total, "parsing and normalising")
-            built, detections = await asyncio.to_thread(snapshot_mod.build, local)
+            built, detections = await asyncio.to_thread(snapshot_mod.build, local, self.settings.perf_max_statement_bytes)
         await _tell(progress, total - 1, total, "storing the snapshot")
         by_name = {a.name: a for a in local}
         sources = []

@@ -20,8 +20,9 @@ from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import LocalArtifact
 from shared.perf.detect import Detection, detect, pair_spx
 from shared.perf.slowlog.aggregate import digest
-from shared.perf.slowlog.parser import open_log
+from shared.perf.slowlog.parser import MAX_STATEMENT_BYTES, open_log
 from shared.perf.slowlog.parser import parse as parse_slowlog
+from shared.perf.spx import metadata as spx_metadata
 from shared.perf.spx.export import collapsed
 from shared.perf.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
 from shared.perf.timings import TimingsFile, aggregate_timings, percentile
@@ -80,6 +81,9 @@ def _invalid(name: str, problem: str) -> ValidationFailed:
 def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[str, Any], SpxProfile]:
     try:
         meta = json.loads(meta_item.file.read_bytes())  # type: ignore[union-attr]
+        wrong = spx_metadata.problems(meta) if isinstance(meta, dict) else ["not a JSON object"]
+        if wrong:
+            raise _invalid(meta_item.name, "; ".join(wrong))
         with gzip.open(trace_item.file, "rb") as f:  # type: ignore[arg-type]
             profile = aggregate_trace(f, list(meta["enabled_metrics"]), meta.get("called_function_count"))
     except TraceFormatError as exc:
@@ -171,6 +175,7 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
             "first_seen": c["first_seen"],
             "last_seen": c["last_seen"],
             "worst_sample": {"query": c["worst_sample"]["query"], "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000)},
+            "truncated_statements": c["truncated_statements"],
         })
     return out
 
@@ -200,8 +205,10 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
     return [merged[k] for k in sorted(merged)]
 
 
-def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
-    """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise."""
+def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEMENT_BYTES) -> tuple[Built, list[Detection]]:
+    """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise.
+
+    Slow-log statements keep `max_statement_bytes` (the setting perf_max_statement_bytes)."""
     detections = validate(artifacts)
     failed = [d for d in detections if not d.ok]
     if failed:
@@ -237,7 +244,7 @@ def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
     def entries():  # type: ignore[no-untyped-def]
         for item in sorted(slowlogs, key=lambda a: a.sha256):
             with open_log(item.file) as stream:  # type: ignore[arg-type]
-                yield from parse_slowlog(stream)
+                yield from parse_slowlog(stream, max_statement_bytes)
 
     try:
         queries = _queries(digest(entries())) if slowlogs else []
