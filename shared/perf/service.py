@@ -17,7 +17,7 @@ from shared.perf import analysis as analysis_mod
 from shared.perf import collect as collect_mod
 from shared.perf import report as report_mod
 from shared.perf import snapshot as snapshot_mod
-from shared.perf.artifacts import ArtifactFetcher, artifact_blob
+from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
 from shared.perf.models import (
     AnalysisRequest,
     AnalysisResult,
@@ -70,7 +70,7 @@ class PerfService:
 
     async def validate(self, principal: Principal, req: ValidateRequest) -> ValidateResult:
         async with self._fetcher(principal) as fetcher:
-            local = await fetcher.fetch_all(req.artifacts)
+            local = await fetcher.stream_all(req.artifacts)  # sniffed from ranged reads, nothing written
             detections = await asyncio.to_thread(snapshot_mod.validate, local)
         items = [ValidationItem(**d.to_dict()) for d in detections]
         ok = sum(1 for i in items if i.ok)
@@ -79,10 +79,11 @@ class PerfService:
         return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
 
     async def ingest(self, principal: Principal, req: IngestRequest, progress: Progress | None = None) -> IngestResult:
-        total = len(req.artifacts) + 2  # fetch each artifact, parse, store
+        refs = unique_refs(req.artifacts)  # a repeated artifact is fetched and parsed once
+        total = len(refs) + 2  # fetch each artifact, parse, store
         async with self._fetcher(principal) as fetcher:
             local = []
-            for i, ref in enumerate(req.artifacts):
+            for i, ref in enumerate(refs):
                 await _tell(progress, i, total, f"fetching {ref.name}")
                 local.append(await fetcher.fetch(ref, i))
             await _tell(progress, len(local), total, "parsing and normalising")

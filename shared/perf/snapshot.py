@@ -38,11 +38,13 @@ def validate(artifacts: list[LocalArtifact]) -> list[Detection]:
     """One detection per artifact, SPX halves paired; fetch errors (missing blob, bad name) included."""
     detections = []
     for a in artifacts:
-        if a.file is None:
+        if not a.readable:
             detections.append(Detection(a.name, False, "unknown", None, [a.error or "not readable"]))
             continue
-        path = a.file
-        detections.append(detect(a.name, a.size, lambda path=path: open(path, "rb")))  # type: ignore[misc]
+        try:
+            detections.append(detect(a.name, a.size, a.open))
+        except OSError as exc:  # a blob removed while it was being read
+            detections.append(Detection(a.name, False, "unknown", None, [f"cannot read: {str(exc)[:200]}"]))
     return pair_spx(detections)
 
 
