@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from shared.core.errors import RateLimited
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf import analysis as analysis_mod
@@ -185,9 +186,26 @@ class PerfService:
         return await collect_mod.finish(the_plan, samples, store, self.settings, self.clock)
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
+        """A SAS URL, within the workspace's quota. Blob SAS cannot cap an upload's size: what a URL
+        uploads is checked at ingest (perf_max_artifact_bytes), and the quota limits what piles up:
+        no new URL while the workspace stores perf_workspace_quota_bytes of artifacts or holds
+        perf_max_upload_urls unexpired URLs."""
         name = artifact_blob(principal.workspace_id, req.name)
         minutes = self.settings.perf_upload_url_minutes
+        store = await self.store(principal)
+        used, quota = await store.stored_artifact_bytes(), self.settings.perf_workspace_quota_bytes
+        if used >= quota:
+            raise RateLimited(f"this workspace stores {used} bytes of artifacts, its quota is {quota} (FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
+                              details={"stored_bytes": used, "quota_bytes": quota},
+                              recovery_suggestions=["Ingest and let retention remove old collect bundles, or delete unused uploads, then ask again."])
         url = await self.blobs.upload_url(name, minutes=minutes, write=True)
+        if url:
+            now = self.clock()
+            busy_until = await store.claim_upload_url(now, now + timedelta(minutes=minutes), self.settings.perf_max_upload_urls)
+            if busy_until:
+                raise RateLimited(f"this workspace already holds {self.settings.perf_max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
+                                  details={"max_open_upload_urls": self.settings.perf_max_upload_urls, "next_slot_at": busy_until},
+                                  recovery_suggestions=[f"Use the URLs already issued, or retry after {busy_until}.", "POST /api/artifacts?name=... uploads without a URL."])
         return UploadUrlResult(
             blob=req.name, upload_url=url, method="PUT", headers={"x-ms-blob-type": "BlockBlob"}, expires_in_minutes=minutes,
             alternative=f"POST /api/artifacts?name={req.name} with the file as the body (raw or multipart/form-data)",

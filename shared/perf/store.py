@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.core.errors import NotFound
+from shared.core.errors import Conflict, NotFound
 from shared.perf.artifacts import workspace_prefix
 from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosContainer
@@ -107,6 +107,30 @@ class PerfStore:
         if data is None:
             raise NotFound(f"Report file {file_name!r} was removed (retention)")
         return data
+
+    # -- upload quota ------------------------------------------------------------------------------
+    async def stored_artifact_bytes(self) -> int:
+        """Bytes stored under the workspace's artifacts/ (uploads and collect bundles): one listing."""
+        return sum([size async for _, size in self.blobs.list_sizes(f"{self.prefix}/artifacts/")])
+
+    async def claim_upload_url(self, now: datetime, expires: datetime, max_open: int) -> str | None:
+        """Record one more upload URL expiring at `expires`, unless `max_open` are unexpired: then the
+        earliest expiry (ISO 8601), when a slot frees. One document per workspace, etag-checked."""
+        for _ in range(20):
+            doc = await self.runs.read("upload_urls", self.workspace)
+            open_urls = sorted(t for t in (doc or {}).get("expires", []) if t > now.isoformat())
+            if len(open_urls) >= max_open:
+                return open_urls[0]
+            fresh = {"id": "upload_urls", "type": "upload_urls", "workspace_id": self.workspace, "expires": open_urls + [expires.isoformat()]}
+            try:
+                if doc is None:
+                    await self.runs.create(fresh)
+                else:
+                    await self.runs.replace(fresh, etag=doc["_etag"])
+                return None
+            except Conflict:
+                await asyncio.sleep(0.01)
+        raise Conflict("too many concurrent upload URL requests for this workspace; retry")
 
     # -- listing and retention ---------------------------------------------------------------------
     async def list_runs(self, limit: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:
