@@ -1,7 +1,8 @@
 """The perf capability's use cases: validate, ingest, analyse, report, list runs, hand out upload URLs.
 
-Parsing and rendering are CPU work on local files; they run in a worker thread so the event loop
-(and the other requests of this worker) keep going.
+Parsing, detection, analysis, rendering and (de)serialising snapshots are CPU work; every one runs in
+a worker thread (asyncio.to_thread) so the event loop, and the other requests of this worker such as
+/api/health, keep going. The parsers are linear and capped, so none holds the GIL for long.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ class PerfService:
     async def _analysis(self, store: PerfStore, req: AnalysisRequest) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         """(analysis, snapshot content, snapshot metadata)."""
         content, metadata = await store.load_snapshot(req.id)
-        return analysis_mod.analyze(content, req.id, top_n=req.top_n, thresholds=req.thresholds), content, metadata
+        result = await asyncio.to_thread(analysis_mod.analyze, content, req.id, top_n=req.top_n, thresholds=req.thresholds)
+        return result, content, metadata
 
     async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
         result, _, _ = await self._analysis(await self.store(principal), req)

@@ -225,7 +225,7 @@ def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEME
     for d in detections:
         item = by_name[d.name]
         if d.detected_type == "spx":
-            spx_halves.setdefault(str(d.metadata.get("key")), {})[str(d.detected_version)] = item
+            spx_halves.setdefault(str(d.metadata["pair"]), {})[str(d.detected_version)] = item
         elif d.detected_type == "mysql_slow_log":
             slowlogs.append(item)
         elif d.detected_type == "ttfb_timings":
@@ -234,8 +234,10 @@ def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEME
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
     profiles, spans, flames = [], [], {}
-    for key in sorted(spx_halves):
-        pair = spx_halves[key]
+    metas = {name: json_key for name, json_key in ((d.name, str(d.metadata.get("key"))) for d in detections if d.detected_version == "spx-json-v2")}
+    # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
+    for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
+        pair = spx_halves[name]
         meta, profile = _profile(pair["spx-json-v2"], pair["spx-text-gz-v1"])
         info, profile_spans = _spx_part(meta, profile, pair["spx-text-gz-v1"].sha256)
         profiles.append(info)
