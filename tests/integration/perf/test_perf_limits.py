@@ -46,6 +46,13 @@ async def test_one_blob_listed_200_times_is_read_once_and_nothing_is_written(dep
     assert {p for p in Path(tempfile.gettempdir()).glob("firebreak-perf-*") if any(p.iterdir())} <= temp_before
 
 
+async def test_an_empty_blob_is_reported_not_a_500(deps: Deps) -> None:
+    who = principal()
+    await deps.blobs.put(f"perf/{who.workspace_id}/artifacts/empty.log", b"")  # an upload URL can leave one
+    result = await service(deps).validate(who, ValidateRequest(artifacts=[ArtifactRef(blob="empty.log")]))
+    assert not result.results[0].ok and "empty" in result.results[0].errors[0]
+
+
 async def test_ingest_of_a_repeated_ref_parses_it_once(deps: Deps) -> None:
     who = principal()
     ref = await put(deps, who, "logs/slow.log", SLOW.read_bytes())
