@@ -8,7 +8,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from benchmarks import cold_start, durable_engine, mcp_overhead, memory_ranking, perf_roundtrip, slowlog_parser, spx_trace
+from benchmarks import cold_start, durable_engine, hostile_inputs, mcp_overhead, memory_ranking, perf_roundtrip, slowlog_parser, spx_trace
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
 from shared.core.settings import Settings
@@ -27,6 +27,7 @@ def main() -> int:
             host.stop()
             host = None
             results += durable_engine.run(stack.app_settings(), Path(tmp))
+            results += hostile_inputs.run(env)
             results += perf_roundtrip.run(Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"}))
             results += memory_ranking.run(Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"}))
         finally:

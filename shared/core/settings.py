@@ -66,6 +66,10 @@ class Settings(BaseModel):
     perf_ttl_days: int | None = Field(None, ge=1, description="Snapshots older than this are removed; empty keeps them.")
     perf_collect_inline_seconds: float = Field(60.0, gt=0, description="collect.run answers inline when its worst case fits; longer runs continue as a Durable orchestration.")
     perf_upload_url_minutes: int = Field(15, ge=1, le=24 * 60, description="Lifetime of the upload URLs artifacts.upload_url hands out.")
+    perf_max_statement_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024, description="Slow-log statements keep this many bytes (longer ones are marked truncated; their class is that of the kept text).")
+    perf_max_request_bytes: int = Field(1024 * 1024 * 1024, ge=1, description="Total artifact bytes one artifacts.validate or artifacts.ingest call may read.")
+    perf_workspace_quota_bytes: int = Field(10 * 1024**3, ge=1, description="Stored artifact bytes per workspace above which artifacts.upload_url refuses new URLs (RATE_LIMITED).")
+    perf_max_upload_urls: int = Field(20, ge=1, description="Upload URLs a workspace may hold unexpired at once (artifacts.upload_url answers RATE_LIMITED beyond).")
 
     secrets_key: str | None = Field(None, description="Base64 of 32 random bytes: the AES-256-GCM key of run secrets (collect.run header values) at rest.")
     run_secrets_ttl_seconds: int = Field(6 * 3600, ge=60, description="How long a run's encrypted secrets live; a run still going after that fails its probes.")

@@ -18,6 +18,8 @@ K1, B = 1.2, 0.75
 DF_CAP = 400
 FIELD_WEIGHTS = {"title": 3.0, "error_signature": 2.0, "tags": 2.0, "summary": 1.0}
 MAX_QUERY_TOKENS = 32
+# Each indexed term is one or two Cosmos writes: a document indexes its MAX_INDEXED_TERMS heaviest terms.
+MAX_INDEXED_TERMS = 100
 
 
 @dataclass(frozen=True)
@@ -28,12 +30,18 @@ class Match:
 
 
 def incident_terms(title: str, summary: str, error_signature: str, tags: list[str]) -> tuple[dict[str, float], float]:
-    """Field-weighted term frequencies of an incident and its (weighted) length."""
+    """Field-weighted term frequencies of an incident (its MAX_INDEXED_TERMS heaviest: title x3, signature
+    and tags x2, summary x1, ties in the order the terms first appear) and its whole weighted length."""
     weighted: Counter[str] = Counter()
-    for field, text in (("title", title), ("summary", summary), ("error_signature", error_signature), ("tags", " ".join(tags))):
+    for field, text in (("title", title), ("error_signature", error_signature), ("tags", " ".join(tags)), ("summary", summary)):
         for tok in tokens(text or ""):
             weighted[tok] += FIELD_WEIGHTS[field]
-    return dict(weighted), float(sum(weighted.values()))
+    length = float(sum(weighted.values()))
+    if len(weighted) > MAX_INDEXED_TERMS:
+        order = {t: i for i, t in enumerate(weighted)}
+        kept = sorted(weighted, key=lambda t: (-weighted[t], order[t]))[:MAX_INDEXED_TERMS]
+        weighted = Counter({t: weighted[t] for t in kept})
+    return dict(weighted), length
 
 
 def query_terms(query_text: str) -> list[str]:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from shared.perf.spx import metadata as spx_metadata
+
 SNIFF_BYTES = 64 * 1024
 SNIFF_LINES = 200
 MAX_JSON_BYTES = 1024 * 1024
@@ -132,9 +134,10 @@ def _detect_json(name: str, size: int, open_stream: Callable[[], BinaryIO], gzip
     except (ValueError, RecursionError) as exc:
         return _failed(name, "unknown", f"invalid JSON: {str(exc)[:120]}")
     if isinstance(doc, dict) and _SPX_KEYS <= set(doc):
-        metrics = doc.get("enabled_metrics")
-        if not isinstance(metrics, list) or not metrics:
-            return _failed(name, "spx", "SPX metadata without enabled_metrics", "spx-json-v2")
+        wrong = spx_metadata.problems(doc)
+        if wrong:
+            return Detection(name, False, "spx", "spx-json-v2", wrong)
+        metrics = doc["enabled_metrics"]
         return Detection(name, True, "spx", "spx-json-v2", metadata={
             "key": doc.get("key"), "enabled_metrics": metrics, "wall_time_us": doc.get("wall_time_ms"),  # SPX's wall_time_ms is in microseconds
             "http_method": doc.get("http_method"), "http_request_uri": doc.get("http_request_uri"), "cli": doc.get("cli"),
@@ -156,24 +159,50 @@ def _detect_slowlog(name: str, head: bytes, gzipped: bool) -> Detection:
     })
 
 
+def _stem(name: str) -> str:
+    """The artifact name without its SPX suffix, folders kept (`run1/a.txt.gz` -> `run1/a`)."""
+    for suffix in (".txt.gz", ".json", ".txt"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def pair_spx(detections: Iterable[Detection]) -> list[Detection]:
-    """Mark SPX halves paired or partial by key; a half without its other half is an error."""
+    """Pair each SPX metadata `.json` with its trace: by file stem first (`run1.json` + `run1.txt.gz`),
+    then by the key inside the JSON (SPX's own names, `<key>.txt.gz`). Both halves of a pair get
+    metadata `pair_status: paired` and `pair` (the JSON's name); a half without its other half is an
+    error that names the file and what was looked for."""
     items = list(detections)
-    halves: dict[str, set[str]] = {}
-    for d in items:
-        if d.detected_type == "spx" and d.ok:
-            key = str(d.metadata.get("key") or _spx_key(d.name))
-            halves.setdefault(key, set()).add(d.detected_version or "")
-    for d in items:
-        if d.detected_type != "spx" or not d.ok:
+    halves = [d for d in items if d.detected_type == "spx" and d.ok]
+    metas = [d for d in halves if d.detected_version == "spx-json-v2"]
+    traces = [d for d in halves if d.detected_version == "spx-text-gz-v1"]
+    free: dict[int, Detection] = {id(t): t for t in traces}
+    partner: dict[int, Detection] = {}
+
+    def take(meta: Detection, match: Any) -> None:
+        for t in traces:
+            if id(t) in free and match(t):
+                del free[id(t)]
+                partner[id(meta)] = t
+                return
+
+    for m in metas:
+        take(m, lambda t, m=m: _stem(t.name) == _stem(m.name))
+    for m in metas:
+        key = str(m.metadata.get("key") or "")
+        if id(m) not in partner and key:
+            take(m, lambda t, key=key: _spx_key(t.name) == key or _stem(t.name) == key)
+    for m in metas:
+        t = partner.get(id(m))
+        if t is not None:
+            for d in (m, t):
+                d.metadata["pair_status"], d.metadata["pair"] = "paired", m.name
             continue
-        key = str(d.metadata.get("key") or _spx_key(d.name))
-        have = halves.get(key, set())
-        if {"spx-json-v2", "spx-text-gz-v1"} <= have:
-            d.metadata["pair_status"] = "paired"
-        else:
-            d.metadata["pair_status"] = "partial"
-            missing = "trace (.txt.gz)" if d.detected_version == "spx-json-v2" else "metadata (.json)"
-            d.errors.append(f"SPX {missing} for key {key} is missing: send both files of the pair")
-            d.ok = False
+        m.metadata["pair_status"], m.ok = "partial", False
+        key = m.metadata.get("key")
+        wanted = f"{_stem(m.name)}.txt.gz" + (f" or {key}.txt.gz" if key and f"{key}.txt.gz" != f"{_stem(m.name)}.txt.gz" else "")
+        m.errors.append(f"SPX trace (.txt.gz) for {m.name} is missing: none of the artifacts is {wanted}; send both files of the pair")
+    for t in free.values():
+        t.metadata["pair_status"], t.ok = "partial", False
+        t.errors.append(f"SPX metadata (.json) for {t.name} is missing: send {_stem(t.name)}.json (or the SPX .json whose key is {_spx_key(t.name)}) with it")
     return items

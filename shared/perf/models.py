@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from shared.tools.registry import ToolInput, ToolOutput
 
 SNAPSHOT_ID = r"^[0-9a-f]{64}$"
+MAX_HINTS_CHARS = 2000
 
 
 class ArtifactRef(BaseModel):
@@ -20,6 +22,18 @@ class ArtifactRef(BaseModel):
     blob: str | None = Field(None, min_length=1, max_length=512, description="Name returned by POST /api/artifacts (or chosen for an upload URL).")
     path: str | None = Field(None, min_length=1, max_length=4096, description="Absolute local path; only when FIREBREAK_PERF_ALLOW_LOCAL_PATHS is on.")
     hints: dict[str, Any] = Field(default_factory=dict, description="Free-form hints echoed in sources[] (for example {\"role\": \"primary\"}).")
+
+    @field_validator("hints")
+    @classmethod
+    def _small_hints(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # Hints are echoed into every run's metadata and listing: keep them small.
+        try:
+            size = len(json.dumps(value, ensure_ascii=False))
+        except (TypeError, ValueError, RecursionError):
+            raise ValueError("hints must be plain JSON values") from None
+        if size > MAX_HINTS_CHARS:
+            raise ValueError(f"hints is limited to {MAX_HINTS_CHARS} characters of JSON (got {size})")
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> ArtifactRef:

@@ -1,23 +1,25 @@
 """The perf capability's use cases: validate, ingest, analyse, report, list runs, hand out upload URLs.
 
-Parsing and rendering are CPU work on local files; they run in a worker thread so the event loop
-(and the other requests of this worker) keep going.
+Parsing, detection, analysis, rendering and (de)serialising snapshots are CPU work; every one runs in
+a worker thread (asyncio.to_thread) so the event loop, and the other requests of this worker such as
+/api/health, keep going. The parsers are linear and capped, so none holds the GIL for long.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from shared.core.errors import RateLimited
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf import analysis as analysis_mod
 from shared.perf import collect as collect_mod
 from shared.perf import report as report_mod
 from shared.perf import snapshot as snapshot_mod
-from shared.perf.artifacts import ArtifactFetcher, artifact_blob
+from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
 from shared.perf.models import (
     AnalysisRequest,
     AnalysisResult,
@@ -70,7 +72,7 @@ class PerfService:
 
     async def validate(self, principal: Principal, req: ValidateRequest) -> ValidateResult:
         async with self._fetcher(principal) as fetcher:
-            local = await fetcher.fetch_all(req.artifacts)
+            local = await fetcher.stream_all(req.artifacts)  # sniffed from ranged reads, nothing written
             detections = await asyncio.to_thread(snapshot_mod.validate, local)
         items = [ValidationItem(**d.to_dict()) for d in detections]
         ok = sum(1 for i in items if i.ok)
@@ -79,14 +81,15 @@ class PerfService:
         return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
 
     async def ingest(self, principal: Principal, req: IngestRequest, progress: Progress | None = None) -> IngestResult:
-        total = len(req.artifacts) + 2  # fetch each artifact, parse, store
+        refs = unique_refs(req.artifacts)  # a repeated artifact is fetched and parsed once
+        total = len(refs) + 2  # fetch each artifact, parse, store
         async with self._fetcher(principal) as fetcher:
             local = []
-            for i, ref in enumerate(req.artifacts):
+            for i, ref in enumerate(refs):
                 await _tell(progress, i, total, f"fetching {ref.name}")
                 local.append(await fetcher.fetch(ref, i))
             await _tell(progress, len(local), total, "parsing and normalising")
-            built, detections = await asyncio.to_thread(snapshot_mod.build, local)
+            built, detections = await asyncio.to_thread(snapshot_mod.build, local, self.settings.perf_max_statement_bytes)
         await _tell(progress, total - 1, total, "storing the snapshot")
         by_name = {a.name: a for a in local}
         sources = []
@@ -110,7 +113,8 @@ class PerfService:
     async def _analysis(self, store: PerfStore, req: AnalysisRequest) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         """(analysis, snapshot content, snapshot metadata)."""
         content, metadata = await store.load_snapshot(req.id)
-        return analysis_mod.analyze(content, req.id, top_n=req.top_n, thresholds=req.thresholds), content, metadata
+        result = await asyncio.to_thread(analysis_mod.analyze, content, req.id, top_n=req.top_n, thresholds=req.thresholds)
+        return result, content, metadata
 
     async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
         result, _, _ = await self._analysis(await self.store(principal), req)
@@ -186,9 +190,26 @@ class PerfService:
         return await collect_mod.finish(the_plan, samples, store, self.settings, self.clock)
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
+        """A SAS URL, within the workspace's quota. Blob SAS cannot cap an upload's size: what a URL
+        uploads is checked at ingest (perf_max_artifact_bytes), and the quota limits what piles up:
+        no new URL while the workspace stores perf_workspace_quota_bytes of artifacts or holds
+        perf_max_upload_urls unexpired URLs."""
         name = artifact_blob(principal.workspace_id, req.name)
         minutes = self.settings.perf_upload_url_minutes
+        store = await self.store(principal)
+        used, quota = await store.stored_artifact_bytes(), self.settings.perf_workspace_quota_bytes
+        if used >= quota:
+            raise RateLimited(f"this workspace stores {used} bytes of artifacts, its quota is {quota} (FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
+                              details={"stored_bytes": used, "quota_bytes": quota},
+                              recovery_suggestions=["Ingest and let retention remove old collect bundles, or delete unused uploads, then ask again."])
         url = await self.blobs.upload_url(name, minutes=minutes, write=True)
+        if url:
+            now = self.clock()
+            busy_until = await store.claim_upload_url(now, now + timedelta(minutes=minutes), self.settings.perf_max_upload_urls)
+            if busy_until:
+                raise RateLimited(f"this workspace already holds {self.settings.perf_max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
+                                  details={"max_open_upload_urls": self.settings.perf_max_upload_urls, "next_slot_at": busy_until},
+                                  recovery_suggestions=[f"Use the URLs already issued, or retry after {busy_until}.", "POST /api/artifacts?name=... uploads without a URL."])
         return UploadUrlResult(
             blob=req.name, upload_url=url, method="PUT", headers={"x-ms-blob-type": "BlockBlob"}, expires_in_minutes=minutes,
             alternative=f"POST /api/artifacts?name={req.name} with the file as the body (raw or multipart/form-data)",

@@ -20,8 +20,9 @@ from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import LocalArtifact
 from shared.perf.detect import Detection, detect, pair_spx
 from shared.perf.slowlog.aggregate import digest
-from shared.perf.slowlog.parser import open_log
+from shared.perf.slowlog.parser import MAX_STATEMENT_BYTES, open_log
 from shared.perf.slowlog.parser import parse as parse_slowlog
+from shared.perf.spx import metadata as spx_metadata
 from shared.perf.spx.export import collapsed
 from shared.perf.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
 from shared.perf.timings import TimingsFile, aggregate_timings, percentile
@@ -37,11 +38,13 @@ def validate(artifacts: list[LocalArtifact]) -> list[Detection]:
     """One detection per artifact, SPX halves paired; fetch errors (missing blob, bad name) included."""
     detections = []
     for a in artifacts:
-        if a.file is None:
+        if not a.readable:
             detections.append(Detection(a.name, False, "unknown", None, [a.error or "not readable"]))
             continue
-        path = a.file
-        detections.append(detect(a.name, a.size, lambda path=path: open(path, "rb")))  # type: ignore[misc]
+        try:
+            detections.append(detect(a.name, a.size, a.open))
+        except OSError as exc:  # a blob removed while it was being read
+            detections.append(Detection(a.name, False, "unknown", None, [f"cannot read: {str(exc)[:200]}"]))
     return pair_spx(detections)
 
 
@@ -80,6 +83,9 @@ def _invalid(name: str, problem: str) -> ValidationFailed:
 def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[str, Any], SpxProfile]:
     try:
         meta = json.loads(meta_item.file.read_bytes())  # type: ignore[union-attr]
+        wrong = spx_metadata.problems(meta) if isinstance(meta, dict) else ["not a JSON object"]
+        if wrong:
+            raise _invalid(meta_item.name, "; ".join(wrong))
         with gzip.open(trace_item.file, "rb") as f:  # type: ignore[arg-type]
             profile = aggregate_trace(f, list(meta["enabled_metrics"]), meta.get("called_function_count"))
     except TraceFormatError as exc:
@@ -171,6 +177,7 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
             "first_seen": c["first_seen"],
             "last_seen": c["last_seen"],
             "worst_sample": {"query": c["worst_sample"]["query"], "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000)},
+            "truncated_statements": c["truncated_statements"],
         })
     return out
 
@@ -200,8 +207,10 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
     return [merged[k] for k in sorted(merged)]
 
 
-def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
-    """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise."""
+def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEMENT_BYTES) -> tuple[Built, list[Detection]]:
+    """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise.
+
+    Slow-log statements keep `max_statement_bytes` (the setting perf_max_statement_bytes)."""
     detections = validate(artifacts)
     failed = [d for d in detections if not d.ok]
     if failed:
@@ -216,7 +225,7 @@ def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
     for d in detections:
         item = by_name[d.name]
         if d.detected_type == "spx":
-            spx_halves.setdefault(str(d.metadata.get("key")), {})[str(d.detected_version)] = item
+            spx_halves.setdefault(str(d.metadata["pair"]), {})[str(d.detected_version)] = item
         elif d.detected_type == "mysql_slow_log":
             slowlogs.append(item)
         elif d.detected_type == "ttfb_timings":
@@ -225,8 +234,10 @@ def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
     profiles, spans, flames = [], [], {}
-    for key in sorted(spx_halves):
-        pair = spx_halves[key]
+    metas = {name: json_key for name, json_key in ((d.name, str(d.metadata.get("key"))) for d in detections if d.detected_version == "spx-json-v2")}
+    # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
+    for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
+        pair = spx_halves[name]
         meta, profile = _profile(pair["spx-json-v2"], pair["spx-text-gz-v1"])
         info, profile_spans = _spx_part(meta, profile, pair["spx-text-gz-v1"].sha256)
         profiles.append(info)
@@ -237,7 +248,7 @@ def build(artifacts: list[LocalArtifact]) -> tuple[Built, list[Detection]]:
     def entries():  # type: ignore[no-untyped-def]
         for item in sorted(slowlogs, key=lambda a: a.sha256):
             with open_log(item.file) as stream:  # type: ignore[arg-type]
-                yield from parse_slowlog(stream)
+                yield from parse_slowlog(stream, max_statement_bytes)
 
     try:
         queries = _queries(digest(entries())) if slowlogs else []

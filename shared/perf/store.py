@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.core.errors import NotFound
+from shared.core.errors import Conflict, NotFound
 from shared.perf.artifacts import workspace_prefix
 from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosContainer
@@ -47,7 +47,8 @@ class PerfStore:
             return False
         base = self.snapshot_dir(sid)
         keys = [p["key"] for p in content["profiles"]]
-        files = {f"{base}/snapshot.json": json.dumps(content, sort_keys=True, separators=(",", ":")),
+        # Serialising and parsing snapshots is CPU work proportional to their size: off the event loop.
+        files = {f"{base}/snapshot.json": await asyncio.to_thread(json.dumps, content, sort_keys=True, separators=(",", ":")),
                  f"{base}/metadata.json": json.dumps({**metadata, "normalized_snapshot_id": sid, "created_at": stamp, "flamegraphs": {k: _flame_name(i) for i, k in enumerate(keys) if k in flames}}, indent=1)}
         files.update({f"{base}/{_flame_name(i)}": flames[k] for i, k in enumerate(keys) if k in flames})
         await asyncio.gather(*(self.blobs.put(name, data, content_type=JSON if name.endswith(".json") else "text/plain") for name, data in files.items()))
@@ -73,7 +74,7 @@ class PerfStore:
         raw, meta_raw = await asyncio.gather(self.blobs.get(f"{base}/snapshot.json"), self.blobs.get(f"{base}/metadata.json"))
         if raw is None or meta_raw is None:
             raise NotFound(f"Snapshot {sid} is indexed but its files are gone", recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."])
-        return json.loads(raw), json.loads(meta_raw)
+        return await asyncio.to_thread(json.loads, raw), json.loads(meta_raw)
 
     async def load_flames(self, sid: str, metadata: dict[str, Any], keys: list[str]) -> dict[str, str]:
         """Collapsed stacks of the given profiles only (a report draws a few, analysis none)."""
@@ -83,7 +84,7 @@ class PerfStore:
 
     # -- reports -----------------------------------------------------------------------------------
     async def save_report(self, sid: str, rid: str, markdown: str, report: dict[str, Any], charts: dict[str, str], now: datetime) -> list[str]:
-        files = {f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"), f"report_{rid}.json": (json.dumps(report, indent=1, sort_keys=True), JSON)}
+        files = {f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"), f"report_{rid}.json": (await asyncio.to_thread(json.dumps, report, indent=1, sort_keys=True), JSON)}
         files.update({name: (svg, "image/svg+xml") for name, svg in charts.items()})
         await asyncio.gather(*(self.blobs.put(self.report_blob(name), data, content_type=ct) for name, (data, ct) in files.items()))
         await self.runs.upsert({"id": f"report_{rid}", "type": "report", "workspace_id": self.workspace, "snapshot_id": sid, "report_id": rid,
@@ -107,6 +108,30 @@ class PerfStore:
         if data is None:
             raise NotFound(f"Report file {file_name!r} was removed (retention)")
         return data
+
+    # -- upload quota ------------------------------------------------------------------------------
+    async def stored_artifact_bytes(self) -> int:
+        """Bytes stored under the workspace's artifacts/ (uploads and collect bundles): one listing."""
+        return sum([size async for _, size in self.blobs.list_sizes(f"{self.prefix}/artifacts/")])
+
+    async def claim_upload_url(self, now: datetime, expires: datetime, max_open: int) -> str | None:
+        """Record one more upload URL expiring at `expires`, unless `max_open` are unexpired: then the
+        earliest expiry (ISO 8601), when a slot frees. One document per workspace, etag-checked."""
+        for _ in range(20):
+            doc = await self.runs.read("upload_urls", self.workspace)
+            open_urls = sorted(t for t in (doc or {}).get("expires", []) if t > now.isoformat())
+            if len(open_urls) >= max_open:
+                return open_urls[0]
+            fresh = {"id": "upload_urls", "type": "upload_urls", "workspace_id": self.workspace, "expires": open_urls + [expires.isoformat()]}
+            try:
+                if doc is None:
+                    await self.runs.create(fresh)
+                else:
+                    await self.runs.replace(fresh, etag=doc["_etag"])
+                return None
+            except Conflict:
+                await asyncio.sleep(0.01)
+        raise Conflict("too many concurrent upload URL requests for this workspace; retry")
 
     # -- listing and retention ---------------------------------------------------------------------
     async def list_runs(self, limit: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:

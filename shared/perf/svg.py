@@ -3,7 +3,8 @@
 - `offenders_chart`: horizontal bars of the top offenders per metric, coloured by severity, with the
   P0/P1/P2 thresholds drawn as lines, so "how far over" is visible at a glance.
 - `flame_graph`: a flame graph from collapsed stacks (`a;b;c <self>`), root at the bottom, widths
-  proportional to inclusive cost, a `<title>` tooltip on every frame; frames under MIN_PX are merged away.
+  proportional to inclusive cost, a `<title>` tooltip on every frame; frames under MIN_PX are merged away,
+  rows past MAX_ROWS are not drawn (the caption says so); the layout is iterative, so depth is no limit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ _FONT = 'font-family="Verdana,Arial,sans-serif" font-size="11"'
 _SEVERITY_COLOURS = {"P0": "#d62728", "P1": "#ff7f0e", "P2": "#e6c229", None: "#9e9e9e"}
 MIN_PX = 0.5
 ROW = 16
+MAX_ROWS = 1024
 
 
 def _text(s: str) -> str:
@@ -87,22 +89,33 @@ def flame_graph(collapsed_stacks: str, title: str, unit: str = "ns") -> str:
     frames: list[tuple[int, float, float, str, float]] = []  # depth, x, width, name, cost
     scale = (WIDTH - 20) / total if total > 0 else 0.0
 
-    def place(node: dict[str, Any], depth: int, x: float) -> None:
-        for name in sorted(node["children"]):
-            child = node["children"][name]
-            w = child["total"] * scale
-            if w >= MIN_PX:
-                frames.append((depth, x, w, name, child["total"]))
-                place(child, depth + 1, x)
-            x += w
-
-    place(root, 0, 10.0)
+    # Iterative, children in name order (a call chain thousands of frames deep is no recursion limit);
+    # rows past MAX_ROWS are not drawn, and the picture says so.
+    # Each stack entry: a node's children still to place, the row they go in, and the next x.
+    todo: list[tuple[list[str], dict[str, Any], int, float]] = [(sorted(root["children"], reverse=True), root, 0, 10.0)]
+    cut = False
+    while todo:
+        names, node, level, x = todo[-1]
+        if not names:
+            todo.pop()
+            continue
+        name = names.pop()
+        child = node["children"][name]
+        w = child["total"] * scale
+        todo[-1] = (names, node, level, x + w)
+        if w >= MIN_PX:
+            if level >= MAX_ROWS:
+                cut = True
+                continue
+            frames.append((level, x, w, name, child["total"]))
+            todo.append((sorted(child["children"], reverse=True), child, level + 1, x))
     depth = max((f[0] for f in frames), default=0) + 1
     height = 50 + depth * ROW
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" {_FONT}>',
            '<rect width="100%" height="100%" fill="#fdf8ef"/>',
            f'<text x="10" y="18" font-size="14" font-weight="bold">{_text(title)}</text>',
-           f'<text x="10" y="34">Flame graph: width = inclusive {"wall time" if unit == "ns" else unit}; total {total / 1e6 if unit == "ns" else total:,.1f} {"ms" if unit == "ns" else unit}. Hover a frame for its numbers.</text>']
+           f'<text x="10" y="34">Flame graph: width = inclusive {"wall time" if unit == "ns" else unit}; total {total / 1e6 if unit == "ns" else total:,.1f} {"ms" if unit == "ns" else unit}. Hover a frame for its numbers.'
+           f'{f" Frames deeper than {MAX_ROWS} are not drawn." if cut else ""}</text>']
     for d, x, w, name, cost in frames:
         y = height - 10 - (d + 1) * ROW
         share = 100.0 * cost / total if total else 0.0

@@ -131,6 +131,24 @@ class BlobStore:
             sink.write(chunk)
         return size, digest.hexdigest()
 
+    async def open_download(self, name: str, *, offset: int = 0, length: int | None = None) -> Any | None:
+        """The SDK's streaming downloader of a blob or a range of it (`.size`: bytes in the range; the blob's size ends `.properties.content_range`), None when missing."""
+        from azure.core.exceptions import ResourceNotFoundError
+
+        from azure.core.exceptions import HttpResponseError
+
+        self.requests += 1
+        container = await self._get_container()
+        try:
+            return await container.download_blob(name, offset=offset, length=length)
+        except ResourceNotFoundError:
+            return None
+        except HttpResponseError as exc:
+            if exc.status_code != 416 or offset:
+                raise
+            # A range of an empty blob is refused (416): its whole, empty, download is what was asked for.
+            return await container.download_blob(name)
+
     async def upload_url(self, name: str, *, minutes: int, write: bool) -> str | None:
         """A URL that can PUT (write) or GET the blob for `minutes` without other credentials.
 
@@ -174,6 +192,13 @@ class BlobStore:
         container = await self._get_container()
         async for blob in container.list_blobs(name_starts_with=prefix):
             yield blob.name
+
+    async def list_sizes(self, prefix: str) -> AsyncIterator[tuple[str, int]]:
+        """(name, size in bytes) of every blob under `prefix`."""
+        self.requests += 1
+        container = await self._get_container()
+        async for blob in container.list_blobs(name_starts_with=prefix):
+            yield blob.name, blob.size
 
     async def close(self) -> None:
         if self._service is not None:

@@ -4,10 +4,15 @@ Each class keeps counters, sums, min/max and a log-scaled histogram per metric (
 1 µs, like pt-query-digest's), so median and 95th percentile cost constant memory per class whatever
 the log size; they are accurate to one bucket (5%). The worst sample (largest Query_time) is kept with
 its literals redacted.
+
+Bounded: a class's fingerprint is kept to MAX_FINGERPRINT_CHARS (a longer one ends in a hash of the
+whole, so classes stay apart), its sample to MAX_SAMPLE_CHARS, the fingerprint cache to CACHE_CHARS
+characters, and the classes to MAX_CLASSES (entries of further classes are counted in one overflow class).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterable
@@ -22,8 +27,14 @@ _BASE = 1.05
 _MIN = 0.000001
 _BUCKETS = 1000
 _LOG_BASE = math.log(_BASE)
+MAX_FINGERPRINT_CHARS = 4096
+MAX_SAMPLE_CHARS = 4000
+MAX_CLASSES = 5000
+CACHE_CHARS = 16 * 1024 * 1024
+OVERFLOW_CLASS = f"/* further classes beyond the {MAX_CLASSES}-class cap */"
 
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", re.S)
+# A literal that the statement's cap (or the sample's) cut open is redacted to the end, not left in clear.
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*(?:'|\\?\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\\?\Z)", re.S)
 _NUMBER = re.compile(r"(?<![\w.])[+-]?(?:0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\b", re.I)
 _HEX_BIT = re.compile(r"\b[xb]'[0-9a-f]*'", re.I)
 
@@ -101,6 +112,7 @@ class QueryClass:
     worst_query_time: float = -1.0
     worst_sample: str = ""
     worst_offset: int = 0
+    truncated: int = 0  # statements longer than the parser's cap (their fingerprint is of the kept bytes)
 
     def add(self, e: SlowEntry) -> None:
         self.count += 1
@@ -110,6 +122,7 @@ class QueryClass:
         self.rows_examined.add(e.rows_examined)
         self.databases[e.schema] = self.databases.get(e.schema, 0) + 1
         self.users[e.user] = self.users.get(e.user, 0) + 1
+        self.truncated += e.truncated
         when = e.time
         if when is not None:
             if self.first_seen is None or _naive(when) < _naive(self.first_seen):
@@ -118,7 +131,7 @@ class QueryClass:
                 self.last_seen = when
         if e.query_time > self.worst_query_time:
             self.worst_query_time = e.query_time
-            self.worst_sample = redact_literals(e.query)[:4000]
+            self.worst_sample = redact_literals(e.query[: 4 * MAX_SAMPLE_CHARS])[:MAX_SAMPLE_CHARS]
             self.worst_offset = e.offset
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,6 +147,7 @@ class QueryClass:
             "first_seen": self.first_seen.isoformat() if self.first_seen else None,
             "last_seen": self.last_seen.isoformat() if self.last_seen else None,
             "worst_sample": {"query_time": self.worst_query_time, "query": self.worst_sample, "byte_offset": self.worst_offset},
+            "truncated_statements": self.truncated,
         }
 
 
@@ -147,20 +161,33 @@ def _naive(dt: datetime) -> datetime:
 _DIGITS = str.maketrans("123456789", "000000000")
 
 
+def class_key(fp: str) -> str:
+    """The fingerprint as stored: whole up to MAX_FINGERPRINT_CHARS, else its head and a hash of the whole."""
+    if len(fp) <= MAX_FINGERPRINT_CHARS:
+        return fp
+    return f"{fp[:MAX_FINGERPRINT_CHARS]} /*... {hashlib.sha256(fp.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}*/"
+
+
 def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
-    """Classes by fingerprint; memory grows with the number of classes, not of entries."""
+    """Classes by fingerprint; memory grows with the number of classes (at most MAX_CLASSES + 1), not of entries."""
     classes: dict[str, QueryClass] = {}
     cache: dict[str, str] = {}  # repeated statement shapes skip the regex work
+    cached = 0
     for e in entries:
         key = e.query.translate(_DIGITS)
         fp = cache.get(key)
         if fp is None:
-            fp = fingerprint(e.query)
-            if len(cache) < 50_000:
+            fp = class_key(fingerprint(e.query))
+            if len(cache) < 50_000 and cached + len(key) + len(fp) <= CACHE_CHARS:
                 cache[key] = fp
+                cached += len(key) + len(fp)
         qc = classes.get(fp)
         if qc is None:
-            qc = classes[fp] = QueryClass(fp)
+            if len(classes) >= MAX_CLASSES:
+                fp = OVERFLOW_CLASS
+                qc = classes.get(fp)
+            if qc is None:
+                qc = classes[fp] = QueryClass(fp)
         qc.add(e)
     return classes
 

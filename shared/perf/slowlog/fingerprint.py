@@ -1,33 +1,165 @@
 """Query fingerprints that group statements as pt-query-digest 3.2.1 does (QueryRewriter::fingerprint, step by step).
 
-Checked against pt-query-digest's classes and `pt-fingerprint` on the fixtures (tests/unit/perf).
+Checked against pt-query-digest's classes and `pt-fingerprint` on the fixtures (tests/unit/perf), and
+against the original regex version (tests/unit/perf/fingerprint_reference.py) on random statements.
+Every step is linear in the statement's length: the patterns whose backtracking was quadratic on
+crafted input (a comment or quote that never closes, `"#" * n + "'"`, many VALUES or SELECTs) are
+hand-written scanners that give the same result, and the remaining regexes cannot backtrack more than
+a constant per character (possessive quantifiers, a start anchored on a run's first character).
+Only the UNION folding needs pairs of positions; it gives up (leaves the rest unfolded) after
+UNION_PAIR_BUDGET pairs, which no real statement comes near.
 """
 
 from __future__ import annotations
 
 import re
 
+UNION_PAIR_BUDGET = 20_000
+
 _MYSQLDUMP = re.compile(r"\ASELECT /\*!40001 SQL_NO_CACHE \*/ \* FROM `")
-_TOOLKIT = re.compile(r"/\*\w+\.\w+:[0-9]/[0-9]\*/")
-_CALL = re.compile(r"\A\s*(call\s+\S+)\(", re.I)
-_MULTI_INSERT = re.compile(r"\A((?:INSERT|REPLACE)(?: IGNORE)?\s+INTO.+?VALUES\s*\(.*?\))\s*,\s*\(", re.I | re.S)
-_MULTILINE_COMMENT = re.compile(r"/\*[^!].*?\*/", re.S | re.M)
-_ONELINE_COMMENT = re.compile(r"(?:--|#)[^'\"\r\n]*(?=[\r\n]|\Z)")
+_TOOLKIT = re.compile(r"/\*\w++\.\w++:[0-9]/[0-9]\*/")
+_CALL = re.compile(r"\A\s*+(call\s++)(\S++)", re.I)
+_INSERT_HEAD = re.compile(r"\A(?:INSERT|REPLACE)(?: IGNORE)?\s++INTO", re.I)
+_VALUES_OPEN = re.compile(r"VALUES\s*+\(", re.I)
+_NEXT_ROW = re.compile(r"\)\s*+,\s*+\(")
+_COMMENT_START = re.compile(r"--|#")
+_COMMENT_STOP = re.compile(r"['\"\r\n]")
 _USE = re.compile(r"\Ause \S+\Z", re.I)
 _ESCAPED_QUOTE = re.compile(r"\\[\"']")
-_DOUBLE_QUOTED = re.compile(r'".*?"', re.S)
+_DOUBLE_QUOTED = re.compile(r'".*?"', re.S)  # linear: a failed start is only the last, unmatched quote
 _SINGLE_QUOTED = re.compile(r"'.*?'", re.S)
 # pt-query-digest folds booleans; the standalone pt-fingerprint 3.2.1 does not. The digest is the reference.
 _BOOLEAN = re.compile(r"\bfalse\b|\btrue\b", re.I)
-_NUMBER = re.compile(r"[0-9+-][0-9a-f.xb+-]*")
+_NUMBER = re.compile(r"[0-9+-][0-9a-f.xb+-]*+")
 _LEFTOVER = re.compile(r"[xb.+-]\?")
 _WHITESPACE = re.compile(r"[ \n\t\r\f]+")
 _NULL = re.compile(r"\bnull\b")
-_IN_VALUES = re.compile(r"\b(in|values?)(?:[\s,]*\([\s?,]*\))+")
-_UNION = re.compile(r"\b(select\s.*?)(?:(\sunion(?:\sall)?)\s\1)+")
+_IN_VALUES = re.compile(r"\b(in|values?)(?:[\s,]*+\([\s?,]*+\))+")
+_SELECT = re.compile(r"\bselect\s")
+_UNION = re.compile(r"\sunion")
 _LIMIT = re.compile(r"\blimit \?(?:, ?\?| offset \?)?")
 _ORDER_BY = re.compile(r"\border by ", re.I)
-_ASC = re.compile(r"\s+asc\b", re.I)
+_ASC = re.compile(r"(?<!\s)\s++asc\b", re.I)  # only from a run's first space: a later start fails the same way
+
+
+def _call(query: str) -> str | None:
+    """`\\A\\s*(call\\s+\\S+)\\(`'s group: the name runs to the LAST `(` of the word after `call`."""
+    m = _CALL.match(query)
+    if not m:
+        return None
+    cut = m.group(2).rfind("(")
+    return m.group(1) + m.group(2)[:cut] if cut > 0 else None
+
+
+def _multi_insert(query: str) -> str | None:
+    """The first row of a multi-row INSERT/REPLACE, as `\\A(... INTO.+?VALUES\\s*\\(.*?\\))\\s*,\\s*\\(` (re.S) keeps it."""
+    head = _INSERT_HEAD.match(query)
+    if not head:
+        return None
+    values = _VALUES_OPEN.search(query, head.end() + 1)  # `.+?` needs one character after INTO
+    if not values:
+        return None
+    # The row ends at the first `)` that a `, (` follows. A later VALUES cannot do better: it searches a suffix.
+    row_end = _NEXT_ROW.search(query, values.end())
+    return query[: row_end.start() + 1] if row_end else None
+
+
+def _strip_block_comments(query: str) -> str:
+    """`/\\*[^!].*?\\*/` (re.S) removed: a comment that never closes stops the scan, as it stops every later match."""
+    out, pos, n = [], 0, len(query)
+    while True:
+        start = query.find("/*", pos)
+        if start < 0 or start + 2 >= n:
+            break
+        if query[start + 2] == "!":
+            out.append(query[pos:start + 2])
+            pos = start + 2
+            continue
+        end = query.find("*/", start + 3)
+        if end < 0:
+            break
+        out.append(query[pos:start])
+        pos = end + 2
+    out.append(query[pos:])
+    return "".join(out)
+
+
+def _strip_line_comments(query: str) -> str:
+    """`(?:--|#)[^'"\\r\\n]*(?=[\\r\\n]|\\Z)` removed. Every start inside one run ends at the same character,
+    so a run that ends at a quote is skipped whole instead of being retried from each of its characters."""
+    out, pos, scan, n = [], 0, 0, len(query)
+    while True:
+        m = _COMMENT_START.search(query, scan)
+        if not m:
+            break
+        stop = _COMMENT_STOP.search(query, m.end())
+        end = stop.start() if stop else n
+        if end == n or query[end] in "\r\n":
+            out.append(query[pos:m.start()])
+            pos = end
+        scan = end if end > m.start() else m.start() + 1
+    out.append(query[pos:])
+    return "".join(out)
+
+
+def _fold_unions(query: str) -> str:
+    """`\\b(select\\s.*?)(?:(\\sunion(?:\\sall)?)\\s\\1)+` replaced by `\\1 /*repeat\\2*/`.
+
+    For each `select` (left to right), the shortest X = select...  that ` union [all] X` repeats right
+    after; then as many more repeats as follow. Only unions followed by the same `select<space>` can
+    repeat X, so only those are paired with each select.
+    """
+    n = len(query)
+    unions: list[tuple[int, int, int]] = []  # (start, separator length incl. the trailing space, group 2 length)
+    for m in _UNION.finditer(query):
+        u = m.start()
+        sep, g2 = 7, 6
+        if query[u + 6:u + 7].isspace() and query.startswith("all", u + 7) and query[u + 10:u + 11].isspace():
+            sep, g2 = 11, 10
+        if query[u + sep - 1:u + sep].isspace() and query.startswith("select", u + sep):
+            unions.append((u, sep, g2))
+    if not unions:
+        return query
+    out, pos, first, pairs = [], 0, 0, 0
+    for s_match in _SELECT.finditer(query):
+        s = s_match.start()
+        if s < pos:
+            continue
+        limit = query.find("\n", s + 7)  # `.` stops at a newline
+        limit = n if limit < 0 else limit
+        while first < len(unions) and unions[first][0] < s + 7:
+            first += 1
+        found = None
+        for u, sep, g2 in unions[first:]:
+            length = u - s
+            if u > limit or u + sep + length > n:
+                break
+            pairs += 1
+            if pairs > UNION_PAIR_BUDGET:
+                out.append(query[pos:])
+                return "".join(out)
+            if query[u + sep + 6] == query[s + 6] and query.startswith(query[s:u], u + sep):
+                found = (u, sep, g2)
+                break
+        if found is None:
+            continue
+        x = query[s:found[0]]
+        end, last_sep = found[0] + found[1] + len(x), query[found[0]:found[0] + found[2]]
+        while True:  # more repeats: `\sunion(\sall)?\s` + X again
+            if not (query[end:end + 1].isspace() and query.startswith("union", end + 1)):
+                break
+            sep, g2 = 7, 6
+            if query[end + 6:end + 7].isspace() and query.startswith("all", end + 7) and query[end + 10:end + 11].isspace():
+                sep, g2 = 11, 10
+            if not (query[end + sep - 1:end + sep].isspace() and query.startswith(x, end + sep)):
+                break
+            last_sep = query[end:end + g2]
+            end += sep + len(x)
+        out.append(query[pos:s])
+        out.append(f"{x} /*repeat{last_sep}*/")
+        pos = end
+    out.append(query[pos:])
+    return "".join(out)
 
 
 def fingerprint(query: str) -> str:
@@ -38,14 +170,14 @@ def fingerprint(query: str) -> str:
         return "percona-toolkit"
     if query.startswith("administrator command: "):
         return query
-    call = _CALL.match(query)
+    call = _call(query)
     if call:
-        return call.group(1).lower()
-    multi = _MULTI_INSERT.match(query)
+        return call.lower()
+    multi = _multi_insert(query)
     if multi:
-        query = multi.group(1)  # shorten multi-row INSERTs before the expensive steps
-    query = _MULTILINE_COMMENT.sub("", query)
-    query = _ONELINE_COMMENT.sub("", query)
+        query = multi  # shorten multi-row INSERTs before the expensive steps
+    query = _strip_block_comments(query)
+    query = _strip_line_comments(query)
     if _USE.match(query):
         return _USE.sub("use ?", query)
     query = _ESCAPED_QUOTE.sub("", query)
@@ -58,7 +190,7 @@ def fingerprint(query: str) -> str:
     query = _WHITESPACE.sub(" ", query).lower()
     query = _NULL.sub("?", query)
     query = _IN_VALUES.sub(lambda m: f"{m.group(1)}(?+)", query)
-    query = _UNION.sub(lambda m: f"{m.group(1)} /*repeat{m.group(2)}*/", query)
+    query = _fold_unions(query)
     query = _LIMIT.sub("limit ?", query, count=1)
     if _ORDER_BY.search(query):
         head, sep, tail = query.partition("order by ")

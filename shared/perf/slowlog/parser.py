@@ -12,6 +12,11 @@ Reads bytes line by line (memory stays flat whatever the file size) and recognis
 - `use db;` (with or without backticks), the server's own `SET timestamp=N;`, `# administrator command: X;`,
   and query text over several lines, including lines that start with `#` inside the statement.
 The query text ends at the next strict `# Time:`/`# User@Host:` line or a header line.
+
+Bounded work: a statement keeps at most `max_statement_bytes` (MAX_STATEMENT_BYTES by default; the
+entry is marked `truncated` and `query_bytes` tells its real size), lines are read in pieces of at most
+MAX_LINE_BYTES (only a line's first piece can be a header or metadata line), and every regex is linear
+in its line (no pattern can backtrack more than a constant per character).
 """
 
 from __future__ import annotations
@@ -25,14 +30,17 @@ from typing import BinaryIO
 
 _TIME_MARIADB = re.compile(rb"^# Time: (\d{2})(\d{2})(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\s*$")
 _TIME_MYSQL = re.compile(rb"^# Time: (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})\s*$")
-_USER_HOST = re.compile(rb"^# User@Host: (\S*?)\[([^\]]*)\] @ ?(\S*) ?\[([^\]]*)\](?:\s+Id:\s*(\d+))?\s*$")
+# User and host stop at `[` (the lazy `\S*?` of the old pattern retried every `[` of a crafted line).
+_USER_HOST = re.compile(rb"^# User@Host: ([^\s\[]*+)\[([^\]]*+)\] @ ?([^\s\[]*+) ?\[([^\]]*+)\](?:\s++Id:\s*+(\d++))?\s*+$")
 _HEADER_VERSION = re.compile(rb"^\S*, Version: .* started with:\s*$")
 _HEADER_PORT = re.compile(rb"^Tcp port: ")
 _HEADER_COLUMNS = re.compile(rb"^Time\s+Id\s+Command\s+Argument\s*$")
-_KEY_VALUE = re.compile(rb"(\w+): (\S*)")
+_KEY_VALUE = re.compile(rb"(?<!\w)(\w++): (\S*+)")  # from a word's first character only: later starts fail alike
 _USE = re.compile(rb"^use `?([^`;]*)`?;\s*$", re.I)
 _SET_TIMESTAMP = re.compile(rb"^SET timestamp=(\d+);\s*$")
-_ADMIN = re.compile(rb"^# administrator command: (.*?);?\s*$")
+_ADMIN = b"# administrator command: "
+MAX_STATEMENT_BYTES = 1024 * 1024
+MAX_LINE_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -53,6 +61,8 @@ class SlowEntry:
     query: str = ""
     qc_hit: str | None = None
     schema_from_thread_line: bool = False
+    truncated: bool = False  # the statement was longer than the cap; `query` holds its first bytes
+    query_bytes: int = 0  # the statement's real size in bytes
     # Other `# Key: value` lines, kept raw and parsed only when asked for (most callers never do).
     extra_lines: list[bytes] = field(default_factory=list)
     _extra: dict[str, str] | None = field(default=None, repr=False)
@@ -98,29 +108,59 @@ def _is_header(line: bytes) -> bool:
     return line.startswith(b"Time") and bool(_HEADER_COLUMNS.match(line))
 
 
-def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
+def _admin_command(body: bytes) -> bytes | None:
+    """`^# administrator command: (.*?);?\\s*$`'s group, without the lazy retries: trailing space, then one `;`."""
+    if not body.startswith(_ADMIN):
+        return None
+    rest = body[len(_ADMIN):].rstrip(b" \t\n\r\f\v")
+    return rest[:-1] if rest.endswith(b";") else rest
+
+
+def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """(piece, continues_a_line): lines of at most MAX_LINE_BYTES; a longer line comes in several pieces."""
+    continued = False
+    while piece := stream.readline(MAX_LINE_BYTES):
+        yield piece, continued
+        continued = not piece.endswith(b"\n")
+
+
+def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Iterator[SlowEntry]:
     """Yield entries in file order. `stream` is a binary file (or gzip) opened by the caller."""
     entry: SlowEntry | None = None
     in_query = False
     query_lines: list[bytes] = []
+    query_size = 0
     last_time: datetime | None = None
     schema = ""  # the last `use` written; MariaDB's Schema: field overrides it per entry
     offset = 0
 
     def finish() -> SlowEntry | None:
-        nonlocal entry, query_lines, in_query
+        nonlocal entry, query_lines, in_query, query_size
         done = entry
         if done is not None:
             text = b"".join(query_lines).decode("utf-8", "replace").rstrip("\r\n")
             if text.endswith(";"):
                 text = text[:-1]
             done.query = text
-        entry, query_lines, in_query = None, [], False
+            done.query_bytes = query_size
+            done.truncated = query_size > max_statement_bytes
+        entry, query_lines, in_query, query_size = None, [], False, 0
         return done
 
-    for line in stream:
+    def add_query(line: bytes) -> None:
+        nonlocal query_size
+        room = max_statement_bytes - min(query_size, max_statement_bytes)
+        if room:
+            query_lines.append(line[:room])
+        query_size += len(line)
+
+    for line, continued in _lines(stream):
         start = offset
         offset += len(line)
+        if continued:  # the rest of a line longer than MAX_LINE_BYTES: only ever query text
+            if entry is not None and in_query:
+                add_query(line)
+            continue
         body = line.rstrip(b"\r\n")
         if body.startswith(b"# Time: "):
             m = _TIME_MARIADB.match(body) or _TIME_MYSQL.match(body)
@@ -153,10 +193,10 @@ def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
             continue  # junk before the first entry
         if not in_query:
             if body.startswith(b"# "):
-                admin = _ADMIN.match(body)
-                if admin:
-                    entry.admin_command = admin.group(1).decode(errors="replace")
-                    query_lines.append(b"administrator command: " + admin.group(1))
+                admin = _admin_command(body)
+                if admin is not None:
+                    entry.admin_command = admin.decode(errors="replace")
+                    add_query(b"administrator command: " + admin)
                     in_query = True
                     continue
                 _metadata(entry, body)
@@ -174,7 +214,7 @@ def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
                 entry.timestamp = int(ts.group(1))
                 continue
             in_query = True
-        query_lines.append(line)
+        add_query(line)
     done = finish()
     if done:
         yield done
@@ -182,7 +222,7 @@ def parse(stream: BinaryIO) -> Iterator[SlowEntry]:
 
 _QUERY_TIME = re.compile(rb"^# Query_time: ([\d.]+)\s+Lock_time: ([\d.]+)\s+Rows_sent: (\d+)\s+Rows_examined: (\d+)")
 # `Schema:` may be empty ("Schema:   QC_hit: No"): match the known keys, do not split on spaces.
-_THREAD = re.compile(rb"^# Thread_id: (\d+)\s+Schema: (\S*?)\s*(?:QC_hit: (\S+))?\s*$")
+_THREAD = re.compile(rb"^# Thread_id: (\d++)\s++Schema: (\S*?)\s*+(?:QC_hit: (\S++))?\s*+$")
 
 
 def _metadata(entry: SlowEntry, body: bytes) -> None:

@@ -7,8 +7,13 @@ values are cumulative readings, then `[functions]` names. Per function, as SPX's
   function (recursion is not counted twice);
 - exclusive: a call's inclusive minus its direct children's, summed over all its calls;
 - recursion: the most same-function ancestors ever open (the UI's `@N` suffix).
-Memory stays bounded: the stack is as deep as the program's, the call tree merges identical paths
-and stops growing at MAX_TREE_NODES (deeper paths are counted in their last kept ancestor).
+Memory stays bounded: the stack is as deep as the program's (at most MAX_DEPTH), the call tree merges
+identical paths and stops growing at MAX_TREE_NODES (deeper paths are counted in their last kept
+ancestor). Per-function arrays are indexed by dense ids (in order of first appearance), so their size
+follows the functions a trace calls, not the largest index it writes; an index outside the `[functions]`
+table (or the metadata's called_function_count), more than MAX_FUNCTIONS functions or a line longer
+than MAX_LINE_BYTES is a TraceFormatError. A trace without a `[functions]` table names its functions
+`#<index>`, for indexes below MAX_UNNAMED_FUNCTIONS.
 
 Speed: the trace is read in blocks of whole lines that numpy parses at once (`fromstring`), and the
 events of a block are paired without a Python loop. With depth = the running sum of +1 (start) and
@@ -35,6 +40,11 @@ from typing import Any
 import numpy as np
 
 MAX_TREE_NODES = 200_000
+MAX_FUNCTIONS = 200_000
+MAX_UNNAMED_FUNCTIONS = 65_536
+MAX_DEPTH = 100_000
+MAX_LINE_BYTES = 1024 * 1024
+MAX_NAME_CHARS = 2048
 BLOCK_BYTES = 4 * 1024 * 1024
 _MAX_FN = 2**31 - 1  # function indexes beyond this are not SPX output; keeps tree keys inside int64
 _STRIDE = 2**31
@@ -137,7 +147,10 @@ class _Aggregator:
         self.m = len(metrics)
         self.width = self.m + 2
         self.function_count = function_count
-        size = max(function_count or 0, 16)
+        size = min(max(function_count or 0, 16), 4096)  # grows with the functions seen, never by an index
+        self.known = np.zeros(0, np.int64)  # raw function indexes seen, sorted
+        self.known_dense = np.zeros(0, np.int64)  # their dense ids
+        self.raw_of_dense: list[int] = []
         self.calls = np.zeros(size, np.int64)
         self.inclusive = np.zeros((size, self.m))
         self.exclusive = np.zeros((size, self.m))
@@ -168,7 +181,9 @@ class _Aggregator:
             if self.section == "[events]":
                 self._events(text[pos:stop])
             elif self.section == "[functions]":
-                self.names.extend(n.decode("utf-8", "replace") for n in text[pos:stop].split(b"\n")[:-1])
+                self.names.extend(n[:MAX_NAME_CHARS].decode("utf-8", "replace") for n in text[pos:stop].split(b"\n")[:-1])
+                if len(self.names) > MAX_FUNCTIONS:
+                    raise TraceFormatError(f"the [functions] table has more than {MAX_FUNCTIONS} names")
             pos = stop
 
     def _events(self, block: bytes) -> None:
@@ -242,6 +257,8 @@ class _Aggregator:
             first = int(np.argmax(depth < 0))
             raise TraceFormatError(f"end event of function {int(fn[first])} with no open frame (event {self.events + first - carried + 1})")
         self.max_depth = max(self.max_depth, int(depth.max()))
+        if self.max_depth > MAX_DEPTH:
+            raise TraceFormatError(f"calls nest deeper than {MAX_DEPTH} frames (event {self.events + int(np.argmax(depth > MAX_DEPTH)) - carried + 1})")
         level = depth - flag  # a start's level is the depth before it, an end's the depth after it
         order = np.argsort(level, kind="stable")
         s_level, s_flag = level[order], flag[order]
@@ -272,15 +289,16 @@ class _Aggregator:
             children[i] += frame.children
         exclusive = inclusive - children[starts]
 
-        fns = fn[starts]
-        self._grow_functions(int(fn.max()) + 1)
+        dense = self._dense(fn)
+        fns = dense[starts]
+        self._grow_functions(len(self.raw_of_dense))
         size = len(self.calls)
         self.calls += np.bincount(fns, minlength=size)
-        outermost = self._outermost(fn, starts, ends, still_open, total)
+        outermost = self._outermost(dense, starts, ends, still_open, total)
         for k in range(self.m):
             self.exclusive[:, k] += np.bincount(fns, weights=exclusive[:, k], minlength=size)
             self.inclusive[:, k] += np.bincount(fns[outermost], weights=inclusive[outermost, k], minlength=size)
-        self._recursion(fn, delta)
+        self._recursion(dense, delta)
 
         node = self._tree_nodes(fn, level, parent, all_starts, carried, total)
         call_nodes = node[starts]
@@ -293,6 +311,32 @@ class _Aggregator:
         self.stack = [_Frame(int(fn[i]), values[i].copy(), children[i].copy(), int(node[i])) for i in still_open]
         self.events += n
         self.last = values[-1].copy()
+
+    def _dense(self, fn: np.ndarray) -> np.ndarray:
+        """Dense ids of raw function indexes; new indexes are checked and numbered in order of appearance."""
+        known = self.known
+        pos = np.searchsorted(known, fn)
+        hit = np.zeros(len(fn), bool) if not len(known) else known[np.minimum(pos, len(known) - 1)] == fn
+        if not hit.all():
+            fresh_at = np.flatnonzero(~hit)
+            fresh, first = np.unique(fn[fresh_at], return_index=True)
+            fresh = fresh[np.argsort(first, kind="stable")]  # in order of appearance
+            limit = self.function_count if self.function_count is not None else MAX_FUNCTIONS
+            if int(fresh.max()) >= limit:
+                bad = int(fresh.max())
+                if self.function_count is not None:
+                    raise TraceFormatError(f"function index {bad} is outside the [functions] table ({limit} functions, the metadata's called_function_count)")
+                raise TraceFormatError(f"function index {bad} is over the limit of {MAX_FUNCTIONS} functions per trace")
+            if len(self.raw_of_dense) + len(fresh) > MAX_FUNCTIONS:
+                raise TraceFormatError(f"the trace calls more than {MAX_FUNCTIONS} distinct functions")
+            ids = np.arange(len(self.raw_of_dense), len(self.raw_of_dense) + len(fresh), dtype=np.int64)
+            self.raw_of_dense.extend(fresh.tolist())
+            merged = np.concatenate((known, fresh))
+            order = np.argsort(merged, kind="stable")
+            self.known, self.known_dense = merged[order], np.concatenate((self.known_dense, ids))[order]
+            known = self.known
+            pos = np.searchsorted(known, fn)
+        return self.known_dense[pos]
 
     @staticmethod
     def _outermost(fn: np.ndarray, starts: np.ndarray, ends: np.ndarray, still_open: np.ndarray, total: int) -> np.ndarray:
@@ -365,14 +409,23 @@ class _Aggregator:
     def profile(self, metrics: list[str]) -> SpxProfile:
         if self.stack:
             raise TraceFormatError(f"{len(self.stack)} frame(s) left open at the end of the trace")
-        called = np.flatnonzero(self.calls)
-        count = max(len(self.names), int(called[-1]) + 1 if called.size else 0)
-        self._grow_functions(count)
-        functions = [
-            FunctionStats(name=self.names[i] if i < len(self.names) else f"#{i}", calls=int(self.calls[i]), inclusive=self.inclusive[i].tolist(),
-                          exclusive=self.exclusive[i].tolist(), max_recursion=int(self.recursion[i]))
-            for i in range(count)
-        ]
+        top = max(self.raw_of_dense, default=-1)
+        if self.names and top >= len(self.names):
+            raise TraceFormatError(f"function index {top} is outside the [functions] table ({len(self.names)} names)")
+        if not self.names and top >= MAX_UNNAMED_FUNCTIONS:
+            raise TraceFormatError(f"function index {top} with no [functions] table (at most {MAX_UNNAMED_FUNCTIONS} unnamed functions)")
+        count = max(len(self.names), top + 1)
+        self._grow_functions(len(self.raw_of_dense))
+        dense_of = dict(zip(self.raw_of_dense, range(len(self.raw_of_dense))))
+        functions = []
+        for i in range(count):
+            name = self.names[i] if i < len(self.names) else f"#{i}"
+            d = dense_of.get(i)
+            if d is None:
+                functions.append(FunctionStats(name=name, inclusive=[0.0] * self.m, exclusive=[0.0] * self.m))
+            else:
+                functions.append(FunctionStats(name=name, calls=int(self.calls[d]), inclusive=self.inclusive[d].tolist(),
+                                               exclusive=self.exclusive[d].tolist(), max_recursion=int(self.recursion[d])))
         tree = [TreeNode(fn=f, calls=int(c), inclusive=incl) for f, c, incl in
                 zip(self.node_fn, self.node_calls[: len(self.node_fn)].tolist(), self.node_inclusive[: len(self.node_fn)].tolist())]
         for key, child in self.node_children.items():
@@ -390,6 +443,8 @@ def aggregate_trace(source: Any, metrics: list[str], function_count: int | None 
         cut = data.rfind(b"\n") + 1
         agg.feed(data[:cut])
         pending = data[cut:]
+        if len(pending) > MAX_LINE_BYTES:
+            raise TraceFormatError(f"a line longer than {MAX_LINE_BYTES} bytes (after event {agg.events})")
     if pending:
         agg.feed(pending + b"\n")
     return agg.profile(metrics)
