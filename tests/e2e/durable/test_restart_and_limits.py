@@ -29,9 +29,12 @@ def test_restart_resumes_many_instances(start_host, durable_env) -> None:
     env = {**durable_env, "FIREBREAK_TASK_HUB": f"many{uuid.uuid4().hex[:6]}"}
     first = start_fixture_host(start_host, env)
     keys = [key() for _ in range(5)]
-    ids = [first.start("slow_chain", {"key": k, "pause_s": 1.5}) for k in keys]
+    # A pause long enough that every instance is inside its timer when the host stops, even on a loaded
+    # machine: an activity still running at the stop would run again (at-least-once), which is not this test.
+    ids = [first.start("slow_chain", {"key": k, "pause_s": 6}) for k in keys]
     for iid, k in zip(ids, keys):
         first.wait_status(iid, lambda s, k=k: len(first.effects(k)) >= 1)
+    assert all(len(first.effects(k)) == 1 for k in keys)
     first.host.stop()
     second = start_fixture_host(start_host, env)
     assert all(second.wait(i)["runtimeStatus"] == "Completed" for i in ids)
