@@ -116,14 +116,6 @@ def _admin_command(body: bytes) -> bytes | None:
     return rest[:-1] if rest.endswith(b";") else rest
 
 
-def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
-    """(piece, continues_a_line): lines of at most MAX_LINE_BYTES; a longer line comes in several pieces."""
-    continued = False
-    while piece := stream.readline(MAX_LINE_BYTES):
-        yield piece, continued
-        continued = not piece.endswith(b"\n")
-
-
 def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Iterator[SlowEntry]:
     """Yield entries in file order. `stream` is a binary file (or gzip) opened by the caller."""
     entry: SlowEntry | None = None
@@ -154,7 +146,12 @@ def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> I
             query_lines.append(line[:room])
         query_size += len(line)
 
-    for line, continued in _lines(stream):
+    # Lines are read at most MAX_LINE_BYTES at a time; the rest of a longer line comes as more pieces.
+    # Inlined rather than a generator: this loop runs once per line of logs of hundreds of MB.
+    readline = stream.readline
+    open_line = False
+    while line := readline(MAX_LINE_BYTES):
+        continued, open_line = open_line, line[-1:] != b"\n"
         start = offset
         offset += len(line)
         if continued:  # the rest of a line longer than MAX_LINE_BYTES: only ever query text
@@ -214,7 +211,11 @@ def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> I
                 entry.timestamp = int(ts.group(1))
                 continue
             in_query = True
-        add_query(line)
+        if query_size + len(line) <= max_statement_bytes:  # the common case, without a call
+            query_lines.append(line)
+            query_size += len(line)
+        else:
+            add_query(line)
     done = finish()
     if done:
         yield done
