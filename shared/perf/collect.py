@@ -56,8 +56,8 @@ MAX_URL_PATHS = 50
 # address; the framing headers would desynchronise the request.
 _RESERVED_HEADERS = frozenset({"host", "connection", "content-length", "transfer-encoding", "te", "trailer", "upgrade", "keep-alive", "expect",
                                "proxy-authorization", "proxy-connection"})
-# Path parameters (";jsessionid=...") carry session tokens like query strings do.
-_PATH_PARAMS = re.compile(r";[^/]*")
+# Path parameters (";jsessionid=...", also percent-encoded as %3B) carry session tokens like query strings do.
+_PATH_PARAMS = re.compile(r"(?:;|%3[bB])[^/]*")
 MAX_HEADERS = 50
 
 

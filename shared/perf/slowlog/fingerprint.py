@@ -7,7 +7,7 @@ crafted input (a comment or quote that never closes, `"#" * n + "'"`, many VALUE
 hand-written scanners that give the same result, and the remaining regexes cannot backtrack more than
 a constant per character (possessive quantifiers, a start anchored on a run's first character).
 Only the UNION folding needs pairs of positions; it gives up (leaves the rest unfolded) after
-UNION_PAIR_BUDGET pairs, which no real statement comes near.
+UNION_PAIR_BUDGET pairs or UNION_COMPARE_BUDGET characters compared, which no real statement comes near.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 UNION_PAIR_BUDGET = 20_000
+UNION_COMPARE_BUDGET = 32 * 1024 * 1024
 
 _MYSQLDUMP = re.compile(r"\ASELECT /\*!40001 SQL_NO_CACHE \*/ \* FROM `")
 _TOOLKIT = re.compile(r"/\*\w++\.\w++:[0-9]/[0-9]\*/")
@@ -120,22 +121,25 @@ def _fold_unions(query: str) -> str:
             unions.append((u, sep, g2))
     if not unions:
         return query
-    out, pos, first, pairs = [], 0, 0, 0
+    out, pos, first, pairs, compared, limit = [], 0, 0, 0, 0, -1
     for s_match in _SELECT.finditer(query):
         s = s_match.start()
         if s < pos:
             continue
-        limit = query.find("\n", s + 7)  # `.` stops at a newline
-        limit = n if limit < 0 else limit
+        if limit < s + 7:  # `.` stops at a newline; one search serves every select before it
+            limit = query.find("\n", s + 7)
+            limit = n if limit < 0 else limit
         while first < len(unions) and unions[first][0] < s + 7:
             first += 1
         found = None
-        for u, sep, g2 in unions[first:]:
+        for i in range(first, len(unions)):  # by index: a slice would copy the rest of the list for every select
+            u, sep, g2 = unions[i]
             length = u - s
             if u > limit or u + sep + length > n:
                 break
             pairs += 1
-            if pairs > UNION_PAIR_BUDGET:
+            compared += length
+            if pairs > UNION_PAIR_BUDGET or compared > UNION_COMPARE_BUDGET:
                 out.append(query[pos:])
                 return "".join(out)
             if query[u + sep + 6] == query[s + 6] and query.startswith(query[s:u], u + sep):
