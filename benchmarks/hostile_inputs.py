@@ -67,20 +67,6 @@ def _corpus(work: Path) -> list[dict[str, Any]]:
     } for kind, w in worst.items()]
 
 
-def _crafted_log(path: Path, entries: int) -> None:
-    from tests.fixtures.hostile.corpus import _HEAD, _SET
-
-    def word(i: int) -> str:  # letters only: statements differing in digits would share a fingerprint cache entry
-        out = ""
-        for _ in range(4):
-            out, i = out + "abcdefghijklmnopqrstuvwxyz"[i % 26], i // 26
-        return out
-
-    with open(path, "wb") as f:
-        for i in range(entries):
-            f.write(_HEAD + _SET + f"SELECT c_{word(i)} ".encode() + b"#" * 40_000 + b"';\n")
-
-
 def _health(base_url: str) -> float:
     started = time.perf_counter()
     r = httpx.get(f"{base_url}/api/health", timeout=60)
@@ -93,8 +79,10 @@ def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
     try:
         host.wait_ready()
         idle = [_health(host.base_url) for _ in range(20)]
+        from tests.fixtures.hostile.corpus import crafted_log
+
         log = work / "crafted-slow.log"
-        _crafted_log(log, 600)
+        crafted_log(log, 600)
         busy: list[float] = []
         running = threading.Event()
         result: dict[str, Any] = {}

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from devhost.processes import HostProcess
-from tests.fixtures.hostile.corpus import _HEAD, _SET
+from tests.fixtures.hostile.corpus import crafted_log
 
 # Not a measurement: the old regexes held the GIL for ~30 s per statement here, so health never answered
 # within this; the new ones take milliseconds.
@@ -24,21 +24,9 @@ def paths_host(start_host: Callable[..., HostProcess]) -> HostProcess:
     return start_host({"FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true"})
 
 
-def _crafted_log(path: Path, entries: int) -> None:
-    """Distinct statements (one class each, no cache hits) shaped as `SELECT c_x ` + `#` * 40k + `'`."""
-    def word(i: int) -> str:
-        out = ""
-        for _ in range(4):
-            out, i = out + "abcdefghijklmnopqrstuvwxyz"[i % 26], i // 26
-        return out
-    with open(path, "wb") as f:
-        for i in range(entries):
-            f.write(_HEAD + _SET + f"SELECT c_{word(i)} ".encode() + b"#" * 40_000 + b"';\n")
-
-
 def test_health_answers_while_the_crafted_slow_log_is_ingested(paths_host: HostProcess, tmp_path: Path) -> None:
     log = tmp_path / "crafted-slow.log"
-    _crafted_log(log, 300)
+    crafted_log(log, 300)
     headers = {"x-dev-workspace": f"ws-hostile-{uuid.uuid4().hex[:8]}"}
     in_flight, answered_during, outcome = threading.Event(), [], {}
 
