@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -14,33 +15,43 @@ import httpx
 from devhost.stack import ROOT, Stack
 
 
-def free_port() -> int:
+# Servers the tests start get ports BELOW the kernel's ephemeral range: a port inside it can be taken as
+# the source port of any outgoing connection on the machine between a stop and a restart on that port
+# (seen: Azurite failing to restart on its own port in the stop/start test).
+_LOWEST_PORT = 11000
+
+
+def _ephemeral_start() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _is_free(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        if s.connect_ex(("127.0.0.1", port)) == 0:
+            return False
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def free_port_block(size: int = 4) -> int:
-    """A base port with `size` consecutive free ports (emulators take consecutive ones)."""
-    for _ in range(200):
-        base = free_port()
-        if base + size >= 65535:
-            continue
-        ok = True
-        for p in range(base, base + size):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", p)) == 0:
-                    ok = False
-                    break
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
+    """A base port with `size` consecutive free ports (emulators take consecutive ones), outside the ephemeral range."""
+    top = _ephemeral_start() - size
+    for _ in range(500):
+        base = random.randrange(_LOWEST_PORT, top) if top > _LOWEST_PORT else random.randrange(1024, 65535 - size)
+        if all(_is_free(p) for p in range(base, base + size)):
             return base
     raise RuntimeError("no block of free ports")
+
+
+def free_port() -> int:
+    return free_port_block(1)
 
 
 def start_stack(data_dir: Path) -> Stack:
