@@ -170,12 +170,15 @@ class RunService:
             loaded = await store.load(run_id)
             if loaded is None:
                 return None
-            doc, etag = loaded
-            if doc.state in TERMINAL_STATES:
+            current, etag = loaded
+            if current.state in TERMINAL_STATES:
+                doc = current
                 break
-            doc = doc.model_copy(update={"state": state, "output": output, "error": error, "updated_at": self.clock().isoformat()})
-            if await store.replace(doc, etag):
+            settled = current.model_copy(update={"state": state, "output": output, "error": error, "updated_at": self.clock().isoformat()})
+            if await store.replace(settled, etag):
+                doc = settled
                 break
+            doc = current  # lost the race: what was read, never an unsaved copy
         if doc.secrets_ref:
             await store.delete_secrets(doc.secrets_ref)
         return doc
