@@ -52,4 +52,4 @@ def mcp_endpoint() -> McpEndpoint:
     from shared.mcp.endpoint import McpEndpoint
     from shared.tools.catalog import default_registry
 
-    return McpEndpoint(default_registry(), deps, settings(), website_hostname=os.environ.get("WEBSITE_HOSTNAME"))
+    return McpEndpoint(default_registry(), deps, settings(), allow_list())

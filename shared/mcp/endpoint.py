@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shared.core.deps import Deps
-from shared.core.request_checks import allowed_hosts_and_origins
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.tools.registry import ToolRegistry
@@ -62,11 +61,12 @@ def precheck(body: bytes) -> HttpReply | None:
 class McpEndpoint:
     """Owns the SDK session manager (stateless, JSON responses) on the event loop that serves requests."""
 
-    def __init__(self, registry: ToolRegistry, deps: Callable[[], Deps], settings: Settings, website_hostname: str | None = None) -> None:
+    def __init__(self, registry: ToolRegistry, deps: Callable[[], Deps], settings: Settings, allow_list: tuple[list[str], list[str]]) -> None:
+        """`allow_list`: the (hosts, origins) every route of the app accepts; the SDK checks the same."""
         self._registry = registry
         self._deps = deps
         self._settings = settings
-        self._website_hostname = website_hostname
+        self._allow_list = allow_list
         self._manager: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -84,7 +84,7 @@ class McpEndpoint:
 
         from shared.mcp.server import build_server
 
-        hosts, origins = allowed_hosts_and_origins(self._settings, self._website_hostname)
+        hosts, origins = self._allow_list
         manager = StreamableHTTPSessionManager(
             build_server(self._registry, self._deps, self._settings.build_version),
             json_response=True,

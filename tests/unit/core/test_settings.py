@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.core.settings import Settings
-from shared.mcp.endpoint import allowed_hosts_and_origins
+from shared.core.request_checks import allowed_hosts_and_origins
 
 
 def test_defaults_are_safe() -> None:
