@@ -13,7 +13,7 @@ WORKER_PYTHON ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/py
 WORKER_VENV := .venv-worker
 UV_VERSION  := 0.13.9
 
-.PHONY: setup run stop status test test-unit bench api-key conformance tools-manifest clean worker-venv lock lock-check clean-venvs
+.PHONY: setup run stop status test test-unit bench api-key conformance manifest clean worker-venv lock lock-check clean-venvs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -79,12 +79,12 @@ conformance: setup
 	$(PY) -m pytest -q tests/e2e/test_mcp_conformance.py
 
 # Regenerate the registry snapshot that indexing reads (after adding or changing a tool).
-tools-manifest: setup
-	$(PY) -m shared.tools.manifest
+manifest: setup
+	$(PY) -m shared.app.manifest
 
 # make api-key WORKSPACE=my-team USER_ID=alice  (against the stack in local.settings.json)
 api-key: setup
-	$(PY) -m shared.identity.cli mint --workspace "$(WORKSPACE)" --user "$(USER_ID)" --name "$(NAME)"
+	$(PY) -m shared.app.api_keys_cli mint --workspace "$(WORKSPACE)" --user "$(USER_ID)" --name "$(NAME)"
 
 clean-venvs:
 	rm -rf $(VENV) $(WORKER_VENV) .venv-tools

@@ -18,7 +18,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from shared.core.deps import build_deps
+from shared.app.wiring import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.memory.models import RankedSolutionsRequest, RecordOutcomeRequest

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from devhost.stack import ROOT
-from shared.core.deps import build_deps
+from shared.app.wiring import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf import snapshot

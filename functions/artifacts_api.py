@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import azure.functions as func
 
-from functions import wiring
-from functions.http import endpoint, json_response, read_body
+from functions.http import Call, endpoint, read_body
 
 bp = func.Blueprint()
 
@@ -16,8 +15,8 @@ _CONTENT_TYPES = {".md": "text/markdown; charset=utf-8", ".json": "application/j
 
 @bp.function_name("artifacts_upload")
 @bp.route(route="artifacts", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)
-@endpoint
-async def artifacts_upload(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
+@endpoint()
+async def artifacts_upload(call: Call) -> func.HttpResponse:
     """Upload perf artifacts: 201 with `{"artifacts": [{"blob", "size_bytes", "sha256", "detected_type", ...}]}`.
 
     Send the file as the raw body with `?name=<name>` (letters, digits, '.', '_', '-', '/' between
@@ -28,30 +27,28 @@ async def artifacts_upload(req: func.HttpRequest, correlation_id: str) -> func.H
     """
     from shared.perf.upload import store_uploads
 
-    deps = wiring.deps()
-    principal = await deps.principals.resolve(dict(req.headers))
-    limit = min(deps.settings.perf_max_artifact_bytes, HOST_BODY_LIMIT)
+    req = call.req
+    limit = min(call.deps.settings.perf_max_artifact_bytes, HOST_BODY_LIMIT)
     body = read_body(req, limit)
-    stored = await store_uploads(deps.blobs, principal.workspace_id, body, req.headers.get("content-type", ""), req.params.get("name"))
-    return json_response({"artifacts": stored, "next_action": "Pass each as {\"blob\": name} to artifacts.validate or artifacts.ingest."}, correlation_id, 201)
+    stored = await store_uploads(call.deps.blobs, call.caller.workspace_id, body, req.headers.get("content-type", ""), req.params.get("name"))
+    return call.json({"artifacts": stored, "next_action": "Pass each as {\"blob\": name} to artifacts.validate or artifacts.ingest."}, 201)
 
 
 @bp.function_name("perf_report_file")
 @bp.route(route="perf/reports/{file}", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
-@endpoint
-async def perf_report_file(req: func.HttpRequest, correlation_id: str) -> func.HttpResponse:
+@endpoint()
+async def perf_report_file(call: Call) -> func.HttpResponse:
     """Download a report file named in report.export's `downloads` (Markdown, JSON or SVG) of your workspace."""
     from shared.core.logging import CORRELATION_HEADER
     from shared.perf.artifacts import blob_name
     from shared.perf.service import PerfService
 
-    deps = wiring.deps()
-    principal = await deps.principals.resolve(dict(req.headers))
-    name = blob_name(req.route_params.get("file", ""))
-    store = await PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock).store(principal)
+    deps = call.deps
+    name = blob_name(call.route("file"))
+    store = await PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock).store(call.caller)
     data = await store.report_file(name)
     suffix = name[name.rfind("."):]
     return func.HttpResponse(data, status_code=200, mimetype=_CONTENT_TYPES.get(suffix, "application/octet-stream").split(";")[0],
-                             headers={CORRELATION_HEADER: correlation_id, "Content-Disposition": f'inline; filename="{name}"', "X-Content-Type-Options": "nosniff",
+                             headers={CORRELATION_HEADER: call.correlation_id, "Content-Disposition": f'inline; filename="{name}"', "X-Content-Type-Options": "nosniff",
                                       # Reports are data: an SVG opened in a browser may not run or fetch anything.
                                       "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"})

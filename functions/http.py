@@ -1,21 +1,27 @@
-"""HTTP edge helpers: correlation ids, JSON bodies with limits, principals, and the error envelope."""
+"""The HTTP edge: one decorator that resolves the caller and the dependencies once, JSON bodies with
+limits, correlation ids, and the error envelope."""
 
 from __future__ import annotations
 
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+import azure.durable_functions as df
 import azure.functions as func
 
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 from shared.core.request_checks import require_json_content_type
 
-log = logging.getLogger("firebreak.http")
+if TYPE_CHECKING:
+    from shared.identity.models import Principal
+    from shared.runs.service import RunService
+    from shared.tools.deps import Deps
 
-Endpoint = Callable[[func.HttpRequest, str], Awaitable[func.HttpResponse]]
+log = logging.getLogger("firebreak.http")
 
 
 class PayloadTooLarge(InvalidRequest):
@@ -65,16 +71,81 @@ def check_request(req: func.HttpRequest) -> None:
     check_host_and_origin(req.headers, req.url, hosts, origins)
 
 
-def endpoint(handler: Endpoint) -> Callable[[func.HttpRequest], Awaitable[func.HttpResponse]]:
-    """Decorate `async def handler(req, correlation_id)` into a function of `(req)` that answers with `guarded`."""
+@dataclass
+class Call:
+    """One request at the edge, with what every handler needs resolved once by `endpoint`."""
 
-    async def wrapper(req: func.HttpRequest) -> func.HttpResponse:
-        return await guarded(req, lambda correlation_id: handler(req, correlation_id))
+    req: func.HttpRequest
+    correlation_id: str
+    deps: Deps
+    # None only on anonymous routes (`endpoint(anonymous=True)`), which must not act for anyone.
+    principal: Principal | None
+    client: df.DurableOrchestrationClient | None = None
 
-    # Not functools.wraps: the worker reads the signature to match bindings, and it must stay (req).
-    wrapper.__name__ = handler.__name__
-    wrapper.__doc__ = handler.__doc__
-    return wrapper
+    @property
+    def caller(self) -> Principal:
+        if self.principal is None:
+            raise RuntimeError("an anonymous route asked for the caller")
+        return self.principal
+
+    def runs(self) -> RunService:
+        """The runs service over this request's Durable client (routes declared with `durable=True`)."""
+        if self.client is None:
+            raise RuntimeError("this route has no durable client binding")
+        from functions.durable_engine import run_service
+
+        return run_service(self.client)
+
+    def json_body(self) -> dict[str, Any]:
+        return read_json_object(self.req, self.deps.settings.max_request_bytes)
+
+    def route(self, name: str) -> str:
+        return str(self.req.route_params.get(name, ""))
+
+    def json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> func.HttpResponse:
+        return json_response(data, self.correlation_id, status, headers)
+
+
+Handler = Callable[[Call], Awaitable[func.HttpResponse]]
+
+
+def endpoint(*, anonymous: bool = False, durable: bool = False) -> Callable[[Handler], Callable[..., Awaitable[func.HttpResponse]]]:
+    """Turn `async def handler(call: Call)` into the function the worker calls.
+
+    Every failure becomes the error envelope (`guarded`); the Host/Origin allow-list is checked, the
+    dependencies looked up and, unless `anonymous`, the caller resolved (401 before the handler runs).
+    With `durable`, the function takes the Durable client binding (`client`) and `call.runs()` works.
+    """
+
+    def decorate(handler: Handler) -> Callable[..., Awaitable[func.HttpResponse]]:
+        async def serve(req: func.HttpRequest, client: df.DurableOrchestrationClient | None) -> func.HttpResponse:
+            async def run(correlation_id: str) -> func.HttpResponse:
+                from functions import wiring
+
+                deps = wiring.deps()
+                principal = None if anonymous else await deps.principals.resolve(dict(req.headers))
+                return await handler(Call(req, correlation_id, deps, principal, client))
+
+            return await guarded(req, run)
+
+        # The worker matches bindings by parameter name: the signature must be (req) or (req, client).
+        wrapper: Callable[..., Awaitable[func.HttpResponse]]
+        if durable:
+            async def with_client(req: func.HttpRequest, client: df.DurableOrchestrationClient) -> func.HttpResponse:
+                return await serve(req, client)
+
+            wrapper = with_client
+        else:
+            async def without_client(req: func.HttpRequest) -> func.HttpResponse:
+                return await serve(req, None)
+
+            wrapper = without_client
+        # Not functools.wraps: that would expose the handler's signature (call) to the worker.
+        wrapper.__name__ = handler.__name__
+        wrapper.__doc__ = handler.__doc__
+        return wrapper
+
+    return decorate
 
 
 def read_body(req: func.HttpRequest, limit: int) -> bytes:

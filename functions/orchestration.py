@@ -1,44 +1,82 @@
-"""The Durable client binding as the runs service's engine: start, status, terminate by instance id.
+"""The capabilities' Durable orchestrations and activities, registered from the manifest.
 
-Only `shared/runs` calls this, so nothing Durable hands back (management URLs carrying the system key)
-can reach a caller: tools and routes see `RunStarted(run_id, status_url="/api/runs/<id>")`.
+Every declared orchestration gets the same frame: claim the run recorded under the instance id (the
+input is never read), run the capability's code with the stored plan, record the output or the
+failure. Activities load their run by id before the capability's code runs, so a cancelled run's
+activities stop and nothing is taken from an activity's input but the capability's own arguments.
+Nothing here imports a capability at index time: the code is looked up in the catalogue when it runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import azure.durable_functions as df
 
-from shared.runs.service import InstanceStatus, RunService
+from functions import wiring
+from functions.runs_api import CLAIM_ACTIVITY, FINISH_ACTIVITY
 
 
-class DurableEngine:
-    def __init__(self, client: df.DurableOrchestrationClient) -> None:
-        self._client = client
+class BoundContext:
+    """The Durable context as a capability's orchestration sees it (shared.tools.capability.RunContext)."""
 
-    async def start_instance(self, orchestrator: str, instance_id: str, payload: dict[str, Any]) -> None:
-        await self._client.start_new(orchestrator, instance_id, payload)
+    def __init__(self, context: df.DurableOrchestrationContext, correlation_id: str | None) -> None:
+        self._context = context
+        self.correlation_id = correlation_id
 
-    async def instance_status(self, instance_id: str) -> InstanceStatus | None:
-        status = await self._client.get_status(instance_id, show_input=False)
-        runtime = getattr(status, "runtime_status", None)
-        if runtime is None:
-            return None  # not (yet) known to the engine
-        updated = status.last_updated_time
-        return InstanceStatus(runtime_status=runtime.value if hasattr(runtime, "value") else str(runtime), custom_status=status.custom_status,
-                              output=status.output, updated_at=updated.isoformat() if updated is not None else None)
+    @property
+    def run_id(self) -> str:
+        return str(self._context.instance_id)
 
-    async def terminate_instance(self, instance_id: str, reason: str) -> None:
+    def call_activity(self, name: str, args: Any = None) -> Any:
+        return self._context.call_activity(name, {"run_id": self.run_id, "args": args})
+
+    def task_all(self, tasks: list[Any]) -> Any:
+        return self._context.task_all(tasks)
+
+    def set_custom_status(self, status: Any) -> None:
+        self._context.set_custom_status(status)
+
+
+def _orchestrator(name: str) -> Callable[[df.DurableOrchestrationContext], Generator[Any, Any, Any]]:
+    def orchestrator(context: df.DurableOrchestrationContext) -> Generator[Any, Any, Any]:
+        run_id = context.instance_id
+        # No record, or one claimed before: the claim fails and the instance ends Failed having done nothing.
+        claimed = yield context.call_activity(CLAIM_ACTIVITY, {"run_id": run_id, "orchestrator": name})
+        declared = wiring.catalogue().orchestrations[name]
         try:
-            await self._client.terminate(instance_id, reason)
-        except Exception as exc:  # the SDK raises a bare Exception for 404 (never started); 410 (finished) is no error
-            if "found" not in str(exc):
-                raise
+            output = yield from declared.orchestrator(BoundContext(context, claimed.get("correlation_id")), claimed["plan"])
+        except Exception:
+            yield context.call_activity(FINISH_ACTIVITY, {"run_id": run_id, "failed": True})
+            raise
+        yield context.call_activity(FINISH_ACTIVITY, {"run_id": run_id, "output": output})
+        return output
+
+    orchestrator.__name__ = name
+    orchestrator.__doc__ = f"The {name} orchestration: claim the run, run the capability's code, record the outcome."
+    return orchestrator
 
 
-def run_service(client: df.DurableOrchestrationClient) -> RunService:
-    """The runs service of this request, over its durable client binding."""
-    from functions import wiring
+def _activity(name: str, orchestrator: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    async def activity(job: dict) -> Any:  # type: ignore[type-arg]  # the worker accepts only a plain class on a binding
+        deps = wiring.deps()
+        _, code = wiring.catalogue().activities[name]
+        from shared.runs.service import RunService
 
-    return RunService.from_deps(wiring.deps(), DurableEngine(client))
+        run = await RunService.from_deps(deps).active(job["run_id"], orchestrator)
+        return await code(run, job.get("args"), deps)
+
+    activity.__name__ = name
+    activity.__doc__ = f"Activity {name} of {orchestrator}: loads the run by id, then runs the capability's code."
+    return activity
+
+
+def orchestration_functions(entries: list[dict[str, Any]]) -> df.Blueprint:
+    """The orchestrator and activity functions of each indexed orchestration (manifest entries: name, activities)."""
+    bp = df.Blueprint()
+    for entry in entries:
+        bp.function_name(entry["name"])(bp.orchestration_trigger(context_name="context")(_orchestrator(entry["name"])))
+        for activity_name in entry["activities"]:
+            bp.function_name(activity_name)(bp.activity_trigger(input_name="job")(_activity(activity_name, entry["name"])))
+    return bp

@@ -7,36 +7,57 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shared.core.deps import Deps
     from shared.core.settings import Settings
     from shared.health.readiness import ReadinessCache
     from shared.mcp.endpoint import McpEndpoint
+    from shared.tools.capability import Catalogue
+    from shared.tools.deps import Deps
+
+
+_catalogue: Catalogue | None = None
+
+
+def use_catalogue(cat: Catalogue) -> None:
+    """Serve another catalogue than the app's (a test app with an extra capability); call before any request."""
+    global _catalogue
+    _catalogue = cat
+
+
+def catalogue() -> Catalogue:
+    """The capabilities this process serves: shared/app/capabilities.py's, unless `use_catalogue` said otherwise."""
+    global _catalogue
+    if _catalogue is None:
+        from shared.app.capabilities import catalogue as app_catalogue
+
+        _catalogue = app_catalogue()
+    return _catalogue
 
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
+    from shared.app.wiring import load_settings
     from shared.core.logging import configure_logging
-    from shared.core.settings import Settings
 
-    s = Settings.from_env()
+    s = load_settings(cat=catalogue())
     configure_logging(s.log_level)
     return s
 
 
 @lru_cache(maxsize=1)
 def deps() -> Deps:
-    from shared.core.deps import build_deps
+    from shared.app.wiring import build_deps
 
-    return build_deps(settings())
+    return build_deps(settings(), cat=catalogue())
 
 
 @lru_cache(maxsize=1)
 def readiness() -> ReadinessCache:
-    """The worker's cached store checks behind the anonymous health route."""
+    """The worker's cached readiness checks behind the anonymous health route."""
     from shared.health.readiness import ReadinessCache
     from shared.health.service import check_stores
+    from shared.health.settings import HealthSettings
 
-    return ReadinessCache(lambda: check_stores(deps()), ready_ttl=settings().health_cache_seconds)
+    return ReadinessCache(lambda: check_stores(deps()), ready_ttl=settings().section(HealthSettings).cache_seconds)
 
 
 @lru_cache(maxsize=1)
@@ -50,6 +71,5 @@ def allow_list() -> tuple[list[str], list[str]]:
 @lru_cache(maxsize=1)
 def mcp_endpoint() -> McpEndpoint:
     from shared.mcp.endpoint import McpEndpoint
-    from shared.tools.catalog import default_registry
 
-    return McpEndpoint(default_registry(), deps, settings(), allow_list())
+    return McpEndpoint(catalogue().registry, deps, settings(), allow_list())

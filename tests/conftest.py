@@ -9,11 +9,23 @@ from pathlib import Path
 import pytest
 
 from devhost.stack import Stack
-from shared.core.deps import Deps, build_deps
+from shared.app.wiring import build_deps, load_settings
+from shared.tools.deps import Deps
 from shared.core.settings import Settings
 from devhost.processes import HostProcess, start_stack
 
 RUN_ID = uuid.uuid4().hex[:8]
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to run against a stale manifest.json: indexing would leave a listed tool without its function."""
+    from shared.app.capabilities import catalogue
+    from shared.app.manifest import stale_reason
+
+    reason = stale_reason(catalogue())
+    if reason is not None:
+        raise pytest.UsageError(f"{reason}: run `make manifest` (python -m shared.app.manifest) and review the diff")
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +49,7 @@ def app_env(stack: Stack) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def settings(app_env: dict[str, str]) -> Settings:
-    return Settings.from_env(app_env)
+    return load_settings(app_env)
 
 
 @pytest.fixture(scope="session")

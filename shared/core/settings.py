@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 def _csv(value: object) -> list[str]:
@@ -20,45 +21,90 @@ class SettingsError(ValueError):
     """Settings that must not run together; the message names the setting to change."""
 
 
-class Settings(BaseModel):
-    """Every knob of the app. Built once per worker process by `Settings.from_env()`, never at import time."""
+SectionT = TypeVar("SectionT", bound="SettingsSection")
 
-    model_config = {"frozen": True, "extra": "ignore"}
+
+class SettingsSection(BaseModel):
+    """Settings read from the environment: field `x` of a section with prefix `p_` is `FIREBREAK_P_X`.
+
+    Each capability declares one (its `settings.py`); the composition root collects them into the
+    app's `Settings`, and a capability reads its own with `settings.section(TheSection)`.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    env_prefix: ClassVar[str] = ""
+    # Other variable names people know for a field (the platform's or a vendor's), read when the
+    # FIREBREAK_ name is absent.
+    env_aliases: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def env_names(cls) -> dict[str, str]:
+        """Field name -> the environment variable it is read from."""
+        return {name: f"FIREBREAK_{cls.env_prefix}{name}".upper() for name in cls.model_fields}
+
+    @classmethod
+    def values_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, key in cls.env_names().items():
+            if key in env:
+                values[name] = env[key]
+            elif name in cls.env_aliases and env.get(cls.env_aliases[name]):
+                values[name] = env[cls.env_aliases[name]]
+        return values
+
+    @classmethod
+    def from_env(cls: type[SectionT], env: Mapping[str, str] | None = None) -> SectionT:
+        """Read this section alone (unknown variables are ignored; bad values raise pydantic's ValidationError)."""
+        return cls.model_validate(cls.values_from_env(os.environ if env is None else env))
+
+
+class Settings(SettingsSection):
+    """The platform's knobs plus every capability's section. Built once per worker process by
+    `shared.app.wiring.load_settings()` (`Settings.from_env(env, sections=...)`), never at import time."""
+
+    env_aliases: ClassVar[Mapping[str, str]] = {
+        "cosmos_endpoint": "COSMOS_ENDPOINT",
+        "cosmos_key": "COSMOS_KEY",
+        "blob_connection_string": "AzureWebJobsStorage",  # a connection string locally; identity-based on Azure
+        "llm_endpoint": "AZURE_OPENAI_ENDPOINT",
+        "llm_model": "AZURE_OPENAI_DEPLOYMENT",
+    }
+
+    sections: tuple[SettingsSection, ...] = Field((), exclude=True, description="The capabilities' sections (not read from the environment).")
 
     environment: str = Field("azure", description="'local' for the offline stack, 'azure' when deployed.")
     dev_mode: bool = Field(False, description="Resolve unauthenticated callers to the dev principal. Local only.")
-    dev_workspace: str = "dev-workspace"
-    dev_user: str = "dev-user"
+    dev_workspace: str = Field("dev-workspace", description="The dev principal's workspace (dev mode only).")
+    dev_user: str = Field("dev-user", description="The dev principal's user (dev mode only).")
     build_commit: str = Field("unknown", description="The commit the build came from (set by CI or deployment).")
-    build_version: str = "0.1.0"
-    log_level: str = "INFO"
+    build_version: str = Field("0.1.0", description="The app version health.check reports.")
+    log_level: str = Field("INFO", description="Python log level of the app's loggers.")
 
-    cosmos_endpoint: str | None = None
+    cosmos_endpoint: str | None = Field(None, description="The Cosmos DB account endpoint.")
     cosmos_key: str | None = Field(None, description="Account key; absent means managed identity (DefaultAzureCredential).")
-    cosmos_database: str = "firebreak"
-    cosmos_verify_tls: bool = True
+    cosmos_database: str = Field("firebreak", description="The Cosmos DB database.")
+    cosmos_verify_tls: bool = Field(True, description="Verify the Cosmos endpoint's TLS certificate (the local server's is self-signed).")
     cosmos_local_compat: bool = Field(False, description="Work around the local Cosmos-API server's gaps (see storage/cosmos_compat.py).")
     create_resources: bool = Field(False, description="Create the Cosmos database, containers and the blob container on first use (local); bicep creates them in Azure.")
 
-    blob_connection_string: str | None = None
+    blob_connection_string: str | None = Field(None, description="Blob storage connection string (locally Azurite); on Azure use blob_account_url and the managed identity.")
     blob_account_url: str | None = Field(None, description="https://<account>.blob.core.windows.net for managed identity.")
-    blob_container: str = "firebreak"
+    blob_container: str = Field("firebreak", description="Blob container for artifacts, reports and large payloads.")
 
-    mcp_allowed_hosts: list[str] = Field(default_factory=list, description="Host header values the MCP endpoint accepts (DNS-rebinding guard).")
-    mcp_allowed_origins: list[str] = Field(default_factory=list)
+    mcp_allowed_hosts: list[str] = Field(default_factory=list, description="Host header values every route accepts (comma separated, host:* allowed; DNS-rebinding guard). WEBSITE_HOSTNAME is always added, loopback only locally; list a custom domain, Front Door or APIM host here (else 421).")
+    mcp_allowed_origins: list[str] = Field(default_factory=list, description="Origin header values every route accepts (comma separated); https://$WEBSITE_HOSTNAME is always added.")
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
-    health_cache_seconds: float = Field(10.0, ge=0, description="The anonymous GET /api/health reuses a ready answer this long per worker (a failure at most 2 s).")
 
     trust_appservice_auth: bool = Field(False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication).")
-    entra_tenant_id: str | None = None
-    entra_audience: str | None = None
-    entra_issuer: str | None = None
-    entra_jwks_url: str | None = None
-    entra_workspace_claim: str = "tid"
+    entra_tenant_id: str | None = Field(None, description="Entra ID tenant: the issuer is https://login.microsoftonline.com/<tenant>/v2.0.")
+    entra_audience: str | None = Field(None, description="Entra ID token audience (the app registration); setting it turns token validation on.")
+    entra_issuer: str | None = Field(None, description="Entra ID issuer, when not derived from the tenant.")
+    entra_jwks_url: str | None = Field(None, description="Signing keys URL, when not discovered from the issuer.")
+    entra_workspace_claim: str = Field("tid", description="The token claim that names the caller's workspace.")
 
-    llm_endpoint: str | None = Field(None, description="Azure OpenAI endpoint or any OpenAI-compatible base URL.")
-    llm_model: str | None = None
-    neubird_base_url: str | None = None
+    llm_endpoint: str | None = Field(None, description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); without one, LLM features take their rule-based path.")
+    llm_model: str | None = Field(None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL).")
 
     perf_allow_local_paths: bool = Field(False, description="Accept artifacts as {\"path\": ...} on this machine's disk (local runs only; Azure uses Blob).")
     perf_max_artifact_bytes: int = Field(512 * 1024 * 1024, description="Largest artifact accepted by POST /api/artifacts and by ingest.")
@@ -70,10 +116,6 @@ class Settings(BaseModel):
     perf_max_request_bytes: int = Field(1024 * 1024 * 1024, ge=1, description="Total artifact bytes one artifacts.validate or artifacts.ingest call may read.")
     perf_workspace_quota_bytes: int = Field(10 * 1024**3, ge=1, description="Stored artifact bytes per workspace above which artifacts.upload_url refuses new URLs (RATE_LIMITED).")
     perf_max_upload_urls: int = Field(20, ge=1, description="Upload URLs a workspace may hold unexpired at once (artifacts.upload_url answers RATE_LIMITED beyond).")
-
-    secrets_key: str | None = Field(None, description="Base64 of 32 random bytes: the AES-256-GCM key of run secrets (collect.run header values) at rest.")
-    run_secrets_ttl_seconds: int = Field(6 * 3600, ge=60, description="How long a run's encrypted secrets live; a run still going after that fails its probes.")
-    run_record_ttl_days: int = Field(30, ge=1, description="How long run records (status, owner, output) are kept (Cosmos TTL on Azure).")
 
     outbound_allow_http: bool = Field(False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise).")
     outbound_allowed_hosts: list[str] = Field(default_factory=list, description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.")
@@ -93,43 +135,40 @@ class Settings(BaseModel):
         return bool(self.llm_endpoint and self.llm_model)
 
     @property
-    def neubird_configured(self) -> bool:
-        return bool(self.neubird_base_url)
-
-    @property
     def is_local(self) -> bool:
         return self.environment == "local"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Read `FIREBREAK_*` and the platform's own variables; unknown keys are ignored."""
+    def env_names(cls) -> dict[str, str]:
+        return {name: key for name, key in super().env_names().items() if name != "sections"}
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, sections: tuple[type[SettingsSection], ...] = ()) -> Settings:  # type: ignore[override]  # the app's settings also take the sections to read
+        """Read `FIREBREAK_*` and the platform's own variables, then each section; unknown keys are ignored."""
         env = os.environ if env is None else env
-        values: dict[str, object] = {}
-        for name in cls.model_fields:
-            key = f"FIREBREAK_{name.upper()}"
-            if key in env:
-                values[name] = env[key]
+        values = cls.values_from_env(env)
         # Platform names that Azure sets or that users know from the docs.
-        aliases = {
-            "cosmos_endpoint": "COSMOS_ENDPOINT",
-            "cosmos_key": "COSMOS_KEY",
-            "blob_connection_string": "AzureWebJobsStorage",  # a connection string locally; identity-based on Azure
-            "llm_endpoint": "AZURE_OPENAI_ENDPOINT",
-            "llm_model": "AZURE_OPENAI_DEPLOYMENT",
-            "neubird_base_url": "NEUBIRD_BASE_URL",
-            "build_commit": "FIREBREAK_BUILD_COMMIT",
-        }
-        for name, key in aliases.items():
-            if name not in values and env.get(key):
-                values[name] = env[key]
         if "llm_endpoint" not in values and env.get("OPENAI_BASE_URL"):
             values["llm_endpoint"] = env["OPENAI_BASE_URL"]
             values.setdefault("llm_model", env.get("OPENAI_MODEL", ""))
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
+        values["sections"] = tuple(section.from_env(env) for section in sections)
         settings = cls.model_validate(values)
         settings.refuse_unsafe(running_on_azure=bool(env.get("WEBSITE_INSTANCE_ID")))
         return settings
+
+    def section(self, kind: type[SectionT]) -> SectionT:
+        """A capability's own settings; its defaults when it was not collected (settings built by hand in tests)."""
+        for section in self.sections:
+            if isinstance(section, kind):
+                return section
+        return kind()
+
+    def with_section(self, section: SettingsSection) -> Settings:
+        """A copy with `section` in place of the one of its type (tests tune a capability's limits this way)."""
+        kept = tuple(s for s in self.sections if type(s) is not type(section))
+        return self.model_copy(update={"sections": (*kept, section)})
 
     def refuse_unsafe(self, *, running_on_azure: bool) -> None:
         """Raise SettingsError for combinations that would open the app: dev mode on Azure, Entra without an issuer."""

@@ -1,10 +1,12 @@
-"""Shapes of health reports."""
+"""Shapes of health reports and of the diagnostics report."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
+
+from shared.tools.checks import CheckResult
 
 from shared.tools.registry import ToolInput, ToolOutput
 
@@ -14,7 +16,7 @@ class HealthCheckRequest(ToolInput):
 
 
 class StoreCheck(ToolOutput):
-    name: Literal["cosmos", "blob", "perf_runs", "perf_artifacts"] = Field(description="cosmos / blob: write a probe and read it back; perf_runs: the perf run index answers a read; perf_artifacts: the perf Blob prefix can be listed.")
+    name: str = Field(description="The check: cosmos / blob write a probe and read it back; capabilities add their own (perf_runs, perf_artifacts: the perf index and Blob prefix answer).")
     ok: bool
     latency_ms: float | None = Field(None, description="How long the check took.")
     error: str | None = Field(None, description="Why the store did not answer (no secrets).")
@@ -34,7 +36,6 @@ class HealthReport(ToolOutput):
     uptime_s: float
     stores: list[StoreCheck]
     llm: DependencyStatus
-    neubird: DependencyStatus
     versions: dict[str, str] = Field(default_factory=dict, description="Python and package versions.")
     next_action: str = Field(description="What to do about this report.")
 
@@ -52,3 +53,10 @@ class WhoAmI(ToolOutput):
     workspace_id: str = Field(description="The workspace all your data is partitioned by.")
     user_id: str
     source: str = Field(description="How you were identified: entra, appservice, api_key or dev.")
+
+
+class DiagnosticsReport(BaseModel):
+    status: Literal["ok", "degraded"]
+    checks: list[CheckResult]
+    failed: list[str] = Field(default_factory=list, description="Names of the checks that failed.")
+    next_action: str

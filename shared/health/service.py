@@ -1,24 +1,18 @@
-"""Round trips to Cosmos and Blob, and the version report."""
+"""health.check and readiness: the declared readiness checks, the version report."""
 
 from __future__ import annotations
 
-import asyncio
 import platform
 import time
-import uuid
-from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import Any
 from importlib import metadata
 
-from shared.core.deps import Deps
-from shared.core.errors import AppError
+from shared.health.checks import readiness_checks
 from shared.health.models import DependencyStatus, HealthReport, StoreCheck
+from shared.tools.checks import CheckResult, run_checks
+from shared.tools.deps import Deps
 
 _PACKAGES = ("azure-functions", "azure-functions-durable", "mcp", "azure-cosmos", "azure-storage-blob", "pydantic", "openai")
-_PROBE_TIMEOUT_S = 5.0
-# One probe document/blob per process, overwritten each time, so health checks never grow storage.
-_PROBE_ID = f"probe-{uuid.uuid4().hex[:12]}"
 
 
 @lru_cache(maxsize=1)
@@ -32,66 +26,13 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-async def timed_probe(probe: Callable[[], Awaitable[Any]], timeout: float | None = None) -> tuple[Any, float, Exception | None]:
-    """Run a probe: (its value, milliseconds taken, the exception it failed with or None).
-
-    A dependency being down is a result of a health check or a diagnosis, never a crash of it.
-    """
-    started = time.perf_counter()
-    try:
-        value = await (asyncio.wait_for(probe(), timeout) if timeout else probe())
-        return value, round((time.perf_counter() - started) * 1000, 2), None
-    except Exception as exc:
-        return None, round((time.perf_counter() - started) * 1000, 2), exc
-
-
-async def _timed(name: str, probe: Callable[[], Awaitable[Any]]) -> StoreCheck:
-    _, latency_ms, exc = await timed_probe(probe, _PROBE_TIMEOUT_S)
-    if exc is None:
-        return StoreCheck(name=name, ok=True, latency_ms=latency_ms)
-    if isinstance(exc, asyncio.TimeoutError):
-        error = f"no answer within {_PROBE_TIMEOUT_S:.0f}s"
-    else:
-        error = exc.message if isinstance(exc, AppError) else type(exc).__name__
-    return StoreCheck(name=name, ok=False, error=error)
-
-
-async def cosmos_round_trip(deps: Deps) -> None:
-    container = await deps.cosmos.container("probes")
-    nonce = uuid.uuid4().hex
-    await container.upsert({"id": _PROBE_ID, "nonce": nonce, "at": deps.clock().isoformat()})
-    doc = await container.read(_PROBE_ID, _PROBE_ID)
-    if not doc or doc.get("nonce") != nonce:
-        raise RuntimeError("cosmos probe read back a different document")
-
-
-async def blob_round_trip(deps: Deps) -> None:
-    nonce = uuid.uuid4().hex
-    name = f"_probes/{_PROBE_ID}.txt"
-    await deps.blobs.put(name, nonce, content_type="text/plain")
-    if await deps.blobs.get(name) != nonce.encode():
-        raise RuntimeError("blob probe read back different bytes")
-
-
-async def perf_index_read(deps: Deps) -> None:
-    """The perf run index (Cosmos `perf_runs`) answers a partition-scoped point read."""
-    await (await deps.cosmos.container("perf_runs")).read(_PROBE_ID, _PROBE_ID)
-
-
-async def perf_blob_list(deps: Deps) -> None:
-    """Artifacts, snapshots and reports live under `perf/` in the app's container: it can be listed."""
-    async for _ in deps.blobs.list("perf/"):
-        break
+def _store_check(result: CheckResult) -> StoreCheck:
+    return StoreCheck(name=result.name, ok=result.ok, latency_ms=result.latency_ms if result.ok else None, error=None if result.ok else result.detail)
 
 
 async def check_stores(deps: Deps) -> list[StoreCheck]:
-    """Both stores and the perf capability's parts of them, probed concurrently."""
-    return list(await asyncio.gather(
-        _timed("cosmos", lambda: cosmos_round_trip(deps)),
-        _timed("blob", lambda: blob_round_trip(deps)),
-        _timed("perf_runs", lambda: perf_index_read(deps)),
-        _timed("perf_artifacts", lambda: perf_blob_list(deps)),
-    ))
+    """Every readiness check (both stores and each capability's parts of them), concurrently."""
+    return [_store_check(r) for r in await run_checks(readiness_checks(deps), deps)]
 
 
 async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthReport:
@@ -107,7 +48,6 @@ async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthR
         uptime_s=round(time.monotonic() - deps.started_monotonic, 1),
         stores=stores,
         llm=DependencyStatus(configured=s.llm_configured, mode="llm" if s.llm_configured else "rule_based"),
-        neubird=DependencyStatus(configured=s.neubird_configured, mode="proxy" if s.neubird_configured else "unavailable"),
         versions=package_versions() if include_versions else {},
         next_action=(
             "All stores answered; proceed."

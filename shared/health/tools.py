@@ -1,4 +1,4 @@
-"""The `health.check` tool."""
+"""The health tools: health.check and whoami."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from shared.health.service import health_report
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
 
-toolset = ToolSet("platform")
+toolset = ToolSet("health")
 
 
 def _render(report: HealthReport) -> str:
     stores = ", ".join(f"{c.name} {'ok' if c.ok else 'DOWN: ' + (c.error or '?')}" for c in report.stores)
     return (
         f"Firebreak {report.version} ({report.build_commit}) is {report.status}: {stores}; "
-        f"LLM {report.llm.mode}; NeuBird {'configured' if report.neubird.configured else 'not configured'}."
+        f"LLM {report.llm.mode}."
     )
 
 
@@ -22,15 +22,15 @@ def _render(report: HealthReport) -> str:
 async def health_check(ctx: ToolContext, args: HealthCheckRequest) -> HealthReport:
     """Check that Firebreak and its stores work before relying on other tools.
 
-    Writes a probe to Cosmos DB and Blob storage and reads it back, and reports versions, the build
-    commit, and whether an LLM and NeuBird are configured (without an LLM, investigations use their
-    rule-based path). Returns `status` 'ok' or 'degraded' with a per-store result. When degraded,
+    Writes a probe to Cosmos DB and Blob storage and reads it back (and runs each capability's own
+    readiness checks), and reports versions, the build commit, and whether an LLM is configured
+    (without one, LLM features use their rule-based path). Returns `status` 'ok' or 'degraded' with a per-store result. When degraded,
     tools that need the failing store will fail too: fix the store first (see `next_action`).
     """
     return await health_report(ctx.deps, include_versions=args.include_versions)
 
 
-@toolset.tool("auth.whoami", title="Show the calling principal", read_only=True, idempotent=True)
+@toolset.tool("whoami", title="Show the calling principal", read_only=True, idempotent=True)
 async def whoami(ctx: ToolContext, args: WhoAmIRequest) -> WhoAmI:
     """Show which workspace and user your credentials resolve to.
 

@@ -11,7 +11,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from shared.identity.models import ApiKeyDoc, MintedKey, Principal
+from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosDatabase
+
+API_KEYS_CONTAINER = ContainerSpec("api_keys", "/id", "Workspace API keys: key id, SHA-256 of the secret, principal; point-read by key id.")
 
 PREFIX = "fbk_"
 _KEY = re.compile(r"^fbk_([0-9a-f]{16})_([A-Za-z0-9_-]{32,128})$")
@@ -48,12 +51,12 @@ class ApiKeyStore:
             secret_sha256=_digest(secret),
             created_at=datetime.now(timezone.utc).isoformat(),
         )
-        container = await self._cosmos.container("api_keys")
+        container = await self._cosmos.container(API_KEYS_CONTAINER.name)
         await container.create(doc.model_dump())
         return MintedKey(key=f"{PREFIX}{key_id}_{secret}", key_id=key_id, workspace_id=workspace_id, user_id=user_id)
 
     async def revoke(self, key_id: str) -> bool:
-        container = await self._cosmos.container("api_keys")
+        container = await self._cosmos.container(API_KEYS_CONTAINER.name)
         doc = await container.read(key_id, key_id)
         if doc is None:
             return False
@@ -73,7 +76,7 @@ class ApiKeyStore:
         if hit and now - hit[0] < CACHE_SECONDS:
             return hit[1]
         key_id, secret = match.groups()
-        container = await self._cosmos.container("api_keys")
+        container = await self._cosmos.container(API_KEYS_CONTAINER.name)
         raw = await container.read(key_id, key_id)
         if raw is None:
             return None

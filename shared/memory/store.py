@@ -24,6 +24,15 @@ from typing import Any
 from shared.core.errors import Conflict, NotFound
 from shared.memory.search import DF_CAP
 from shared.storage.cosmos import CosmosContainer, CosmosDatabase
+from shared.storage.containers import ContainerSpec
+
+MEMORY_CONTAINER = ContainerSpec(
+    "memory",
+    "/workspace_id",
+    "Debug memory: incidents, solutions, outcomes (append-only) and lookups, discriminated by `type`.",
+    # Free text is never filtered on; leaving it out of the index saves RU on every write.
+    excluded_paths=("/steps/*", "/notes/?", "/summary/?"),
+)
 
 Doc = dict[str, Any]
 _MAX_ETAG_RETRIES = 50
@@ -55,7 +64,7 @@ class MemoryStore:
         self._cosmos = cosmos
 
     async def container(self) -> CosmosContainer:
-        return await self._cosmos.container("memory")
+        return await self._cosmos.container(MEMORY_CONTAINER.name)
 
     # ---- reads ---------------------------------------------------------------------------------
 

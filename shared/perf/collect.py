@@ -163,7 +163,7 @@ class CollectResult(ToolOutput):
     timings_path: str
     artifact_counts: dict[str, int]
     ingest_artifacts: list[dict[str, str]]
-    run_id: str | None = Field(None, description="The background run when state is 'running': pass it to runs.status.")
+    run_id: str | None = Field(None, description="The background run when state is 'running': pass it to get_run_status.")
     status_url: str | None = Field(None, description="When state is 'running': GET this route (same credentials) for the run's status.")
     removed_by_retention: list[str] = Field(default_factory=list)
     correlation_id: str

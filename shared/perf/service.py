@@ -168,7 +168,7 @@ class PerfService:
             return collect_mod.CollectResult(
                 bundle_id=the_plan["bundle_id"], state="running", **paths, artifact_counts=collect_mod.inventory_counts(the_plan, []), ingest_artifacts=[], correlation_id=correlation_id,
                 run_id=started.run_id, status_url=started.status_url,
-                next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call runs.status with run_id "
+                next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call get_run_status with run_id "
                              f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
                              "artifact_counts and ingest_artifacts for artifacts.ingest."),
             )

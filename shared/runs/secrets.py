@@ -16,6 +16,7 @@ from typing import Any
 
 from shared.core.errors import NotConfigured
 from shared.core.settings import Settings
+from shared.runs.settings import RunSettings
 
 SETTING = "FIREBREAK_SECRETS_KEY"
 
@@ -48,7 +49,7 @@ class SecretBox:
 
 def secret_box(settings: Settings) -> SecretBox:
     """The box for this deployment; NOT_CONFIGURED naming the setting when the key is missing or malformed."""
-    raw = settings.secrets_key
+    raw = settings.section(RunSettings).secrets_key
     try:
         key = base64.b64decode(raw or "", validate=True)
     except binascii.Error:

@@ -21,6 +21,7 @@ from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.runs.models import RUN_ID_PATTERN, STATUS_ROUTE, TERMINAL_STATES, RunDoc, RunStarted, RunState, RunStatus
 from shared.runs.secrets import secret_box
+from shared.runs.settings import RunSettings
 from shared.runs.store import RunStore
 from shared.storage.cosmos import CosmosDatabase
 
@@ -69,7 +70,7 @@ def _state_from_engine(runtime_status: str, claimed: bool) -> RunState | None:
 def _next_action(doc: RunDoc, state: RunState) -> str:
     route = STATUS_ROUTE + doc.id
     if state in ("pending", "running"):
-        return f"Still going: call runs.status (or GET {route}) again in a few seconds; progress shows how far it got. runs.cancel stops it."
+        return f"Still going: call get_run_status (or GET {route}) again in a few seconds; progress shows how far it got. cancel_run stops it."
     if state == "completed":
         return "Finished: read output (its next_action, when present, says what to do with it)."
     if state == "cancelled":
@@ -101,11 +102,11 @@ class RunService:
         secrets_ref = None
         if secrets:
             box = secret_box(self.settings)  # NOT_CONFIGURED before anything is written
-            ttl = self.settings.run_secrets_ttl_seconds
+            ttl = self.settings.section(RunSettings).run_secrets_ttl_seconds
             secrets_ref = await store.put_secrets(run_id, ws, box.seal(secrets, ws, run_id), (now + timedelta(seconds=ttl)).isoformat(), ttl)
         doc = RunDoc(id=run_id, kind=name.removesuffix("_orchestrator"), orchestrator=name, workspace_id=ws, user_id=principal.user_id,
                      created_at=now.isoformat(), updated_at=now.isoformat(), correlation_id=correlation_id, plan=plan, secrets_ref=secrets_ref,
-                     ttl=self.settings.run_record_ttl_days * 86400)
+                     ttl=self.settings.section(RunSettings).run_record_ttl_days * 86400)
         await store.create(doc)
         try:
             await self.engine.start_instance(name, run_id, {"run_id": run_id, "correlation_id": correlation_id})
@@ -156,7 +157,7 @@ class RunService:
             return await self._status(doc)
         if doc.state in TERMINAL_STATES:
             raise Conflict(f"Run {run_id} already {doc.state}; there is nothing to cancel.", details={"run_id": run_id, "state": doc.state},
-                           recovery_suggestions=["Call runs.status to read its result."])
+                           recovery_suggestions=["Call get_run_status to read its result."])
         if self.engine is not None:
             await self.engine.terminate_instance(run_id, "cancelled by its owner")
         settled = await self._settle(store, run_id, "cancelled", error=f"Cancelled by its owner{': ' + redact_text(reason) if reason else ''}.")
@@ -219,6 +220,10 @@ class RunService:
             raise RunRefused(f"the run is {loaded[0].state}")
         return loaded[0]
 
+    async def active(self, instance_id: str, orchestrator: str) -> ActiveRunRecord:
+        """The claimed, running run of `instance_id` as an activity sees it (plan, owner, secrets on demand)."""
+        return ActiveRunRecord(self, await self.running(instance_id, orchestrator))
+
     async def open_secrets(self, doc: RunDoc) -> dict[str, Any]:
         """The run's secrets (empty without any); RunRefused once they expired or do not decrypt for this run."""
         if not doc.secrets_ref:
@@ -242,3 +247,25 @@ class RunService:
         if loaded is None or not loaded[0].claimed:
             return
         await self._settle(store, instance_id, "failed" if failed else "completed", output=None if failed else output, error=FAILED_MESSAGE if failed else None)
+
+
+class ActiveRunRecord:
+    """A run an activity works for (shared.tools.capability.ActiveRun): loaded by id, never from the activity's input."""
+
+    def __init__(self, service: RunService, doc: RunDoc) -> None:
+        self._service, self._doc = service, doc
+
+    @property
+    def run_id(self) -> str:
+        return self._doc.id
+
+    @property
+    def workspace_id(self) -> str:
+        return self._doc.workspace_id
+
+    @property
+    def plan(self) -> dict[str, Any]:
+        return self._doc.plan
+
+    async def secrets(self) -> dict[str, Any]:
+        return await self._service.open_secrets(self._doc)

@@ -6,9 +6,18 @@ from typing import Any
 
 from shared.core.errors import Conflict
 from shared.runs.models import RunDoc
+from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 
 SECRETS_PREFIX = "secrets-"
+
+# Keyed by run id (= the Durable instance id, minted server-side) rather than by workspace: the
+# orchestration that claims a record knows only its own instance id and must not take a workspace
+# from its input, so "load by instance id" has to be a point read. The owner fields are checked in
+# code on every caller-facing read instead. Secrets documents (`secrets-<run id>`) live here too,
+# with a per-item ttl (TTL on, no default).
+RUNS_CONTAINER = ContainerSpec("runs", "/id", "Durable run records: owner, validated plan, state and output; encrypted run secrets with a short TTL.",
+                               excluded_paths=("/plan/*", "/output/*", "/ciphertext/?"), default_ttl=-1)
 
 
 class RunStore:
@@ -17,7 +26,7 @@ class RunStore:
 
     @classmethod
     async def open(cls, cosmos: CosmosDatabase) -> RunStore:
-        return cls(await cosmos.container("runs"))
+        return cls(await cosmos.container(RUNS_CONTAINER.name))
 
     async def create(self, doc: RunDoc) -> None:
         await self.c.create(doc.model_dump(mode="json", exclude_none=True))

@@ -1,4 +1,4 @@
-"""The runs.status and runs.cancel tools: a Durable run's status and cancellation, for its owner only."""
+"""The get_run_status and cancel_run tools: a Durable run's status and cancellation, for its owner only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from shared.runs.service import RunService
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
 
-toolset = ToolSet("platform")
+toolset = ToolSet("runs")
 
 
 def _runs(ctx: ToolContext) -> RunService:
@@ -20,7 +20,7 @@ def _render(s: RunStatus) -> str:
     return f"Run {s.run_id} ({s.kind}) is {s.state}. {s.next_action}"
 
 
-@toolset.tool("runs.status", title="Show a background run's status", read_only=True, idempotent=True, render=_render)
+@toolset.tool("get_run_status", title="Show a background run's status", read_only=True, idempotent=True, render=_render)
 async def runs_status(ctx: ToolContext, args: RunStatusRequest) -> RunStatus:
     """Show a background run's state, progress and, once completed, its output.
 
@@ -33,12 +33,12 @@ async def runs_status(ctx: ToolContext, args: RunStatusRequest) -> RunStatus:
     return await _runs(ctx).status(ctx.principal, args.run_id)
 
 
-@toolset.tool("runs.cancel", title="Cancel a background run", idempotent=True, destructive=True, render=_render)
+@toolset.tool("cancel_run", title="Cancel a background run", idempotent=True, destructive=True, render=_render)
 async def runs_cancel(ctx: ToolContext, args: RunCancelRequest) -> RunStatus:
     """Cancel a pending or running background run that you started; returns its status (state 'cancelled').
 
     Work already done is kept (e.g. probes already sent), nothing more is done. Cancelling a run that
     is already cancelled returns its status again; a completed or failed run answers CONFLICT (read
-    it with runs.status instead). Any run_id that is not yours is NOT_FOUND.
+    it with get_run_status instead). Any run_id that is not yours is NOT_FOUND.
     """
     return await _runs(ctx).cancel(ctx.principal, args.run_id, args.reason)

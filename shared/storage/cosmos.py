@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from shared.core.errors import Conflict, NotFound, ValidationFailed
 from shared.core.settings import Settings
-from shared.storage.containers import CONTAINERS, ContainerSpec, spec_for
+from shared.storage.containers import ContainerSpec, catalogue_of
 
 Doc = dict[str, Any]
 
@@ -178,8 +178,9 @@ def _check_new_id(doc: Doc) -> None:
 class CosmosDatabase:
     """The process-wide Cosmos client and its containers; nothing connects until first use."""
 
-    def __init__(self, settings: Settings, *, database: str | None = None) -> None:
+    def __init__(self, settings: Settings, containers: Iterable[ContainerSpec], *, database: str | None = None) -> None:
         self._settings = settings
+        self.catalogue = catalogue_of(containers)
         self.database_name = database or settings.cosmos_database
         self._client: Any = None
         self._db: Any = None
@@ -206,7 +207,9 @@ class CosmosDatabase:
         """The named container from the catalogue, created first when this process bootstraps locally."""
         if name in self._containers:
             return self._containers[name]
-        spec = spec_for(name)
+        spec = self.catalogue.get(name)
+        if spec is None:
+            raise KeyError(f"unknown container {name!r}: declare it in its capability's containers")
         async with self._lock:
             if name not in self._containers:
                 if not self.configured:
@@ -235,7 +238,7 @@ class CosmosDatabase:
         )
 
     async def bootstrap(self, names: Sequence[str] | None = None) -> None:
-        for spec in CONTAINERS:
+        for spec in self.catalogue.values():
             if names is None or spec.name in names:
                 await self.container(spec.name)
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from tests.support.jwks import FakeEntra
 from devhost.processes import HostProcess
 
@@ -40,7 +40,7 @@ def appservice_host(start_host) -> HostProcess:
 
 
 def whoami(host: HostProcess, headers: dict[str, str] | None = None, **kwargs) -> httpx.Response:
-    return httpx.post(f"{host.base_url}/api/tools/auth.whoami", json={}, headers=headers or {}, **kwargs)
+    return httpx.post(f"{host.base_url}/api/tools/whoami", json={}, headers=headers or {}, **kwargs)
 
 
 def test_no_credentials_outside_dev_mode_is_401(prod_host: HostProcess) -> None:
@@ -84,7 +84,7 @@ async def test_api_key_over_mcp(prod_host: HostProcess, deps: Deps) -> None:
         from mcp.client.streamable_http import streamable_http_client
 
         async with Client(streamable_http_client(f"{prod_host.base_url}/api/mcp", http_client=http), mode="2026-07-28") as client:
-            result = await client.call_tool("auth.whoami", {})
+            result = await client.call_tool("whoami", {})
     assert result.structured_content == {"workspace_id": "ws-mcp", "user_id": "frank", "source": "api_key"}
 
 
@@ -146,4 +146,4 @@ async def test_secrets_never_reach_the_logs(prod_host: HostProcess, entra: FakeE
     whoami(prod_host, {"authorization": f"Bearer {minted.key}x"})
     log = prod_host.log()
     assert minted.key.split("_", 2)[2] not in log and token not in log
-    assert '"tool": "auth.whoami"' in log and '"correlation_id": "' in log
+    assert '"tool": "whoami"' in log and '"correlation_id": "' in log

@@ -33,8 +33,8 @@ def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
     assert done.status_code == 200 and body["state"] == "completed" and body["run_id"] == started["run_id"] and body["kind"] == "diagnostics"
     report = body["output"]
     assert report["status"] == "ok" and report["failed"] == []
-    assert {c["name"]: c["ok"] for c in report["checks"]} == {"cosmos_read_write": True, "blob_read_write": True}
-    assert body["progress"] == {"stage": "done", "checks": 2}
+    assert {c["name"]: c["ok"] for c in report["checks"]} == {"cosmos": True, "blob": True, "perf_runs": True, "perf_artifacts": True}
+    assert body["progress"] == {"stage": "done", "checks": 4}
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +58,10 @@ def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) ->
     started = httpx.post(f"{configured.base_url}/api/diagnostics", timeout=30).json()
     report = _poll(configured.base_url + started["status_url"]).json()["output"]
     checks = {c["name"]: c for c in report["checks"]}
-    assert set(checks) == {"cosmos_read_write", "blob_read_write", "llm_reachable", "neubird_reachable"}
-    assert checks["neubird_reachable"]["ok"] and checks["neubird_reachable"]["detail"] == "HTTP 401"
-    assert not checks["llm_reachable"]["ok"]  # nothing listens there
-    assert report["status"] == "degraded" and report["failed"] == ["llm_reachable"]
+    assert set(checks) == {"cosmos", "blob", "perf_runs", "perf_artifacts", "llm", "neubird"}
+    assert checks["neubird"]["ok"] and checks["neubird"]["detail"] == "HTTP 401"
+    assert not checks["llm"]["ok"]  # nothing listens there
+    assert report["status"] == "degraded" and report["failed"] == ["llm"]
 
 
 def test_diagnostics_needs_a_principal(start_host) -> None:

@@ -131,7 +131,7 @@ async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> N
     """Count the probe writes in the real emulators: many polls, one Cosmos document write and one blob write."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from shared.core.deps import build_deps
+    from shared.app.wiring import build_deps
     from shared.core.settings import Settings
 
     name = f"health{uuid.uuid4().hex[:10]}"

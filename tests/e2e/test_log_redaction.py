@@ -6,7 +6,7 @@ import json
 
 import httpx
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from tests.support.jwks import FakeEntra
 
 FUNCTION_KEY = "fnkey-SECRET-4711"
@@ -23,16 +23,16 @@ async def test_host_log_holds_no_secret(start_host, deps: Deps) -> None:
         secrets = [FUNCTION_KEY, minted.key.split("_", 2)[2], jwt_token.split(".")[1], foreign_jwt.split(".")[2], basic, "QUERY-TOKEN-SECRET", "PASTED-API-KEY-SECRET"]
         base = host.base_url
         calls = [
-            ("POST", "/api/tools/auth.whoami", {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {minted.key}"}, {}),
-            ("POST", f"/api/tools/auth.whoami?code={FUNCTION_KEY}&token=QUERY-TOKEN-SECRET", {"authorization": f"Bearer {jwt_token}"}, {}),
-            ("POST", f"/api/tools/auth.whoami?code={FUNCTION_KEY}", {"authorization": f"Bearer {foreign_jwt}"}, {}),
-            ("POST", f"/api/tools/auth.whoami?code={FUNCTION_KEY}", {"authorization": f"Basic {basic}"}, {}),
-            ("POST", f"/api/tools/auth.whoami?code={FUNCTION_KEY}", {"authorization": f"Bearer {minted.key}"}, {"correlation_id": "a\r\nb"}),
+            ("POST", "/api/tools/whoami", {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {minted.key}"}, {}),
+            ("POST", f"/api/tools/whoami?code={FUNCTION_KEY}&token=QUERY-TOKEN-SECRET", {"authorization": f"Bearer {jwt_token}"}, {}),
+            ("POST", f"/api/tools/whoami?code={FUNCTION_KEY}", {"authorization": f"Bearer {foreign_jwt}"}, {}),
+            ("POST", f"/api/tools/whoami?code={FUNCTION_KEY}", {"authorization": f"Basic {basic}"}, {}),
+            ("POST", f"/api/tools/whoami?code={FUNCTION_KEY}", {"authorization": f"Bearer {minted.key}"}, {"correlation_id": "a\r\nb"}),
             ("POST", "/api/tools/ranked_solutions", {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {minted.key}"},
              {"query_text": "401 from https://api.example/x?api_key=PASTED-API-KEY-SECRET", "env": {}}),
             ("POST", "/api/mcp", {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {minted.key}", "accept": "application/json, text/event-stream",
                                   "mcp-protocol-version": "2025-06-18"},
-             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "auth.whoami", "arguments": {}}}),
+             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}),
         ]
         statuses = []
         for method, path, headers, body in calls:
@@ -41,7 +41,7 @@ async def test_host_log_holds_no_secret(start_host, deps: Deps) -> None:
             assert r.status_code < 500, r.text[:300]
         assert statuses[0] == 200 and statuses[1] == 200 and statuses[2] == 401 and statuses[3] == 401
         log = host.log()
-        assert log.count("tool call auth.whoami") >= 3 and "tool call ranked_solutions" in log  # the calls were logged
+        assert log.count("tool call whoami") >= 3 and "tool call ranked_solutions" in log  # the calls were logged
         for secret in secrets:
             assert secret not in log, secret
     finally:

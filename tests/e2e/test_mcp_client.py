@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from shared.tools.catalog import default_registry
+from shared.app.capabilities import catalogue
 from devhost.processes import HostProcess
 
 MODES = ["legacy", "2026-07-28"]
@@ -17,7 +17,7 @@ MODES = ["legacy", "2026-07-28"]
 async def test_list_tools_matches_the_registry(host: HostProcess, mode: str) -> None:
     async with Client(f"{host.base_url}/api/mcp", mode=mode) as client:
         listed = (await client.list_tools()).tools
-    registry = {t.name: t for t in default_registry()}
+    registry = {t.name: t for t in catalogue().registry}
     assert [t.name for t in listed] == list(registry)
     health = next(t for t in listed if t.name == "health.check")
     assert health.input_schema == registry["health.check"].input_schema

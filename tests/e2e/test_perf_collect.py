@@ -156,8 +156,8 @@ async def test_long_runs_continue_as_an_orchestration_over_mcp_too(durable: Host
         status = await asyncio.to_thread(wait_done, durable, out["status_url"])
         assert status["state"] == "completed" and status["output"]["artifact_counts"]["timing_samples"] == 2
         assert status["output"]["correlation_id"] == "corr-col-mcp"
-        # The same status through the runs.status tool.
-        again = await client.call_tool("runs.status", {"run_id": out["run_id"]})
+        # The same status through the get_run_status tool.
+        again = await client.call_tool("get_run_status", {"run_id": out["run_id"]})
         assert not again.is_error and again.structured_content["output"] == status["output"]
 
 

@@ -110,6 +110,6 @@ def test_collect_refuses_headers_the_probe_controls(host: HostProcess, name: str
 
 
 def test_a_cancel_reason_with_control_characters_is_a_validation_error(host: HostProcess) -> None:
-    r = call(host, "runs.cancel", {"run_id": uuid.uuid4().hex, "reason": "stop\r\nX-Injected: 1"}, ws())
+    r = call(host, "cancel_run", {"run_id": uuid.uuid4().hex, "reason": "stop\r\nX-Injected: 1"}, ws())
     assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR"
     assert [e["field"] for e in r.json()["error"]["details"]["errors"]] == ["reason"]

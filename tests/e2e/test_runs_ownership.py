@@ -18,6 +18,8 @@ import pytest
 from mcp import Client
 
 from devhost.processes import HostProcess
+from shared.app.capabilities import catalogue
+from shared.app.wiring import load_settings
 from shared.core.settings import Settings
 from shared.perf.artifacts import workspace_prefix
 from shared.storage.blob import BlobStore
@@ -114,7 +116,7 @@ def test_only_the_owner_reads_and_cancels_a_run_over_http(keyed: HostProcess) ->
 
     done = wait_final(keyed, run_id, a)
     assert done["state"] == "completed" and done["kind"] == "diagnostics" and done["output"]["status"] == "ok"
-    assert done["progress"] == {"stage": "done", "checks": 2} and done["error"] is None
+    assert done["progress"] == {"stage": "done", "checks": 4} and done["error"] is None
 
     unknown = uuid.uuid4().hex
     for who in (b, principal(a["x-dev-workspace"], "mallory")):  # another workspace; another user of the same workspace
@@ -141,17 +143,17 @@ async def test_only_the_owner_reads_and_cancels_a_run_over_mcp(keyed: HostProces
         run_id = started.structured_content["run_id"]
 
         async with mcp_client(keyed, b) as other:
-            for tool in ("runs.status", "runs.cancel"):
+            for tool in ("get_run_status", "cancel_run"):
                 theirs = await other.call_tool(tool, {"run_id": run_id})
                 nobody = await other.call_tool(tool, {"run_id": uuid.uuid4().hex})
                 assert theirs.is_error and nobody.is_error
                 assert theirs.structured_content["error"]["code"] == nobody.structured_content["error"]["code"] == "NOT_FOUND"
 
-        mine = await client.call_tool("runs.status", {"run_id": run_id})
+        mine = await client.call_tool("get_run_status", {"run_id": run_id})
         assert not mine.is_error and mine.structured_content["state"] in ("pending", "running")
-        cancelled = await client.call_tool("runs.cancel", {"run_id": run_id, "reason": "enough"})
+        cancelled = await client.call_tool("cancel_run", {"run_id": run_id, "reason": "enough"})
         assert not cancelled.is_error and cancelled.structured_content["state"] == "cancelled"
-        again = await client.call_tool("runs.cancel", {"run_id": run_id})  # idempotent on a cancelled run
+        again = await client.call_tool("cancel_run", {"run_id": run_id})  # idempotent on a cancelled run
         assert not again.is_error and again.structured_content["state"] == "cancelled"
         for result in (mine, cancelled, again):
             assert_no_leak(json.dumps(result.structured_content))
@@ -193,7 +195,7 @@ def _runs_container_text(host: HostProcess, run_id: str) -> tuple[str, bool]:
     """(the run record as stored, whether its secrets document still exists)."""
 
     async def read() -> tuple[str, bool]:
-        db = CosmosDatabase(Settings.from_env(host.env))
+        db = CosmosDatabase(load_settings(host.env), catalogue().containers.values())
         try:
             c = await db.container("runs")
             return json.dumps(await c.read(run_id, run_id)), (await c.read(f"secrets-{run_id}", f"secrets-{run_id}")) is not None
@@ -271,7 +273,7 @@ def test_a_forged_start_with_another_workspace_does_nothing(inline: HostProcess,
         assert status["runtimeStatus"] == "Failed", (name, status)
         assert "not started by the app" in json.dumps(status), status
         scheduled = {e.get("Name") for e in status.get("historyEvents", []) if e.get("EventType") == "TaskScheduled"}
-        assert scheduled <= {"perf_collect_claim", "diagnostics_claim"}, scheduled  # nothing after the refused claim
+        assert scheduled <= {"perf_collect_claim", "runs_claim"}, scheduled  # nothing after the refused claim
     assert [q for q in site.requests if q["path"] == "/health"] == []  # no probe
     assert _workspace_blobs(host, victim["x-dev-workspace"]) == before  # nothing written, nothing pruned
     assert any(first in n for n in before)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from shared.tools.catalog import default_registry
+from shared.app.capabilities import catalogue
 from devhost.processes import HostProcess
 
 
@@ -33,14 +33,14 @@ def test_invalid_argument_is_400_naming_the_field(host: HostProcess) -> None:
 def test_tools_document_lists_every_registered_tool_with_schemas(host: HostProcess) -> None:
     doc = httpx.get(f"{host.base_url}/api/tools").json()
     names = [t["name"] for t in doc["tools"]]
-    assert names == [t.name for t in default_registry()]
+    assert names == [t.name for t in catalogue().registry]
     health = next(t for t in doc["tools"] if t["name"] == "health.check")
     assert health["inputSchema"]["type"] == "object" and health["outputSchema"]["properties"]["status"]
     assert health["annotations"]["readOnlyHint"] is True and health["http"]["path"] == "/api/tools/health.check"
 
 
 def test_every_tool_has_its_http_function(host: HostProcess) -> None:
-    for tool in default_registry():
+    for tool in catalogue().registry:
         r = httpx.post(f"{host.base_url}/api/tools/{tool.name}", json={"__probe__": 1})
         assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR", tool.name
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from shared.core.deps import Deps, build_deps
+from shared.app.wiring import build_deps
+from shared.tools.deps import Deps
 from shared.core.settings import Settings
 from shared.health.service import health_report
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from devhost.index import index_functions, load_app, read_host_json
-from shared.tools.catalog import default_registry
+from shared.app.capabilities import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 _FUNCTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")
@@ -75,7 +75,7 @@ def test_expected_routes_and_auth_levels(functions) -> None:
     assert by_name["health"]["route"] == "health" and by_name["health"]["authLevel"] == "ANONYMOUS"
     assert by_name["mcp"]["route"] == "mcp" and sorted(by_name["mcp"]["methods"]) == ["DELETE", "GET", "POST"]
     assert by_name["tools_document"]["route"] == "tools"
-    for tool in default_registry():
+    for tool in catalogue().registry:
         trigger = by_name[tool.function_name]
         assert trigger["route"] == f"tools/{tool.name}" and trigger["methods"] == ["POST"] and trigger["authLevel"] == "FUNCTION"
 

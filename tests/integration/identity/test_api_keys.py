@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 
 
 async def test_mint_stores_only_the_hash_and_verifies(deps: Deps) -> None:

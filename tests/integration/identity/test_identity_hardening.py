@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.core.errors import Unauthorized
 from shared.core.settings import Settings
 from shared.identity.api_keys import CACHE_SECONDS, ApiKeyStore

@@ -6,7 +6,7 @@ import random
 import string
 import uuid
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, RankedSolutionsRequest
 from shared.memory.search import MAX_INDEXED_TERMS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, RankedSolutionsRequest, RecordOutcomeRequest
 from shared.memory.service import MemoryService

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.core.errors import NotFound, ValidationFailed
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, AddSolutionRequest, RankedSolutionsRequest, RecordOutcomeRequest

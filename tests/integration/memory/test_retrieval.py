@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore

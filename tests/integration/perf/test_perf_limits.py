@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.core.errors import RateLimited
 from shared.identity.models import Principal
 from shared.perf.models import ArtifactRef, IngestRequest, UploadUrlRequest, ValidateRequest

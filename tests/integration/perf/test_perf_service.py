@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.core.errors import NotFound, ValidationFailed
 from shared.identity.models import Principal
 from shared.perf.artifacts import workspace_prefix

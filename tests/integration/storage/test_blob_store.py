@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 
 
 async def test_put_get_list_delete(deps: Deps) -> None:

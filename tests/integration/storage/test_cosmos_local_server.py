@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from shared.core.deps import Deps
+from shared.tools.deps import Deps
 from shared.core.errors import Conflict, NotFound
 
 
@@ -96,10 +96,11 @@ async def test_patch_and_delete_of_missing_items(deps: Deps) -> None:
 
 
 async def test_every_catalogued_container_is_created_with_its_partition_key(deps: Deps) -> None:
-    from shared.storage.containers import CONTAINERS
+    from shared.app.capabilities import catalogue
 
     await deps.cosmos.bootstrap()
-    for spec in CONTAINERS:
+    assert set(deps.cosmos.catalogue) == set(catalogue().containers)
+    for spec in catalogue().containers.values():
         container = await deps.cosmos.container(spec.name)
         props = await container._c.read()
         assert props["partitionKey"]["paths"] == [spec.partition_key], spec.name

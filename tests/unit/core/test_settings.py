@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from shared.core.settings import Settings
+import pytest
+from pydantic import ValidationError
+
+from shared.app.wiring import load_settings
 from shared.core.request_checks import allowed_hosts_and_origins
+from shared.core.settings import Settings
+from shared.health.settings import HealthSettings
+from shared.neubird.settings import NeubirdSettings
+from shared.runs.settings import RunSettings
 
 
 def test_defaults_are_safe() -> None:
     s = Settings.from_env({})
     assert s.dev_mode is False and s.environment == "azure" and s.create_resources is False
-    assert not s.llm_configured and not s.neubird_configured
+    assert not s.llm_configured and not s.section(NeubirdSettings).configured
 
 
 def test_prefixed_and_platform_names() -> None:
@@ -28,3 +35,26 @@ def test_allow_list_has_loopback_only_locally_and_the_app_host_on_azure() -> Non
     assert "https://fb.azurewebsites.net" in origins
     local_hosts, _ = allowed_hosts_and_origins(Settings.from_env({"FIREBREAK_ENVIRONMENT": "local"}), None)
     assert "127.0.0.1:*" in local_hosts and "localhost:*" in local_hosts
+
+
+def test_capability_sections_read_their_own_prefixed_and_alias_names() -> None:
+    s = load_settings({"FIREBREAK_HEALTH_CACHE_SECONDS": "0", "NEUBIRD_BASE_URL": "https://prod.app.neubird.ai/api",
+                       "FIREBREAK_RUN_RECORD_TTL_DAYS": "7", "FIREBREAK_SECRETS_KEY": "k"})
+    assert s.section(HealthSettings).cache_seconds == 0
+    assert s.section(NeubirdSettings).base_url == "https://prod.app.neubird.ai/api" and s.section(NeubirdSettings).configured
+    assert s.section(RunSettings).run_record_ttl_days == 7 and s.section(RunSettings).secrets_key == "k"
+    # The FIREBREAK_ name wins over the alias.
+    both = load_settings({"FIREBREAK_NEUBIRD_BASE_URL": "https://a.app.neubird.ai/api", "NEUBIRD_BASE_URL": "https://b.app.neubird.ai/api"})
+    assert both.section(NeubirdSettings).base_url == "https://a.app.neubird.ai/api"
+
+
+def test_a_bad_section_value_is_refused_when_settings_are_read() -> None:
+    with pytest.raises(ValidationError, match="cache_seconds"):
+        load_settings({"FIREBREAK_HEALTH_CACHE_SECONDS": "-1"})
+
+
+def test_a_section_nobody_collected_has_its_defaults_and_with_section_replaces_one() -> None:
+    bare = Settings.from_env({})
+    assert bare.section(HealthSettings) == HealthSettings()
+    tuned = load_settings({}).with_section(HealthSettings(cache_seconds=3))
+    assert tuned.section(HealthSettings).cache_seconds == 3 and len([x for x in tuned.sections if isinstance(x, HealthSettings)]) == 1

@@ -7,18 +7,23 @@ import subprocess
 import sys
 
 from devhost.stack import ROOT
-from shared.tools.catalog import default_registry
-from shared.tools.manifest import MANIFEST_PATH, indexed_tools, render
+from shared.app.capabilities import catalogue
+from shared.app.manifest import MANIFEST_PATH, indexed_orchestrations, indexed_tools, render
 
 
-def test_manifest_matches_the_registry() -> None:
-    assert MANIFEST_PATH.read_text() == render(default_registry()), (
-        "shared/tools/manifest.json is stale: run `make tools-manifest` and review the diff (it is the tools/list snapshot)"
+def test_manifest_matches_the_catalogue() -> None:
+    assert MANIFEST_PATH.read_text() == render(catalogue()), (
+        "shared/app/manifest.json is stale: run `make manifest` and review the diff (it is the tools/list snapshot)"
     )
 
 
+def test_indexed_orchestrations_are_the_declared_ones() -> None:
+    declared = {o.name: sorted(o.activities) for o in catalogue().orchestrations.values()}
+    assert {o["name"]: o["activities"] for o in indexed_orchestrations()} == declared
+
+
 def test_indexed_tools_are_the_registered_tools() -> None:
-    assert [(t["name"], t["function_name"]) for t in indexed_tools()] == [(t.name, t.function_name) for t in default_registry()]
+    assert [(t["name"], t["function_name"]) for t in indexed_tools()] == [(t.name, t.function_name) for t in catalogue().registry]
 
 
 def test_indexing_does_not_import_pydantic_or_sdks() -> None:
@@ -28,9 +33,9 @@ def test_indexing_does_not_import_pydantic_or_sdks() -> None:
 
 
 def test_readme_tables_are_generated_from_the_registry_and_catalogue() -> None:
-    from shared.tools.docs import README, render_readme
+    from shared.app.docs import README, render_readme
 
     text = README.read_text()
-    assert text == render_readme(text, default_registry()), "README tables are stale: run `make tools-manifest`"
-    for tool in default_registry():
+    assert text == render_readme(text, catalogue()), "README sections are stale: run `make manifest`"
+    for tool in catalogue().registry:
         assert f"`{tool.name}`" in text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from shared.tools.catalog import default_registry
+from shared.app.capabilities import catalogue
 from shared.tools.registry import ToolInput, ToolOutput, ToolRegistry, ToolSet
 
 
@@ -75,8 +75,8 @@ def test_handler_without_docstring_or_models_is_refused() -> None:
             return EchoOut(echoed="")
 
 
-def test_default_registry_serves_health_check_with_agent_facing_docs() -> None:
-    registry = default_registry()
+def test_catalogue_registry_serves_health_check_with_agent_facing_docs() -> None:
+    registry = catalogue().registry
     names = [t.name for t in registry]
     assert "health.check" in names
     for tool in registry:

@@ -1,4 +1,4 @@
-"""`python -m shared.identity.cli mint|revoke`: manage workspace API keys (the key is printed once, only its hash is stored)."""
+"""`python -m shared.app.api_keys_cli mint|revoke`: manage workspace API keys (the key is printed once, only its hash is stored)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from shared.core.deps import build_deps
-from shared.core.settings import Settings
+from shared.app.wiring import build_deps, load_settings
 
 
 def _load_local_settings(path: Path | None) -> None:
@@ -20,7 +19,7 @@ def _load_local_settings(path: Path | None) -> None:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    deps = build_deps(Settings.from_env())
+    deps = build_deps(load_settings())
     try:
         if args.action == "mint":
             minted = await deps.api_keys.mint(args.workspace, args.user, args.name)
@@ -36,7 +35,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="shared.identity.cli", description=__doc__)
+    parser = argparse.ArgumentParser(prog="shared.app.api_keys_cli", description=__doc__)
     parser.add_argument("--local-settings", type=Path, default=Path("local.settings.json"), help="read settings from this file first (local runs)")
     sub = parser.add_subparsers(dest="action", required=True)
     mint = sub.add_parser("mint", help="create a key for a workspace and user")

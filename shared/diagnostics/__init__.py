@@ -1,1 +1,0 @@
-"""Diagnostics: every store and dependency checked in parallel, as a Durable orchestration."""

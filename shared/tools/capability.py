@@ -1,0 +1,125 @@
+"""How a capability declares itself: its tools, settings, containers, orchestrations, checks and docs.
+
+Each capability package has a `capability.py` with one `CAPABILITY = Capability(...)`; the composition
+root (`shared/app/capabilities.py`) lists them, and `Catalogue` collects the parts for the rest of the
+app: the tool registry (MCP, per-tool HTTP, GET /api/tools), the Cosmos container catalogue (storage,
+README, infra), the settings sections, the Durable orchestrations the functions layer registers, and
+the checks health and diagnostics run. Nothing outside the capability's folder names its parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from shared.core.settings import Settings, SettingsSection
+from shared.storage.containers import ContainerSpec, catalogue_of
+from shared.tools.checks import Check
+from shared.tools.deps import Deps
+from shared.tools.registry import ToolRegistry, ToolSet
+
+
+class RunContext(Protocol):
+    """What an orchestration's code sees: the Durable context, with activities bound to the run.
+
+    The code is replayed, so it must be deterministic: no clock, no random, no I/O (that goes in an
+    activity). `call_activity(name, args)` hands `args` to the activity together with the run.
+    """
+
+    @property
+    def run_id(self) -> str: ...
+
+    def call_activity(self, name: str, args: Any = None) -> Any: ...
+
+    def task_all(self, tasks: list[Any]) -> Any: ...
+
+    def set_custom_status(self, status: Any) -> None: ...
+
+
+class ActiveRun(Protocol):
+    """The claimed, still running run an activity works for (loaded by the activity, not taken from its input)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def workspace_id(self) -> str: ...
+
+    @property
+    def plan(self) -> dict[str, Any]: ...
+
+    async def secrets(self) -> dict[str, Any]:
+        """The run's decrypted secrets ({} without any); refused once they expired."""
+        ...
+
+
+Orchestrator = Callable[[RunContext, dict[str, Any]], Generator[Any, Any, dict[str, Any]]]
+Activity = Callable[[ActiveRun, Any, Deps], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Orchestration:
+    """A Durable orchestration of a capability, run for an owner through shared/runs.
+
+    The functions layer registers an orchestrator function named `name` that claims the run recorded
+    under its instance id (re-validating the stored plan with `validate_plan`), runs `orchestrator`
+    with the plan, and records its output (or the failure); and one activity function per entry of
+    `activities`, which loads the run before calling the capability's code. Names are the Durable
+    function names: keep them as constants in the capability and never retype them elsewhere.
+    """
+
+    name: str
+    orchestrator: Orchestrator
+    activities: Mapping[str, Activity]
+    validate_plan: Callable[[dict[str, Any], Deps], dict[str, Any]]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One capability's whole story, declared in its own folder."""
+
+    name: str
+    summary: str
+    toolset: ToolSet | None = None
+    settings: type[SettingsSection] | None = None
+    containers: tuple[ContainerSpec, ...] = ()
+    orchestrations: tuple[Orchestration, ...] = ()
+    checks: tuple[Check, ...] = ()
+    # The capability's section of the README (its folder's README.md), included by `make docs`.
+    readme: Path | None = None
+
+
+def _unique(kind: str, names: Iterable[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{kind} {name!r} is declared twice")
+        seen.add(name)
+
+
+class Catalogue:
+    """Every capability's parts, collected and checked for clashes once per process."""
+
+    def __init__(self, capabilities: Sequence[Capability]) -> None:
+        _unique("capability", (c.name for c in capabilities))
+        for c in capabilities:
+            if c.toolset is not None and c.toolset.capability != c.name:
+                raise ValueError(f"capability {c.name!r} declares the toolset of {c.toolset.capability!r}")
+        self.capabilities = tuple(capabilities)
+        self.registry = ToolRegistry(c.toolset for c in capabilities if c.toolset is not None)
+        self.containers = catalogue_of(spec for c in capabilities for spec in c.containers)
+        self.settings_sections = tuple(c.settings for c in capabilities if c.settings is not None)
+        _unique("settings section", (s.__name__ for s in self.settings_sections))
+        _unique("environment variable", (key for s in (Settings, *self.settings_sections) for key in s.env_names().values()))
+        self.checks = tuple(check for c in capabilities for check in c.checks)
+        _unique("check", (check.name for check in self.checks))
+        self.orchestrations = {o.name: o for c in capabilities for o in c.orchestrations}
+        _unique("orchestration", (o.name for c in capabilities for o in c.orchestrations))
+        self.activities = {name: (o, fn) for o in self.orchestrations.values() for name, fn in o.activities.items()}
+        _unique("Durable function", [*self.orchestrations, *(name for o in self.orchestrations.values() for name in o.activities)])
+
+    def capability_of_orchestration(self, name: str) -> str:
+        return next(c.name for c in self.capabilities if any(o.name == name for o in c.orchestrations))

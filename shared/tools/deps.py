@@ -1,0 +1,45 @@
+"""What every handler may touch: the stores, clients, clock and declared checks a worker process shares.
+
+Built once per process by the composition root (`shared.app.wiring.build_deps`) and passed in; tests
+build one pointed at the local emulators.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from shared.core.settings import Settings
+from shared.identity.api_keys import ApiKeyStore
+from shared.identity.resolver import PrincipalResolver
+from shared.storage.blob import BlobStore
+from shared.storage.cosmos import CosmosDatabase
+
+if TYPE_CHECKING:
+    from shared.tools.checks import Check
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Deps:
+    """Everything a handler may touch."""
+
+    settings: Settings
+    cosmos: CosmosDatabase
+    blobs: BlobStore
+    api_keys: ApiKeyStore
+    principals: PrincipalResolver
+    clock: Callable[[], datetime] = utc_now
+    started_monotonic: float = field(default_factory=time.monotonic)
+    # Every capability's checks, collected by the composition root (health and diagnostics run them).
+    checks: tuple[Check, ...] = ()
+
+    async def aclose(self) -> None:
+        await self.cosmos.close()
+        await self.blobs.close()

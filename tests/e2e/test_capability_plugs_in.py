@@ -1,0 +1,94 @@
+"""A capability is one folder plus one line: a throwaway capability declared in a test module
+(tests/support/throwaway_capability.py) plugs into the app with nothing else changed.
+
+tests/fixtures/plugin_app serves the app's catalogue plus that capability, through the same functions
+layer and the same offline host as the app. Its tools are listed over MCP and as per-tool HTTP
+functions, its container is created with its partition key, its settings section is read, its
+orchestration runs as a run of its caller, and its check is part of diagnostics.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+
+from devhost.processes import HostProcess
+from devhost.stack import ROOT
+from shared.app.capabilities import catalogue
+from shared.core.settings import Settings
+from shared.storage.cosmos import CosmosDatabase
+from tests.support.throwaway_capability import NOTES
+
+PLUGIN_APP = Path(__file__).resolve().parents[1] / "fixtures" / "plugin_app"
+
+
+@pytest.fixture(scope="module")
+def plugin_host(start_host) -> HostProcess:
+    return start_host({"FIREBREAK_THROWAWAY_GREETING": "howdy"}, app_dir=PLUGIN_APP)
+
+
+def _poll(host: HostProcess, status_url: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = httpx.get(host.base_url + status_url, timeout=30).json()
+        if body.get("state") not in ("pending", "running"):
+            return body
+        time.sleep(0.1)
+    raise AssertionError(f"still running: {body}")
+
+
+def test_nothing_outside_the_test_names_the_throwaway_capability() -> None:
+    assert "throwaway" not in {c.name for c in catalogue().capabilities}
+    found = subprocess.run(["git", "grep", "-l", "-i", "throwaway", "--", "shared", "functions", "function_app.py", "devhost"],
+                           cwd=ROOT, capture_output=True, text=True)
+    assert found.stdout == "", found.stdout
+
+
+async def test_its_tools_are_listed_over_mcp_and_http(plugin_host: HostProcess) -> None:
+    async with Client(f"{plugin_host.base_url}/api/mcp", mode="2026-07-28") as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+    assert {"throwaway_note", "throwaway_count"} <= listed
+    assert listed == {t.name for t in catalogue().registry} | {"throwaway_note", "throwaway_count"}
+    document = httpx.get(f"{plugin_host.base_url}/api/tools", timeout=30).json()
+    note = next(t for t in document["tools"] if t["name"] == "throwaway_note")
+    assert note["capability"] == "throwaway" and note["http"]["path"] == "/api/tools/throwaway_note"
+
+
+def test_its_tool_reads_its_settings_and_writes_its_container(plugin_host: HostProcess, settings: Settings) -> None:
+    r = httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "remember me"}, timeout=30)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["greeting"] == "howdy" and body["stored_text"] == "remember me"
+    bad = httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": ""}, timeout=30)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+async def test_its_container_exists_with_its_partition_key(plugin_host: HostProcess, settings: Settings) -> None:
+    httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "x"}, timeout=30).raise_for_status()
+    # Read the container's definition without creating anything: only the plugin app's use can have made it.
+    reader = CosmosDatabase(settings.model_copy(update={"create_resources": False}), [NOTES])
+    try:
+        props = await (await reader.container(NOTES.name))._c.read()
+    finally:
+        await reader.close()
+    assert props["id"] == NOTES.name and props["partitionKey"]["paths"] == ["/workspace_id"]
+
+
+def test_its_orchestration_runs_for_its_caller(plugin_host: HostProcess) -> None:
+    r = httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_count", json={"upto": 4}, timeout=30)
+    assert r.status_code == 200, r.text
+    done = _poll(plugin_host, r.json()["status_url"])
+    assert done["state"] == "completed" and done["kind"] == "throwaway_count" and done["output"]["total"] == 10
+    assert done["progress"] == {"stage": "adding", "done": 3, "total": 4}
+
+
+def test_its_check_is_part_of_diagnostics(plugin_host: HostProcess) -> None:
+    started = httpx.post(f"{plugin_host.base_url}/api/diagnostics", timeout=30).json()
+    report = _poll(plugin_host, started["status_url"])["output"]
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["throwaway"]["ok"] and checks["throwaway"]["detail"] == "greeting is 'howdy'"
