@@ -80,29 +80,29 @@ async def test_status_and_cancel_answer_the_owner_only(deps: Deps) -> None:
     runs = RunService.from_deps(deps)
     run_id = await record(deps, secrets={"headers": {"x-api-key": "SECRET-1"}})
     owner, other_ws, other_user = P("ws-a", "alice"), P("ws-b", "alice"), P("ws-a", "bob")
-    assert (await get_run_status(owner, run_id)).state == "pending"
+    assert (await runs.status(owner, run_id)).state == "pending"
     for who in (other_ws, other_user):
         with pytest.raises(NotFound) as theirs:
-            await get_run_status(who, run_id)
+            await runs.status(who, run_id)
         with pytest.raises(NotFound):
-            await cancel_run(who, run_id)
+            await runs.cancel(who, run_id)
         assert theirs.value.details == {"run_id": run_id}
-    cancelled = await cancel_run(owner, run_id, "test")
+    cancelled = await runs.cancel(owner, run_id, "test")
     assert cancelled.state == "cancelled" and "test" in cancelled.error
-    assert (await cancel_run(owner, run_id)).state == "cancelled"  # again: same answer
+    assert (await runs.cancel(owner, run_id)).state == "cancelled"  # again: same answer
     store = await RunStore.open(deps.cosmos)
     assert await store.get_secrets(store.secrets_id(run_id)) is None  # cancelling drops the secrets
     # A finish arriving after the cancel does not overwrite it.
     await runs.finish(run_id, {"x": 1})
-    assert (await get_run_status(owner, run_id)).state == "cancelled"
+    assert (await runs.status(owner, run_id)).state == "cancelled"
 
     done = await record(deps)
     await runs.claim(done, ORCH, accept)
     await runs.finish(done, {"bundle_id": "b"})
-    status = await get_run_status(owner, done)
+    status = await runs.status(owner, done)
     assert status.state == "completed" and status.output == {"bundle_id": "b"}
     with pytest.raises(Conflict):
-        await cancel_run(owner, done)
+        await runs.cancel(owner, done)
 
 
 async def test_secrets_open_for_their_run_only_and_expire(deps: Deps) -> None:
@@ -148,5 +148,5 @@ def test_secret_box_needs_a_32_byte_key(settings) -> None:
 async def test_a_cancel_reason_is_kept_without_secrets(deps: Deps) -> None:
     runs = RunService.from_deps(deps)
     run_id = await record(deps)
-    cancelled = await cancel_run(P("ws-a", "alice"), run_id, "wrong target, used Bearer abc.def.ghi")
+    cancelled = await runs.cancel(P("ws-a", "alice"), run_id, "wrong target, used Bearer abc.def.ghi")
     assert cancelled.state == "cancelled" and "wrong target" in cancelled.error and "abc.def.ghi" not in cancelled.error
