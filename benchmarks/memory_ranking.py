@@ -15,7 +15,7 @@ import statistics
 import time
 import uuid
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.core.deps import build_deps
@@ -37,7 +37,7 @@ ENV = {"os": "Ubuntu 22.04", "language": "python 3.11", "framework": "django 4.2
 
 
 def _documents(workspace: str, size: int, rng: random.Random) -> list[dict[str, Any]]:
-    now = datetime(2026, 11, 22, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 22, tzinfo=UTC)
     docs: list[dict[str, Any]] = []
     postings: dict[str, dict[str, list[float]]] = defaultdict(dict)
     df: dict[str, int] = defaultdict(int)

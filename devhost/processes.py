@@ -14,7 +14,6 @@ import httpx
 
 from devhost.stack import ROOT, Stack
 
-
 # Servers the tests start get ports BELOW the kernel's ephemeral range: a port inside it can be taken as
 # the source port of any outgoing connection on the machine between a stop and a restart on that port
 # (seen: Azurite failing to restart on its own port in the stop/start test).

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from devhost.processes import HostProcess, start_stack
 from devhost.stack import Stack
 from shared.core.deps import Deps, build_deps
 from shared.core.settings import Settings
-from devhost.processes import HostProcess, start_stack
 
 RUN_ID = uuid.uuid4().hex[:8]
 

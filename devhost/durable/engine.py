@@ -17,7 +17,7 @@ import logging
 import traceback
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from devhost.durable import history as h
@@ -40,7 +40,7 @@ class InstanceGone(RuntimeError):
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _flatten_actions(actions: Any) -> list[dict[str, Any]]:
@@ -368,7 +368,7 @@ class DurableEngine:
 
         fire_at = isoparse(entry["fire_at"])
         if fire_at.tzinfo is None:
-            fire_at = fire_at.replace(tzinfo=timezone.utc)
+            fire_at = fire_at.replace(tzinfo=UTC)
         delay = (fire_at - self.clock()).total_seconds()
         if delay > 0:
             await asyncio.sleep(delay)

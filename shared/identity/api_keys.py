@@ -8,7 +8,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from shared.identity.models import ApiKeyDoc, MintedKey, Principal
 from shared.storage.cosmos import CosmosDatabase
@@ -46,7 +46,7 @@ class ApiKeyStore:
             user_id=user_id,
             name=name,
             secret_sha256=_digest(secret),
-            created_at=datetime.now(timezone.utc).isoformat(),
+            created_at=datetime.now(UTC).isoformat(),
         )
         container = await self._cosmos.container("api_keys")
         await container.create(doc.model_dump())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC
 from typing import Any
 
 from shared.core.errors import NotConfigured
@@ -133,9 +134,7 @@ class BlobStore:
 
     async def open_download(self, name: str, *, offset: int = 0, length: int | None = None) -> Any | None:
         """The SDK's streaming downloader of a blob or a range of it (`.size`: bytes in the range; the blob's size ends `.properties.content_range`), None when missing."""
-        from azure.core.exceptions import ResourceNotFoundError
-
-        from azure.core.exceptions import HttpResponseError
+        from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
         self.requests += 1
         container = await self._get_container()
@@ -155,13 +154,13 @@ class BlobStore:
         Account-key SAS with a connection string (Azurite, key-based accounts), a user delegation SAS
         with managed identity; None if neither can sign.
         """
-        from datetime import datetime, timedelta, timezone
+        from datetime import datetime, timedelta
 
         from azure.storage.blob import BlobSasPermissions, generate_blob_sas
 
         container = await self._get_container()
-        start = datetime.now(timezone.utc) - timedelta(minutes=5)  # clock skew
-        expiry = datetime.now(timezone.utc) + timedelta(minutes=minutes)
+        start = datetime.now(UTC) - timedelta(minutes=5)  # clock skew
+        expiry = datetime.now(UTC) + timedelta(minutes=minutes)
         permission = BlobSasPermissions(read=not write, create=write, write=write)
         client = container.get_blob_client(name)
         credential = getattr(self._service, "credential", None)

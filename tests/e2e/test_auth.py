@@ -10,9 +10,9 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from devhost.processes import HostProcess
 from shared.core.deps import Deps
 from tests.support.jwks import FakeEntra
-from devhost.processes import HostProcess
 
 
 @pytest.fixture(scope="session")

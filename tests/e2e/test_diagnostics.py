@@ -40,7 +40,7 @@ def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
 @pytest.fixture(scope="module")
 def fake_neubird():
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_response(401)  # an API that wants credentials is still reachable
             self.end_headers()
 

@@ -7,8 +7,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from shared.tools.catalog import default_registry
 from devhost.processes import HostProcess
+from shared.tools.catalog import default_registry
 
 MODES = ["legacy", "2026-07-28"]
 

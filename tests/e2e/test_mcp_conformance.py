@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from devhost.stack import ROOT
 from devhost.processes import HostProcess
+from devhost.stack import ROOT
 
 NODE22 = ROOT / "node_modules" / ".bin" / "node"  # npm's node@22 package; the machine's Node 20 is too old
 CONFORMANCE = ROOT / "node_modules" / ".bin" / "conformance"

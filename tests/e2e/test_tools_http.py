@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from shared.tools.catalog import default_registry
 from devhost.processes import HostProcess
+from shared.tools.catalog import default_registry
 
 
 def test_health_check_over_its_own_function(host: HostProcess) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from devhost.cosmos_snapshot import _client
 from devhost.processes import free_port_block
 from devhost.stack import COSMOS_EMULATOR_KEY, Stack
-from devhost.cosmos_snapshot import _client
 
 
 def test_cosmos_data_survives_stop_and_start(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,7 +15,7 @@ from shared.runs.service import RunRefused, RunService
 from shared.runs.store import RunStore
 
 ORCH = "perf_collect_orchestrator"
-T0 = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 class Clock:
@@ -38,7 +38,7 @@ async def record(deps: Deps, *, plan: dict | None = None, secrets: dict | None =
     return run_id
 
 
-def P(workspace: str, user: str) -> Principal:  # noqa: N802
+def P(workspace: str, user: str) -> Principal:
     return Principal(workspace_id=workspace, user_id=user, source="dev")
 
 

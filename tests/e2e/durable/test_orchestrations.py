@@ -5,8 +5,6 @@ from __future__ import annotations
 import concurrent.futures
 from datetime import datetime
 
-import httpx
-
 from tests.e2e.durable.conftest import MGMT, DurableHost, key
 
 

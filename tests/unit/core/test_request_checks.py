@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from shared.core.errors import Forbidden
-from shared.core.request_checks import MisdirectedRequest, UnsupportedMediaType, allowed_hosts_and_origins, check_host_and_origin, require_json_content_type
+from shared.core.request_checks import (
+    MisdirectedRequest,
+    UnsupportedMediaType,
+    allowed_hosts_and_origins,
+    check_host_and_origin,
+    require_json_content_type,
+)
 from shared.core.settings import Settings
 
 LOCAL = allowed_hosts_and_origins(Settings.from_env({"FIREBREAK_ENVIRONMENT": "local"}), None)

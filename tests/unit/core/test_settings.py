@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.core.settings import Settings
 from shared.core.request_checks import allowed_hosts_and_origins
+from shared.core.settings import Settings
 
 
 def test_defaults_are_safe() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -67,7 +67,7 @@ def test_task_hub_resolves_settings() -> None:
 
 
 def test_history_event_shape() -> None:
-    at = datetime(2026, 11, 22, 4, 0, tzinfo=timezone.utc)
+    at = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
     ev = h.event(h.TASK_COMPLETED, at, TaskScheduledId=3, Result="1")
     assert ev == {"EventType": 5, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-11-22T04:00:00.000000Z", "TaskScheduledId": 3, "Result": "1"}
     assert h.public(ev, with_output=False) == {"EventType": "TaskCompleted", "Timestamp": ev["Timestamp"], "TaskScheduledId": 3}

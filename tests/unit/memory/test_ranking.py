@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from shared.memory.ranking import BucketEvidence, gate, recency, reliability, score_solution
 from shared.memory.search import bm25
 
-NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
 MINE = "linux|py3|django4|k8s1|aws"
 
 
