@@ -41,7 +41,8 @@ def run(base_url: str, calls: int = 200) -> list[dict]:
                 started = time.perf_counter()
                 r = call(i)
                 timings[name].append(time.perf_counter() - started)
-                assert r.status_code == 200 and '"status":"ok"' in r.text.replace(" ", ""), r.text[:300]
+                assert r.status_code == 200, r.text[:300]
+                assert '"status":"ok"' in r.text.replace(" ", ""), r.text[:300]
         base = statistics.median(timings["http"])
         for name in variants:
             median = statistics.median(timings[name])

@@ -87,7 +87,7 @@ async def _seed(store: MemoryStore, docs: list[dict[str, Any]]) -> None:
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def _measure(service: MemoryService, who: Principal) -> dict[str, Any]:

@@ -39,11 +39,11 @@ def aiohttp_path(prefix: str, route: str) -> str:
     def param(match: re.Match[str]) -> str:
         name, constraint = match.group(1), match.group(2)
         if name.startswith("*"):
-            return "{%s:.*}" % name[1:]
+            return f"{{{name[1:]}:.*}}"
         name = name.rstrip("?")
         if constraint:
-            return "{%s:%s}" % (name, _CONSTRAINT.get(constraint.rstrip("?"), "[^/]+"))
-        return "{%s}" % name
+            return f"{{{name}:{_CONSTRAINT.get(constraint.rstrip('?'), '[^/]+')}}}"
+        return f"{{{name}}}"
 
     path = re.sub(r"\{([^}:]+)(?::([^}]+))?\}", param, route.strip("/"))
     return "/" + "/".join(p for p in (prefix, path) if p)
@@ -63,7 +63,7 @@ def to_func_request(request: web.Request, body: bytes) -> func.HttpRequest:
         method=request.method,
         url=str(request.url),
         headers=headers,
-        params={k: v for k, v in request.query.items()},
+        params=dict(request.query.items()),
         route_params=dict(request.match_info),
         body=body,
     )

@@ -98,7 +98,7 @@ def _probe(app_dir: str) -> dict[str, Any]:
     report: dict[str, Any] = {
         "status": "Success" if started.result.status == protos.StatusResult.Success else "Failure",
         "exception": getattr(getattr(started.result, "exception", None), "message", None),
-        "worker": {"package": "azure-functions-runtime", "version": VERSION, "python": "%d.%d" % sys.version_info[:2]},
+        "worker": {"package": "azure-functions-runtime", "version": VERSION, "python": f"{sys.version_info.major}.{sys.version_info.minor}"},
         "functions": [],
     }
     for fn in metadata.function_metadata_results or []:

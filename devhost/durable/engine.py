@@ -166,7 +166,8 @@ class DurableEngine:
         self._cache.pop(instance_id, None)
         return await self.store.delete(instance_id)
 
-    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:
+    # The timeout is part of the call, as in the Durable client's wait_for_completion_or_create_check_status_response.
+    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:  # noqa: ASYNC109
         """Wait until the instance is terminal (in-process callers; HTTP callers poll the status URL)."""
 
         def done() -> bool:
@@ -226,7 +227,7 @@ class DurableEngine:
         if not inst.history:
             parent = inst.parent or {}
             new_events.insert(0, h.event(h.EXECUTION_STARTED, now, Name=inst.name, Input=inst.input, Version="", ParentInstanceId=parent.get("instance_id")))
-        episode = [h.event(h.ORCHESTRATOR_STARTED, now)] + new_events
+        episode = [h.event(h.ORCHESTRATOR_STARTED, now), *new_events]
         # The orchestrator sees the old events as played; the stored history keeps them as recorded.
         body = json.dumps({
             "history": [dict(ev, IsPlayed=True) for ev in inst.history] + episode,

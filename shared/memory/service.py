@@ -72,7 +72,7 @@ def _stats(incident_id: str, solution_id: str, solution: dict[str, Any]) -> Solu
 
 def _signature_guards(text: str) -> list[str]:
     """Guard ids of the query's whole text and of each of its first lines (a pasted log or stack trace)."""
-    candidates = [text] + [line for line in text.splitlines() if line.strip()][:MAX_SIGNATURE_LINES]
+    candidates = [text, *[line for line in text.splitlines() if line.strip()][:MAX_SIGNATURE_LINES]]
     seen: dict[str, None] = {}
     for candidate in candidates:
         norm = normalize_signature(candidate)

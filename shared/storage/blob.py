@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC
 from typing import Any
@@ -51,10 +52,8 @@ class BlobStore:
                 self._service = self._build_service()
                 container = self._service.get_container_client(self.container_name)
                 if self._settings.create_resources:
-                    try:
+                    with contextlib.suppress(ResourceExistsError):
                         await container.create_container()
-                    except ResourceExistsError:
-                        pass
                 self._container = container
         return self._container
 

@@ -35,13 +35,18 @@ async def test_host_log_holds_no_secret(start_host, deps: Deps) -> None:
              {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "auth.whoami", "arguments": {}}}),
         ]
         statuses = []
-        for method, path, headers, body in calls:
-            r = httpx.request(method, f"{base}{path}", headers={"content-type": "application/json", **headers}, content=json.dumps(body), timeout=60)
-            statuses.append(r.status_code)
-            assert r.status_code < 500, r.text[:300]
-        assert statuses[0] == 200 and statuses[1] == 200 and statuses[2] == 401 and statuses[3] == 401
+        async with httpx.AsyncClient(timeout=60) as http:
+            for method, path, headers, body in calls:
+                r = await http.request(method, f"{base}{path}", headers={"content-type": "application/json", **headers}, content=json.dumps(body))
+                statuses.append(r.status_code)
+                assert r.status_code < 500, r.text[:300]
+        assert statuses[0] == 200
+        assert statuses[1] == 200
+        assert statuses[2] == 401
+        assert statuses[3] == 401
         log = host.log()
-        assert log.count("tool call auth.whoami") >= 3 and "tool call ranked_solutions" in log  # the calls were logged
+        assert log.count("tool call auth.whoami") >= 3
+        assert "tool call ranked_solutions" in log
         for secret in secrets:
             assert secret not in log, secret
     finally:

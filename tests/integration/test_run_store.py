@@ -68,7 +68,8 @@ async def test_a_plan_that_fails_revalidation_fails_the_run_and_is_not_claimed(d
     with pytest.raises(RunRefused, match="re-validation"):
         await runs.claim(run_id, ORCH, validate_stored_plan)
     doc, _ = await (await RunStore.open(deps.cosmos)).load(run_id)
-    assert doc.state == "failed" and not doc.claimed
+    assert doc.state == "failed"
+    assert not doc.claimed
     with pytest.raises(RunRefused):
         await runs.running(run_id, ORCH)
 
@@ -87,7 +88,8 @@ async def test_status_and_cancel_answer_the_owner_only(deps: Deps) -> None:
             await runs.cancel(who, run_id)
         assert theirs.value.details == {"run_id": run_id}
     cancelled = await runs.cancel(owner, run_id, "test")
-    assert cancelled.state == "cancelled" and "test" in cancelled.error
+    assert cancelled.state == "cancelled"
+    assert "test" in cancelled.error
     assert (await runs.cancel(owner, run_id)).state == "cancelled"  # again: same answer
     store = await RunStore.open(deps.cosmos)
     assert await store.get_secrets(store.secrets_id(run_id)) is None  # cancelling drops the secrets
@@ -99,7 +101,8 @@ async def test_status_and_cancel_answer_the_owner_only(deps: Deps) -> None:
     await runs.claim(done, ORCH, accept)
     await runs.finish(done, {"bundle_id": "b"})
     status = await runs.status(owner, done)
-    assert status.state == "completed" and status.output == {"bundle_id": "b"}
+    assert status.state == "completed"
+    assert status.output == {"bundle_id": "b"}
     with pytest.raises(Conflict):
         await runs.cancel(owner, done)
 
@@ -116,7 +119,7 @@ async def test_secrets_open_for_their_run_only_and_expire(deps: Deps) -> None:
     store = await RunStore.open(deps.cosmos)
     sealed = await store.get_secrets(doc.secrets_ref)
     other = await record(deps)
-    other_doc, etag = await store.load(other)
+    other_doc, _etag = await store.load(other)
     moved_ref = await store.put_secrets(other, "ws-a", {"alg": sealed["alg"], "nonce": sealed["nonce"], "ciphertext": sealed["ciphertext"]},
                                         (T0 + timedelta(hours=1)).isoformat(), 3600)
     with pytest.raises(RunRefused, match="do not decrypt"):
@@ -140,7 +143,7 @@ def test_secret_box_needs_a_32_byte_key(settings) -> None:
             secret_box(settings.model_copy(update={"secrets_key": bad}))
     box = secret_box(settings)
     assert isinstance(box, SecretBox)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="do not decrypt"):
         box.open({**box.seal({"a": 1}, "ws", "r1"), "nonce": "AAAAAAAAAAAAAAAA"}, "ws", "r1")
 
 
@@ -148,4 +151,6 @@ async def test_a_cancel_reason_is_kept_without_secrets(deps: Deps) -> None:
     runs = RunService.from_deps(deps)
     run_id = await record(deps)
     cancelled = await runs.cancel(P("ws-a", "alice"), run_id, "wrong target, used Bearer abc.def.ghi")
-    assert cancelled.state == "cancelled" and "wrong target" in cancelled.error and "abc.def.ghi" not in cancelled.error
+    assert cancelled.state == "cancelled"
+    assert "wrong target" in cancelled.error
+    assert "abc.def.ghi" not in cancelled.error

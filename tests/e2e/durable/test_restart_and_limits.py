@@ -21,7 +21,8 @@ def test_restart_mid_orchestration_resumes_without_rerunning_completed_work(star
 
     second = start_fixture_host(start_host, env)
     done = second.wait(iid)
-    assert done["runtimeStatus"] == "Completed" and done["output"] == "chain done"
+    assert done["runtimeStatus"] == "Completed"
+    assert done["output"] == "chain done"
     assert [e["step"] for e in second.effects(k)] == ["first", "second", "third"]  # each exactly once
 
 
@@ -32,7 +33,7 @@ def test_restart_resumes_many_instances(start_host, durable_env) -> None:
     # A pause long enough that every instance is inside its timer when the host stops, even on a loaded
     # machine: an activity still running at the stop would run again (at-least-once), which is not this test.
     ids = [first.start("slow_chain", {"key": k, "pause_s": 6}) for k in keys]
-    for iid, k in zip(ids, keys):
+    for iid, k in zip(ids, keys, strict=True):
         first.wait_status(iid, lambda s, k=k: len(first.effects(k)) >= 1)
     assert all(len(first.effects(k)) == 1 for k in keys)
     first.host.stop()
@@ -76,4 +77,5 @@ def test_wall_clock_and_random_ids_in_an_orchestrator_are_caught(durable: Durabl
     for name in ("uses_wall_clock", "uses_random_id"):
         handle, inst = _finished_instance(durable, durable_env, name, None)
         problems = nondeterminism(handle, inst)
-        assert problems and any("never scheduled" in p for p in problems), name
+        assert problems, name
+        assert any("never scheduled" in p for p in problems), name

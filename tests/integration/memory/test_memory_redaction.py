@@ -28,6 +28,7 @@ async def test_lookup_query_and_outcome_notes_are_stored_redacted(deps: Deps) ->
     stored = [d for d in docs if d["type"] in ("lookup", "outcome")]
     assert len(stored) == 3  # one lookup, two outcomes
     text = json.dumps(stored)
-    assert "upstream 401" in text and "[REDACTED]" in text
+    assert "upstream 401" in text
+    assert "[REDACTED]" in text
     for secret in SECRETS:
         assert secret not in text, secret

@@ -42,7 +42,8 @@ async def test_queries_stay_inside_their_partition(deps: Deps) -> None:
         for i in range(3):
             await memory.create({"id": _id(), "workspace_id": ws, "tag": tag, "n": i})
     items = await memory.query_all("ws-q1", "c.tag = @tag", {"@tag": tag})
-    assert len(items) == 3 and {d["workspace_id"] for d in items} == {"ws-q1"}
+    assert len(items) == 3
+    assert {d["workspace_id"] for d in items} == {"ws-q1"}
 
 
 async def test_paging_with_continuation_tokens(deps: Deps) -> None:
@@ -60,7 +61,8 @@ async def test_paging_with_continuation_tokens(deps: Deps) -> None:
         pages += 1
         if not token:
             break
-    assert seen == list(range(7)) and pages == 3
+    assert seen == list(range(7))
+    assert pages == 3
 
 
 async def test_create_twice_is_conflict(deps: Deps) -> None:

@@ -27,7 +27,8 @@ def test_loopback_hosts_pass_locally(host: str) -> None:
 def test_lookalike_hosts_are_refused(host: str) -> None:
     with pytest.raises(MisdirectedRequest) as caught:
         check_host_and_origin({"host": host}, "http://x/", *LOCAL)
-    assert caught.value.http_status == 421 and caught.value.code == "FORBIDDEN"
+    assert caught.value.http_status == 421
+    assert caught.value.code == "FORBIDDEN"
 
 
 def test_azure_allows_only_its_own_name() -> None:
@@ -58,4 +59,5 @@ def test_json_content_types(content_type: str) -> None:
 def test_other_content_types_are_415(content_type: str | None) -> None:
     with pytest.raises(UnsupportedMediaType) as caught:
         require_json_content_type(content_type)
-    assert caught.value.http_status == 415 and caught.value.code == "INVALID_REQUEST"
+    assert caught.value.http_status == 415
+    assert caught.value.code == "INVALID_REQUEST"

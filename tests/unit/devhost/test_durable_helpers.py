@@ -16,7 +16,7 @@ from functions.durable_retry import BackoffRetryOptions
 
 
 @pytest.mark.parametrize(
-    "options, attempts, ms",
+    ("options", "attempts", "ms"),
     [
         ({"firstRetryIntervalInMilliseconds": 100}, 1, 100),
         ({"firstRetryIntervalInMilliseconds": 100}, 3, 100),
@@ -33,12 +33,12 @@ def test_backoff_retry_options_serialise_what_the_extension_reads() -> None:
     assert BackoffRetryOptions(250, 5, 2.0, 4000).to_json() == {
         "firstRetryIntervalInMilliseconds": 250, "maxNumberOfAttempts": 5, "backoffCoefficient": 2.0, "maxRetryIntervalInMilliseconds": 4000,
     }
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="backoff_coefficient"):
         BackoffRetryOptions(250, 5, 0.5)
 
 
 @pytest.mark.parametrize(
-    "body, expected",
+    ("body", "expected"),
     [
         ("", None),
         (json.dumps(json.dumps({"a": 1})), '{"a": 1}'),  # DurableOrchestrationClient double-encodes
@@ -53,7 +53,7 @@ def test_wire_payload(body, expected) -> None:
 
 
 def test_wire_payload_rejects_bad_json() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(json.JSONDecodeError):
         wire_payload("{nope")
 
 

@@ -39,17 +39,19 @@ CTX = ToolContext(Principal(workspace_id="w", user_id="u", source="dev"), deps=N
 
 async def test_success_returns_json_output_and_text() -> None:
     outcome = await invoke(TOOL, {"n": 21}, CTX)
-    assert outcome.ok and outcome.output == {"doubled": 42}
+    assert outcome.ok
+    assert outcome.output == {"doubled": 42}
     assert '"doubled":42' in outcome.text
 
 
 @pytest.mark.parametrize(
-    "arguments, field",
+    ("arguments", "field"),
     [({}, "n"), ({"n": "x"}, "n"), ({"n": 1, "extra": True}, "extra"), ([1, 2], "(root)"), ("n=1", "(root)")],
 )
 async def test_bad_arguments_name_the_field(arguments, field) -> None:
     outcome = await invoke(TOOL, arguments, CTX)
-    assert outcome.error is not None and outcome.error.code == "VALIDATION_ERROR"
+    assert outcome.error is not None
+    assert outcome.error.code == "VALIDATION_ERROR"
     assert field in [e["field"] for e in outcome.error.details["errors"]]
 
 
