@@ -96,5 +96,5 @@ def resolve_setting_refs(value: Any, env: Mapping[str, str], where: str = "") ->
 
 
 def route_prefix(host_json: dict[str, Any]) -> str:
-    prefix = host_json.get("extensions", {}).get("http", {}).get("routePrefix", "api")
+    prefix: str = host_json.get("extensions", {}).get("http", {}).get("routePrefix", "api")
     return prefix.strip("/")

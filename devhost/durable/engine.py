@@ -238,6 +238,9 @@ class DurableEngine:
             "upperSchemaVersion": _REPLAY_SCHEMA,
         })
         handle = self.orchestrators.get(inst.name)
+        state: dict[str, Any] | None
+        error: str | None
+        open_tasks: dict[Any, Any]
         if handle is None:
             state, error, open_tasks = None, f"The function '{inst.name}' doesn't exist or is not an orchestrator function.", {}
         else:
@@ -454,4 +457,5 @@ async def invoke_activity(info: FunctionInfo, input_json: str | None) -> str:
         result = await asyncio.get_running_loop().run_in_executor(None, lambda: fn(**kwargs))
         if inspect.isawaitable(result):
             result = await result
-    return ActivityTriggerConverter.encode(result, expected_type=None).value
+    encoded: str = ActivityTriggerConverter.encode(result, expected_type=None).value
+    return encoded

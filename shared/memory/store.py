@@ -157,7 +157,7 @@ class MemoryStore:
         container = await self.container()
         doc_id = f"term:{token}"
         key = _key(incident_id)
-        ops = [{"op": "add", "path": f"/postings/{key}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
+        ops: list[dict[str, Any]] = [{"op": "add", "path": f"/postings/{key}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
         try:
             doc = await container.patch(doc_id, workspace, ops)
         except NotFound:

@@ -80,7 +80,8 @@ class BlobStore:
         self.requests += 1
         container = await self._get_container()
         client = container.get_blob_client(name)
-        digest, size, blocks = hashlib.sha256(), 0, []
+        digest, size = hashlib.sha256(), 0
+        blocks: list[BlobBlock] = []
 
         for chunk in chunks:
             if not chunk:
@@ -101,7 +102,8 @@ class BlobStore:
         container = await self._get_container()
         try:
             downloader = await container.download_blob(name)
-            return await downloader.readall()
+            data: bytes = await downloader.readall()
+            return data
         except ResourceNotFoundError:
             return None
 

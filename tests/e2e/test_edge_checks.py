@@ -103,7 +103,7 @@ def test_good_correlation_id_argument_is_echoed(host: HostProcess) -> None:
 
 @pytest.mark.parametrize("header", ["abc\u00e9", "a" * 200, "abc def"])
 def test_bad_correlation_header_is_replaced(host: HostProcess, header: str) -> None:
-    r = httpx.post(f"{host.base_url}/api/tools/health.check", json={}, headers={"x-correlation-id": header.encode("utf-8")}, timeout=TIMEOUT)
+    r = httpx.post(f"{host.base_url}/api/tools/health.check", json={}, headers={"x-correlation-id": header.encode("utf-8")}, timeout=TIMEOUT)  # type: ignore[arg-type]  # raw UTF-8 bytes on purpose; httpx sends bytes as given
     assert r.status_code == 200
     assert r.headers["x-correlation-id"] != header
     assert len(r.headers["x-correlation-id"]) == 32
@@ -156,6 +156,7 @@ async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> N
             [blob] = [n async for n in deps.blobs.list("_probes/")]
             probe_id = blob.rsplit("/", 1)[1].removesuffix(".txt")
             doc = await (await deps.cosmos.container("probes")).read(probe_id, probe_id)
+            assert doc is not None
             return [doc["_etag"], doc["nonce"]], [await deps.blobs.get(blob)]
 
         before = await probe_state()

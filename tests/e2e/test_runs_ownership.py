@@ -192,7 +192,8 @@ def _workspace_blobs(host: HostProcess, workspace: str) -> dict[str, str]:
     async def read() -> dict[str, str]:
         store = BlobStore(Settings.from_env(host.env))
         try:
-            return {n: (await store.get(n)).decode() async for n in store.list(workspace_prefix(workspace) + "/")}
+            blobs = {n: await store.get(n) async for n in store.list(workspace_prefix(workspace) + "/")}
+            return {n: data.decode() for n, data in blobs.items() if data is not None}
         finally:
             await store.close()
 

@@ -67,7 +67,9 @@ async def test_a_plan_that_fails_revalidation_fails_the_run_and_is_not_claimed(d
     run_id = await record(deps, plan={"probe": {"sample_count": 10_000}})
     with pytest.raises(RunRefused, match="re-validation"):
         await runs.claim(run_id, ORCH, validate_stored_plan)
-    doc, _ = await (await RunStore.open(deps.cosmos)).load(run_id)
+    loaded = await (await RunStore.open(deps.cosmos)).load(run_id)
+    assert loaded is not None
+    doc, _ = loaded
     assert doc.state == "failed"
     assert not doc.claimed
     with pytest.raises(RunRefused):
@@ -89,6 +91,7 @@ async def test_status_and_cancel_answer_the_owner_only(deps: Deps) -> None:
         assert theirs.value.details == {"run_id": run_id}
     cancelled = await runs.cancel(owner, run_id, "test")
     assert cancelled.state == "cancelled"
+    assert cancelled.error is not None
     assert "test" in cancelled.error
     assert (await runs.cancel(owner, run_id)).state == "cancelled"  # again: same answer
     store = await RunStore.open(deps.cosmos)
@@ -112,14 +115,20 @@ async def test_secrets_open_for_their_run_only_and_expire(deps: Deps) -> None:
     runs = RunService(deps.cosmos, deps.settings, clock)
     secret = {"headers": {"authorization": "Bearer SECRET-2"}}
     run_id = await record(deps, secrets=secret)
-    doc, _ = await (await RunStore.open(deps.cosmos)).load(run_id)
+    loaded = await (await RunStore.open(deps.cosmos)).load(run_id)
+    assert loaded is not None
+    doc, _ = loaded
     assert await runs.open_secrets(doc) == secret
 
     # The sealed document copied onto another run (or another workspace) does not decrypt.
     store = await RunStore.open(deps.cosmos)
+    assert doc.secrets_ref is not None
     sealed = await store.get_secrets(doc.secrets_ref)
+    assert sealed is not None
     other = await record(deps)
-    other_doc, _etag = await store.load(other)
+    other_loaded = await store.load(other)
+    assert other_loaded is not None
+    other_doc = other_loaded[0]
     moved_ref = await store.put_secrets(other, "ws-a", {"alg": sealed["alg"], "nonce": sealed["nonce"], "ciphertext": sealed["ciphertext"]},
                                         (T0 + timedelta(hours=1)).isoformat(), 3600)
     with pytest.raises(RunRefused, match="do not decrypt"):
@@ -152,5 +161,6 @@ async def test_a_cancel_reason_is_kept_without_secrets(deps: Deps) -> None:
     run_id = await record(deps)
     cancelled = await runs.cancel(P("ws-a", "alice"), run_id, "wrong target, used Bearer abc.def.ghi")
     assert cancelled.state == "cancelled"
+    assert cancelled.error is not None
     assert "wrong target" in cancelled.error
     assert "abc.def.ghi" not in cancelled.error

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 
 from devhost.durable.determinism import nondeterminism
-from devhost.durable.instances import InstanceStore
+from devhost.durable.instances import Instance, InstanceStore
 from devhost.index import index_functions, load_app
 from tests.e2e.durable.conftest import FIXTURE_APP, DurableHost, key, start_fixture_host
 
@@ -52,7 +52,7 @@ def test_activities_of_one_fan_out_respect_the_concurrency_setting(start_host, d
     assert peak == 3
 
 
-def _finished_instance(durable: DurableHost, durable_env: dict, name: str, payload) -> tuple[object, object]:
+def _finished_instance(durable: DurableHost, durable_env: dict, name: str, payload) -> tuple[object, Instance]:
     iid = durable.start(name, payload)
     assert durable.wait(iid)["runtimeStatus"] == "Completed"
     store = InstanceStore(durable_env["AzureWebJobsStorage"], durable_env["FIREBREAK_TASK_HUB"])
@@ -64,7 +64,9 @@ def _finished_instance(durable: DurableHost, durable_env: dict, name: str, paylo
             await store.close()
 
     functions = {f.name: f.user_function for f in index_functions(load_app(FIXTURE_APP, module_name="durable_fixture_app"))}
-    return functions[name], asyncio.run(load())
+    inst = asyncio.run(load())
+    assert inst is not None
+    return functions[name], inst
 
 
 def test_replay_is_deterministic_for_well_behaved_orchestrators(durable: DurableHost, durable_env) -> None:

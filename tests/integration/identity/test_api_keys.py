@@ -11,6 +11,7 @@ async def test_mint_stores_only_the_hash_and_verifies(deps: Deps) -> None:
     minted = await deps.api_keys.mint("ws-keys", "alice", "ci")
     stored = await (await deps.cosmos.container("api_keys")).read(minted.key_id, minted.key_id)
     secret = minted.key.split("_", 2)[2]
+    assert stored is not None
     assert secret not in json.dumps(stored)
     assert minted.key not in json.dumps(stored)
     assert stored["secret_sha256"]

@@ -29,6 +29,7 @@ def service(deps: Deps) -> MemoryService:
 
 async def _incident(service: MemoryService, who: Principal, title: str = "etcd leader election timeouts") -> tuple[str, str]:
     r = await service.add_incident(who, AddIncidentRequest(title=title, steps=["raise etcd heartbeat interval"], env=ENV, worked=True, error_signature=f"etcdserver: request timed out {uuid.uuid4().hex}"))
+    assert r.solution_id is not None
     return r.incident_id, r.solution_id
 
 

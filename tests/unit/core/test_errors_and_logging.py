@@ -9,7 +9,8 @@ import logging
 import pytest
 
 from shared.core import errors
-from shared.core.logging import JsonFormatter, new_correlation_id, redact, reset_correlation_id, set_correlation_id
+from shared.core.logging import JsonFormatter, new_correlation_id, reset_correlation_id, set_correlation_id
+from shared.core.redaction import redact
 
 
 def test_every_code_maps_to_the_design_status() -> None:

@@ -33,7 +33,9 @@ async def double(ctx, args: In) -> Out:
     return Out(doubled=args.n * 2)
 
 
-TOOL = ToolRegistry([ts]).get("demo.double")
+_TOOL = ToolRegistry([ts]).get("demo.double")
+assert _TOOL is not None
+TOOL = _TOOL
 CTX = ToolContext(Principal(workspace_id="w", user_id="u", source="dev"), deps=None, correlation_id="corr-1")  # type: ignore[arg-type]
 
 
@@ -70,6 +72,7 @@ async def test_typed_error_keeps_code_details_and_suggestions() -> None:
 async def test_unexpected_exception_is_internal_error_without_its_message(caplog) -> None:
     with caplog.at_level(logging.ERROR, logger="firebreak.tools"):
         outcome = await invoke(TOOL, {"n": 500}, CTX)
+    assert outcome.error is not None
     assert outcome.error.code == "INTERNAL_ERROR"
     assert "secret internal detail" not in outcome.error.message
     assert any("demo.double" in r.getMessage() for r in caplog.records)
