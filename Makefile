@@ -13,7 +13,7 @@ WORKER_PYTHON ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/py
 WORKER_VENV := .venv-worker
 UV_VERSION  := 0.13.9
 
-.PHONY: setup run stop status test test-unit bench api-key conformance manifest clean worker-venv lock lock-check clean-venvs
+.PHONY: setup run stop status lint test test-unit bench api-key conformance manifest clean worker-venv lock lock-check clean-venvs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,7 @@ setup: $(VENV)/.installed node_modules/.installed
 
 # The host enforces a function key (and the Durable system key) kept in $(DATA)/keys.json, generated on the
 # first run and printed with curl/mcp.json examples; /api/health stays anonymous.
-run: setup
+run: setup manifest
 	$(PY) -m devhost.stack start --data-dir $(DATA)
 	$(PY) -m devhost.stack write-settings --data-dir $(DATA)
 	$(PY) -m devhost --port $(PORT) --keys-file $(DATA)/keys.json
@@ -63,8 +63,18 @@ stop:
 status:
 	$(PY) -m devhost.stack status --data-dir $(DATA)
 
+# Lint, format, types and the import layers (configuration in pyproject.toml). Every step runs, so one
+# report shows all findings; the target fails if any step did.
+lint: setup
+	@rc=0; \
+	$(VENV)/bin/ruff check . || rc=1; \
+	$(VENV)/bin/ruff format --check . || rc=1; \
+	$(VENV)/bin/mypy || rc=1; \
+	$(VENV)/bin/lint-imports || rc=1; \
+	exit $$rc
+
 # The test session starts its own emulators on free ports and stops them at the end.
-test: setup worker-venv lock-check
+test: setup worker-venv lock-check manifest lint
 	$(PY) -m pytest -q
 
 test-unit: setup

@@ -8,7 +8,16 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from benchmarks import cold_start, durable_engine, hostile_inputs, mcp_overhead, memory_ranking, perf_roundtrip, slowlog_parser, spx_trace
+from benchmarks import (
+    cold_start,
+    durable_engine,
+    hostile_inputs,
+    mcp_overhead,
+    memory_ranking,
+    perf_roundtrip,
+    slowlog_parser,
+    spx_trace,
+)
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
 from shared.core.settings import Settings

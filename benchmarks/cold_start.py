@@ -6,6 +6,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 from devhost.stack import ROOT
 
@@ -20,7 +21,7 @@ def _time_import(code: str) -> float:
     return time.perf_counter() - started
 
 
-def run(rounds: int = 15) -> dict:
+def run(rounds: int = 15) -> dict[str, Any]:
     _time_import(BASELINE), _time_import(APP)  # warm the page cache for both
     base, app = [], []
     for _ in range(rounds):  # interleaved so drift on a shared machine hits both alike

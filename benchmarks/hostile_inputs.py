@@ -37,7 +37,8 @@ def _child(args: list[str], directory: Path) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-m", "tests.fixtures.hostile.corpus", *args], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     if done.returncode:
         return {"outcome": "crash", "stderr": done.stderr[-500:], "seconds": float("inf"), "peak_rss_mb": float("inf")}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _corpus(work: Path) -> list[dict[str, Any]]:

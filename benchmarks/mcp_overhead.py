@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -11,15 +13,15 @@ BUDGET = 1.3
 ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
-def _modern_call(i: int) -> dict:
+def _modern_call(i: int) -> dict[str, Any]:
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
     return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "health.check", "arguments": {}, "_meta": meta}}
 
 
-def run(base_url: str, calls: int = 200) -> list[dict]:
+def run(base_url: str, calls: int = 200) -> list[dict[str, Any]]:
     results = []
     with httpx.Client(base_url=base_url, timeout=30) as http:
-        variants = {
+        variants: dict[str, Callable[[int], httpx.Response]] = {
             # 2026-07-28 routes on headers that must mirror the body: Mcp-Method and Mcp-Name.
             "mcp_2026-07-28": lambda i: http.post(
                 "/api/mcp",
@@ -32,7 +34,9 @@ def run(base_url: str, calls: int = 200) -> list[dict]:
                 headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
             ),
         }
-        direct = lambda i: http.post("/api/tools/health.check", json={})  # noqa: E731
+        def direct(i: int) -> httpx.Response:
+            return http.post("/api/tools/health.check", json={})
+
         for i in range(20):  # warm-up: clients, containers, first-call imports
             direct(i), [v(i) for v in variants.values()]
         timings: dict[str, list[float]] = {"http": [], **{k: [] for k in variants}}
@@ -41,7 +45,8 @@ def run(base_url: str, calls: int = 200) -> list[dict]:
                 started = time.perf_counter()
                 r = call(i)
                 timings[name].append(time.perf_counter() - started)
-                assert r.status_code == 200 and '"status":"ok"' in r.text.replace(" ", ""), r.text[:300]
+                assert r.status_code == 200, r.text[:300]
+                assert '"status":"ok"' in r.text.replace(" ", ""), r.text[:300]
         base = statistics.median(timings["http"])
         for name in variants:
             median = statistics.median(timings[name])

@@ -15,7 +15,7 @@ import statistics
 import time
 import uuid
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.app.wiring import build_deps
@@ -37,7 +37,7 @@ ENV = {"os": "Ubuntu 22.04", "language": "python 3.11", "framework": "django 4.2
 
 
 def _documents(workspace: str, size: int, rng: random.Random) -> list[dict[str, Any]]:
-    now = datetime(2026, 11, 22, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 22, tzinfo=UTC)
     docs: list[dict[str, Any]] = []
     postings: dict[str, dict[str, list[float]]] = defaultdict(dict)
     df: dict[str, int] = defaultdict(int)
@@ -87,7 +87,7 @@ async def _seed(store: MemoryStore, docs: list[dict[str, Any]]) -> None:
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def _measure(service: MemoryService, who: Principal) -> dict[str, Any]:

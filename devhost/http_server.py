@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import azure.functions as func
@@ -39,18 +40,23 @@ def aiohttp_path(prefix: str, route: str) -> str:
     def param(match: re.Match[str]) -> str:
         name, constraint = match.group(1), match.group(2)
         if name.startswith("*"):
-            return "{%s:.*}" % name[1:]
+            return f"{{{name[1:]}:.*}}"
         name = name.rstrip("?")
         if constraint:
-            return "{%s:%s}" % (name, _CONSTRAINT.get(constraint.rstrip("?"), "[^/]+"))
-        return "{%s}" % name
+            return f"{{{name}:{_CONSTRAINT.get(constraint.rstrip('?'), '[^/]+')}}}"
+        return f"{{{name}}}"
 
     path = re.sub(r"\{([^}:]+)(?::([^}]+))?\}", param, route.strip("/"))
     return "/" + "/".join(p for p in (prefix, path) if p)
 
 
+def _signal_handler(hook: Callable[[], Awaitable[None]]) -> Callable[[web.Application], Awaitable[None]]:
+    """An aiohttp startup/cleanup handler that calls `hook`, bound now (not to the loop variable)."""
+    return lambda _app: hook()
+
+
 def _error(status: int, code: str, message: str) -> web.Response:
-    body = {"error": {"code": code, "message": message, "details": {}, "recovery_suggestions": [], "correlation_id": None}}
+    body: dict[str, Any] = {"error": {"code": code, "message": message, "details": {}, "recovery_suggestions": [], "correlation_id": None}}
     return web.json_response(body, status=status)
 
 
@@ -63,7 +69,7 @@ def to_func_request(request: web.Request, body: bytes) -> func.HttpRequest:
         method=request.method,
         url=str(request.url),
         headers=headers,
-        params={k: v for k, v in request.query.items()},
+        params=dict(request.query.items()),
         route_params=dict(request.match_info),
         body=body,
     )
@@ -107,8 +113,8 @@ class HttpHost:
             self._mount(info)
         for extension in extensions or []:
             extension.add_routes(self.app)
-            self.app.on_startup.append(lambda _app, ext=extension: ext.start())
-            self.app.on_cleanup.append(lambda _app, ext=extension: ext.stop())
+            self.app.on_startup.append(_signal_handler(extension.start))
+            self.app.on_cleanup.append(_signal_handler(extension.stop))
         self.app.router.add_route("*", "/{tail:.*}", self._not_found)
 
     def _mount(self, info: FunctionInfo) -> None:
@@ -120,7 +126,7 @@ class HttpHost:
             self.app.router.add_route(method, path, handler)
             self.routes.append((method, path, info.name))
 
-    def _handler(self, info: FunctionInfo, auth_level: str):  # type: ignore[no-untyped-def]
+    def _handler(self, info: FunctionInfo, auth_level: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def handle(request: web.Request) -> web.StreamResponse:
             presented = request.headers.get("x-functions-key") or request.query.get("code")
             if not self.keys.allows(info.name, auth_level, presented):

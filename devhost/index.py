@@ -6,10 +6,10 @@ import importlib.util
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -96,5 +96,5 @@ def resolve_setting_refs(value: Any, env: Mapping[str, str], where: str = "") ->
 
 
 def route_prefix(host_json: dict[str, Any]) -> str:
-    prefix = host_json.get("extensions", {}).get("http", {}).get("routePrefix", "api")
+    prefix: str = host_json.get("extensions", {}).get("http", {}).get("routePrefix", "api")
     return prefix.strip("/")

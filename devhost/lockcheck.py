@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ def _environment(python: str) -> dict[str, str]:
     """Marker environment for `python` on this platform (the locks are for Linux x86_64 / Azure's Linux)."""
     from packaging.markers import default_environment
 
-    env = dict(default_environment())
+    env = {k: str(v) for k, v in default_environment().items()}
     env.update(python_version=python, python_full_version=f"{python}.0")
     return env
 

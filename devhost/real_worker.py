@@ -48,7 +48,8 @@ def index_in_real_worker(app_dir: Path, env: dict[str, str] | None = None, pytho
                           capture_output=True, text=True, env=run_env, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"the real worker probe failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return report
 
 
 # ---- the half that runs inside the worker venv ---------------------------------------------------
@@ -98,7 +99,7 @@ def _probe(app_dir: str) -> dict[str, Any]:
     report: dict[str, Any] = {
         "status": "Success" if started.result.status == protos.StatusResult.Success else "Failure",
         "exception": getattr(getattr(started.result, "exception", None), "message", None),
-        "worker": {"package": "azure-functions-runtime", "version": VERSION, "python": "%d.%d" % sys.version_info[:2]},
+        "worker": {"package": "azure-functions-runtime", "version": VERSION, "python": f"{sys.version_info.major}.{sys.version_info.minor}"},
         "functions": [],
     }
     for fn in metadata.function_metadata_results or []:

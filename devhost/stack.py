@@ -136,9 +136,10 @@ class Stack:
                     f"cannot start {name}: port(s) {busy} already in use by another process "
                     "(another checkout's emulators? run `make stop` there, or use --port-base N for a second stack)"
                 )
-            log = open(self.data_dir / f"{name}.log", "ab")
-            # A new session: Ctrl-C in the terminal that runs the app must not take the emulators down with it.
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
+            # The child keeps its own copy of the log's descriptor; ours closes once it is started.
+            with open(self.data_dir / f"{name}.log", "ab") as log:
+                # A new session: Ctrl-C in the terminal that runs the app must not take the emulators down with it.
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
             (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
         deadline = time.monotonic() + timeout
         for name, (_, ports) in self._commands().items():

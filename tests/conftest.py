@@ -5,14 +5,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from devhost.processes import HostProcess, start_stack
 from devhost.stack import Stack
 from shared.app.wiring import build_deps, load_settings
 from shared.tools.deps import Deps
 from shared.core.settings import Settings
-from devhost.processes import HostProcess, start_stack
 
 RUN_ID = uuid.uuid4().hex[:8]
 
@@ -69,7 +70,7 @@ def start_host(app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
         # resume each other's orchestrations on start-up.
         env = {**app_env, "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:10]}", **(overrides or {})}
         env = {k: v for k, v in env.items() if v is not None}
-        kwargs = {"app_dir": app_dir} if app_dir else {}
+        kwargs: dict[str, Any] = {"app_dir": app_dir} if app_dir else {}
         host = HostProcess(env, Path(tmp_path_factory.mktemp("host")) / "host.log", port=port, **kwargs)
         hosts.append(host)
         if ready:

@@ -17,7 +17,7 @@ import logging
 import traceback
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from devhost.durable import history as h
@@ -40,7 +40,7 @@ class InstanceGone(RuntimeError):
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _flatten_actions(actions: Any) -> list[dict[str, Any]]:
@@ -166,7 +166,8 @@ class DurableEngine:
         self._cache.pop(instance_id, None)
         return await self.store.delete(instance_id)
 
-    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:
+    # The timeout is part of the call, as in the Durable client's wait_for_completion_or_create_check_status_response.
+    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:  # noqa: ASYNC109
         """Wait until the instance is terminal (in-process callers; HTTP callers poll the status URL)."""
 
         def done() -> bool:
@@ -226,7 +227,7 @@ class DurableEngine:
         if not inst.history:
             parent = inst.parent or {}
             new_events.insert(0, h.event(h.EXECUTION_STARTED, now, Name=inst.name, Input=inst.input, Version="", ParentInstanceId=parent.get("instance_id")))
-        episode = [h.event(h.ORCHESTRATOR_STARTED, now)] + new_events
+        episode = [h.event(h.ORCHESTRATOR_STARTED, now), *new_events]
         # The orchestrator sees the old events as played; the stored history keeps them as recorded.
         body = json.dumps({
             "history": [dict(ev, IsPlayed=True) for ev in inst.history] + episode,
@@ -237,6 +238,9 @@ class DurableEngine:
             "upperSchemaVersion": _REPLAY_SCHEMA,
         })
         handle = self.orchestrators.get(inst.name)
+        state: dict[str, Any] | None
+        error: str | None
+        open_tasks: dict[Any, Any]
         if handle is None:
             state, error, open_tasks = None, f"The function '{inst.name}' doesn't exist or is not an orchestrator function.", {}
         else:
@@ -368,7 +372,7 @@ class DurableEngine:
 
         fire_at = isoparse(entry["fire_at"])
         if fire_at.tzinfo is None:
-            fire_at = fire_at.replace(tzinfo=timezone.utc)
+            fire_at = fire_at.replace(tzinfo=UTC)
         delay = (fire_at - self.clock()).total_seconds()
         if delay > 0:
             await asyncio.sleep(delay)
@@ -453,4 +457,5 @@ async def invoke_activity(info: FunctionInfo, input_json: str | None) -> str:
         result = await asyncio.get_running_loop().run_in_executor(None, lambda: fn(**kwargs))
         if inspect.isawaitable(result):
             result = await result
-    return ActivityTriggerConverter.encode(result, expected_type=None).value
+    encoded: str = ActivityTriggerConverter.encode(result, expected_type=None).value
+    return encoded

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -25,6 +26,7 @@ from devhost.keys import HostKeys
 PREFIX = "/runtime/webhooks/durabletask"
 _RUNNING = {"Pending", "Running", "ContinuedAsNew"}
 _HIDDEN_EVENTS = {h.ORCHESTRATOR_STARTED, h.ORCHESTRATOR_COMPLETED}
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _true(value: str | None) -> bool:
@@ -134,7 +136,7 @@ class DurableHttpApi:
             for method, path, handler in table:
                 app.router.add_route(method, prefix + path, self._guard(handler) if guarded else handler)
 
-    def _guard(self, handler):  # type: ignore[no-untyped-def]
+    def _guard(self, handler: _Handler) -> _Handler:
         async def guarded(request: web.Request) -> web.StreamResponse:
             presented = request.query.get("code") or request.headers.get("x-functions-key")
             accepted = [k for k in (self.system_key, self.keys.master) if k]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,10 +57,8 @@ class InstanceStore:
 
             self._service = BlobServiceClient.from_connection_string(self._connection_string)
             self._container = self._service.get_container_client(self.container_name)
-            try:
+            with contextlib.suppress(ResourceExistsError):
                 await self._container.create_container()
-            except ResourceExistsError:
-                pass
         return self._container
 
     @staticmethod

@@ -57,8 +57,10 @@ class JsonFormatter(logging.Formatter):
         }
         extras = {k: v for k, v in vars(record).items() if k not in self._RESERVED and k != "correlation_id"}
         doc.update(redact(extras))
-        if record.exc_info or record.exc_text:
-            doc["exception"] = redact_text(record.exc_text or self.formatException(record.exc_info))
+        if record.exc_text:
+            doc["exception"] = redact_text(record.exc_text)
+        elif record.exc_info:
+            doc["exception"] = redact_text(self.formatException(record.exc_info))
         return json.dumps(doc, default=str)
 
 

@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 from shared.core.errors import ValidationFailed
 from shared.core.settings import Settings
 
-
 # Never reachable, whatever the allow-list says: Azure's wire server (DHCP, DNS, the VM agent's
 # channel), the instance metadata services of Azure/AWS/GCP/OCI (IPv4 and AWS's IPv6) and
 # Alibaba's metadata address.

@@ -29,7 +29,7 @@ SECRET_NAME_FRAGMENTS = (
 # in query strings); as fragments they would hit `error_code` or `signature_norm`.
 SECRET_EXACT_NAMES = frozenset({"sig", "code", "pwd", "key", "x-api-key", "sas"})
 
-_NAME = re.compile("|".join(re.escape(f) for f in SECRET_NAME_FRAGMENTS), re.I)
+_NAME = re.compile("|".join(re.escape(f) for f in SECRET_NAME_FRAGMENTS), re.IGNORECASE)
 
 _VALUE_END = r"[^\s\"'&;,<>)\]}]+"
 # `name=value` in query strings, form bodies and connection strings (`;AccountKey=...;`).

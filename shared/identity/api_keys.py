@@ -8,7 +8,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from shared.identity.models import ApiKeyDoc, MintedKey, Principal
 from shared.storage.containers import ContainerSpec
@@ -49,7 +49,7 @@ class ApiKeyStore:
             user_id=user_id,
             name=name,
             secret_sha256=_digest(secret),
-            created_at=datetime.now(timezone.utc).isoformat(),
+            created_at=datetime.now(UTC).isoformat(),
         )
         container = await self._cosmos.container(API_KEYS_CONTAINER.name)
         await container.create(doc.model_dump())

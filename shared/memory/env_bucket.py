@@ -164,4 +164,4 @@ def component_similarity(a: str, b: str) -> float:
 def similarity(a: str, b: str) -> float:
     """Weighted similarity of two buckets in [0, 1]."""
     pa, pb = a.split("|"), b.split("|")
-    return round(sum(WEIGHTS[c] * component_similarity(x, y) for c, x, y in zip(COMPONENTS, pa, pb)), 4)
+    return round(sum(WEIGHTS[c] * component_similarity(x, y) for c, x, y in zip(COMPONENTS, pa, pb, strict=False)), 4)

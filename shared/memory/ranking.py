@@ -45,7 +45,7 @@ def recency(last_confirmed_at: str | None, now: datetime) -> float:
     if not last_confirmed_at:
         return 0.0
     age_days = max((now - datetime.fromisoformat(last_confirmed_at)).total_seconds() / 86400, 0.0)
-    return 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    return float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))  # float**float is Any in typeshed (it may be complex)
 
 
 def score_solution(evidence: list[BucketEvidence], caller_bucket: str, now: datetime) -> SolutionScore:

@@ -9,7 +9,7 @@ workspace grows.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass
 
 from shared.memory.text import tokens
@@ -32,7 +32,7 @@ class Match:
 def incident_terms(title: str, summary: str, error_signature: str, tags: list[str]) -> tuple[dict[str, float], float]:
     """Field-weighted term frequencies of an incident (its MAX_INDEXED_TERMS heaviest: title x3, signature
     and tags x2, summary x1, ties in the order the terms first appear) and its whole weighted length."""
-    weighted: Counter[str] = Counter()
+    weighted: dict[str, float] = defaultdict(float)  # float weights: a Counter is typed for int counts
     for field, text in (("title", title), ("error_signature", error_signature), ("tags", " ".join(tags)), ("summary", summary)):
         for tok in tokens(text or ""):
             weighted[tok] += FIELD_WEIGHTS[field]
@@ -40,7 +40,7 @@ def incident_terms(title: str, summary: str, error_signature: str, tags: list[st
     if len(weighted) > MAX_INDEXED_TERMS:
         order = {t: i for i, t in enumerate(weighted)}
         kept = sorted(weighted, key=lambda t: (-weighted[t], order[t]))[:MAX_INDEXED_TERMS]
-        weighted = Counter({t: weighted[t] for t in kept})
+        weighted = {t: weighted[t] for t in kept}
     return dict(weighted), length
 
 

@@ -72,7 +72,7 @@ def _stats(incident_id: str, solution_id: str, solution: dict[str, Any]) -> Solu
 
 def _signature_guards(text: str) -> list[str]:
     """Guard ids of the query's whole text and of each of its first lines (a pasted log or stack trace)."""
-    candidates = [text] + [line for line in text.splitlines() if line.strip()][:MAX_SIGNATURE_LINES]
+    candidates = [text, *[line for line in text.splitlines() if line.strip()][:MAX_SIGNATURE_LINES]]
     seen: dict[str, None] = {}
     for candidate in candidates:
         norm = normalize_signature(candidate)
@@ -166,7 +166,7 @@ class MemoryService:
         bucket = bucket_for(req.env, req.env_bucket)
         incident_id = incident_of(req.solution_id)
         incident, lookup = await asyncio.gather(self.store.read_typed(ws, incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup"))
-        if not incident or req.solution_id not in incident.get("solutions", {}):
+        if incident_id is None or not incident or req.solution_id not in incident.get("solutions", {}):
             raise NotFound(f"solution {req.solution_id!r} not found", details={"solution_id": req.solution_id}, recovery_suggestions=["Use a solution_id returned by ranked_solutions, add_solution or add_incident."])
         self._require_lookup(req.lookup_id, lookup)
         now = self._now()
@@ -193,7 +193,7 @@ class MemoryService:
             raise NotFound(f"incident {req.incident_id!r} not found", details={"incident_id": req.incident_id}, recovery_suggestions=["Use an incident_id from ranked_solutions or list_incidents."])
         self._require_lookup(req.lookup_id, lookup)
         solution_id = solution_id_for(req.incident_id, steps_hash(req.steps))
-        entry = {"steps": req.steps, "steps_hash": steps_hash(req.steps), "created_at": self._now(), "created_by": who.user_id, "created_bucket": bucket, "lookup_id": req.lookup_id, "buckets": {}}
+        entry: dict[str, Any] = {"steps": req.steps, "steps_hash": steps_hash(req.steps), "created_at": self._now(), "created_by": who.user_id, "created_bucket": bucket, "lookup_id": req.lookup_id, "buckets": {}}
         created = await self.store.add_solution(ws, req.incident_id, solution_id, entry, bucket)
         return AddSolutionResult(solution_id=solution_id, incident_id=req.incident_id, env_bucket=bucket, created=created, next_action=na.record_new(solution_id, req.lookup_id))
 
@@ -207,9 +207,9 @@ class MemoryService:
         signature_norm = normalize_signature(req.error_signature or "")
         guards = ([f"sig:{digest(signature_norm)}"] if len(signature_norm) >= 8 else []) + [_title_guard(req.title, req.summary or "")]
         existing = await self.store.guards(ws, guards)
-        for owner in existing.values():
-            if await self.store.read(ws, owner):
-                return self._duplicate(owner, bucket, req.lookup_id)
+        for existing_owner in existing.values():
+            if await self.store.read(ws, existing_owner):
+                return self._duplicate(existing_owner, bucket, req.lookup_id)
 
         incident_id = new_id("inc")
         claimed: list[str] = []
@@ -266,13 +266,15 @@ class MemoryService:
             matches = (await self._search(ws, req.search, signatures=False))[0][: req.limit]
             docs = {d["id"]: d for d in await self.store.incidents(ws, [m.incident_id for m in matches])}
             top = matches[0].score if matches else 1.0
-            found = [(docs[m.incident_id], round(m.score / top, 4)) for m in matches if m.incident_id in docs]
+            found: list[tuple[dict[str, Any], float | None]] = [
+                (docs[m.incident_id], round(m.score / top, 4)) for m in matches if m.incident_id in docs
+            ]
             if req.tag:
                 found = [(d, r) for d, r in found if req.tag.lower() in d.get("tags", [])]
             continuation = None
         else:
             page, continuation = await self.store.list_incidents(ws, req.tag, req.limit, req.continuation)
-            found = [(d, None) for d in page]
+            found = [(d, None) for d in page]  # listed, not searched: no relevance
         summaries = [
             IncidentSummary(incident_id=d["id"], title=d["title"], tags=d.get("tags", []), created_at=d["created_at"], solution_count=len(d.get("solutions", {})), relevance_score=r)
             for d, r in found

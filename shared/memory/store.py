@@ -84,7 +84,7 @@ class MemoryStore:
 
     async def postings(self, workspace: str, tokens: list[str]) -> dict[str, dict[str, list[float]]]:
         docs = await asyncio.gather(*(self.read(workspace, f"term:{t}") for t in tokens))
-        return {t: d["postings"] for t, d in zip(tokens, docs) if d and not d.get("saturated")}
+        return {t: d["postings"] for t, d in zip(tokens, docs, strict=True) if d and not d.get("saturated")}
 
     async def meta(self, workspace: str) -> tuple[int, float]:
         doc = await self.read(workspace, "meta")
@@ -92,7 +92,7 @@ class MemoryStore:
 
     async def guards(self, workspace: str, guard_ids: list[str]) -> dict[str, str]:
         docs = await asyncio.gather(*(self.read(workspace, g) for g in guard_ids))
-        return {g: d["incident_id"] for g, d in zip(guard_ids, docs) if d}
+        return {g: d["incident_id"] for g, d in zip(guard_ids, docs, strict=True) if d}
 
     async def list_incidents(self, workspace: str, tag: str | None, limit: int, continuation: str | None) -> tuple[list[Doc], str | None]:
         where, params = "c.type = 'incident'", {}
@@ -166,7 +166,7 @@ class MemoryStore:
         container = await self.container()
         doc_id = f"term:{token}"
         key = _key(incident_id)
-        ops = [{"op": "add", "path": f"/postings/{key}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
+        ops: list[dict[str, Any]] = [{"op": "add", "path": f"/postings/{key}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
         try:
             doc = await container.patch(doc_id, workspace, ops)
         except NotFound:

@@ -46,12 +46,12 @@ def tokens(text: str) -> list[str]:
 
 
 _SIG_PATTERNS = [
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?\b", re.I), " "),  # timestamps
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?\b", re.IGNORECASE), " "),  # timestamps
     (re.compile(r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b"), " "),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), " "),  # uuids
-    (re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b", re.I), " "),  # hex ids, hashes, addresses
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE), " "),  # uuids
+    (re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b", re.IGNORECASE), " "),  # hex ids, hashes, addresses
     (re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`"), " "),  # quoted values
-    (re.compile(r"(?:[a-z]:)?(?:[\\/][\w.@-]+){2,}[\\/]?", re.I), " "),  # paths
+    (re.compile(r"(?:[a-z]:)?(?:[\\/][\w.@-]+){2,}[\\/]?", re.IGNORECASE), " "),  # paths
     (re.compile(r"\b\d+(\.\d+)*\b"), " "),  # numbers, versions, ports, ips
 ]
 

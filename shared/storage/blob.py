@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
+from datetime import UTC
 from typing import Any
 
 from shared.core.errors import NotConfigured
@@ -50,10 +52,8 @@ class BlobStore:
                 self._service = self._build_service()
                 container = self._service.get_container_client(self.container_name)
                 if self._settings.create_resources:
-                    try:
+                    with contextlib.suppress(ResourceExistsError):
                         await container.create_container()
-                    except ResourceExistsError:
-                        pass
                 self._container = container
         return self._container
 
@@ -80,7 +80,8 @@ class BlobStore:
         self.requests += 1
         container = await self._get_container()
         client = container.get_blob_client(name)
-        digest, size, blocks = hashlib.sha256(), 0, []
+        digest, size = hashlib.sha256(), 0
+        blocks: list[BlobBlock] = []
 
         for chunk in chunks:
             if not chunk:
@@ -101,7 +102,8 @@ class BlobStore:
         container = await self._get_container()
         try:
             downloader = await container.download_blob(name)
-            return await downloader.readall()
+            data: bytes = await downloader.readall()
+            return data
         except ResourceNotFoundError:
             return None
 
@@ -133,9 +135,7 @@ class BlobStore:
 
     async def open_download(self, name: str, *, offset: int = 0, length: int | None = None) -> Any | None:
         """The SDK's streaming downloader of a blob or a range of it (`.size`: bytes in the range; the blob's size ends `.properties.content_range`), None when missing."""
-        from azure.core.exceptions import ResourceNotFoundError
-
-        from azure.core.exceptions import HttpResponseError
+        from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
         self.requests += 1
         container = await self._get_container()
@@ -155,13 +155,13 @@ class BlobStore:
         Account-key SAS with a connection string (Azurite, key-based accounts), a user delegation SAS
         with managed identity; None if neither can sign.
         """
-        from datetime import datetime, timedelta, timezone
+        from datetime import datetime, timedelta
 
         from azure.storage.blob import BlobSasPermissions, generate_blob_sas
 
         container = await self._get_container()
-        start = datetime.now(timezone.utc) - timedelta(minutes=5)  # clock skew
-        expiry = datetime.now(timezone.utc) + timedelta(minutes=minutes)
+        start = datetime.now(UTC) - timedelta(minutes=5)  # clock skew
+        expiry = datetime.now(UTC) + timedelta(minutes=minutes)
         permission = BlobSasPermissions(read=not write, create=write, write=write)
         client = container.get_blob_client(name)
         credential = getattr(self._service, "credential", None)

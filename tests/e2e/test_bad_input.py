@@ -16,7 +16,7 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
 
 
 @pytest.mark.parametrize(
-    "body, status, code",
+    ('body', 'status', 'code'),
     [
         (b'{"include_versions": ', 400, "INVALID_REQUEST"),
         (b"[1, 2]", 400, "INVALID_REQUEST"),
@@ -36,23 +36,28 @@ def test_tool_http_bad_bodies(host: HostProcess, body: bytes, status: int, code:
     r = httpx.post(f"{host.base_url}/api/tools/health.check", content=body, headers={"content-type": "application/json"}, timeout=TIMEOUT)
     assert r.status_code == status, r.text[:300]
     error = r.json()["error"]
-    assert error["code"] == code and error["message"] and error["correlation_id"]
+    assert error["code"] == code
+    assert error["message"]
+    assert error["correlation_id"]
 
 
 @pytest.mark.parametrize(
-    "method, path, status",
+    ('method', 'path', 'status'),
     [("GET", "/api/tools/health.check", 405), ("POST", "/api/tools/no.such.tool", 404), ("GET", "/api/nowhere", 404), ("PUT", "/api/health", 405), ("GET", "/", 404)],
 )
 def test_unknown_routes_and_methods(host: HostProcess, method: str, path: str, status: int) -> None:
     r = httpx.request(method, f"{host.base_url}{path}", timeout=TIMEOUT)
-    assert r.status_code == status and r.json()["error"]["code"] in ("NOT_FOUND", "INVALID_REQUEST", "METHOD_NOT_FOUND")
+    assert r.status_code == status
+    assert r.json()["error"]["code"] in ("NOT_FOUND", "INVALID_REQUEST", "METHOD_NOT_FOUND")
 
 
 def test_unknown_tool_over_http_is_method_not_found(host: HostProcess) -> None:
     """The perf spec's code for an unregistered tool, in the common envelope."""
     r = httpx.post(f"{host.base_url}/api/tools/runs.delete", json={"correlation_id": "c-1"}, timeout=TIMEOUT)
     error = r.json()["error"]
-    assert r.status_code == 404 and error["code"] == "METHOD_NOT_FOUND" and "analysis.run" in error["details"]["available"]
+    assert r.status_code == 404
+    assert error["code"] == "METHOD_NOT_FOUND"
+    assert "analysis.run" in error["details"]["available"]
     # Literal routes still win over the catch-all.
     assert httpx.post(f"{host.base_url}/api/tools/health.check", json={}, timeout=TIMEOUT).status_code == 200
 
@@ -71,12 +76,14 @@ JSONRPC_CASES = [
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
-@pytest.mark.parametrize("body, code", JSONRPC_CASES, ids=["truncated", "binary", "batch", "string", "float-id", "null-id", "bool-id", "object-id", "array-id"])
+@pytest.mark.parametrize(('body', 'code'), JSONRPC_CASES, ids=["truncated", "binary", "batch", "string", "float-id", "null-id", "bool-id", "object-id", "array-id"])
 def test_mcp_malformed_messages_get_jsonrpc_errors(host: HostProcess, body: bytes, code: int, version: str) -> None:
     r = httpx.post(f"{host.base_url}/api/mcp", content=body, headers={**ACCEPT, "mcp-protocol-version": version}, timeout=TIMEOUT)
     assert r.status_code == 400
     reply = r.json()
-    assert reply["jsonrpc"] == "2.0" and reply["id"] is None and reply["error"]["code"] == code
+    assert reply["jsonrpc"] == "2.0"
+    assert reply["id"] is None
+    assert reply["error"]["code"] == code
 
 
 @pytest.mark.parametrize("request_id", ["abc", 0, -7, 2**53, ""], ids=["string", "zero", "negative", "big", "empty-string"])
@@ -87,11 +94,13 @@ def test_mcp_valid_ids_of_every_legal_type_are_echoed(host: HostProcess, request
         headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
         timeout=TIMEOUT,
     )
-    assert r.status_code == 200 and r.json()["id"] == request_id and r.json()["result"]["tools"]
+    assert r.status_code == 200
+    assert r.json()["id"] == request_id
+    assert r.json()["result"]["tools"]
 
 
 @pytest.mark.parametrize(
-    "message, code",
+    ('message', 'code'),
     [
         ({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}, -32601),
         ({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}}, -32602),
@@ -101,18 +110,21 @@ def test_mcp_valid_ids_of_every_legal_type_are_echoed(host: HostProcess, request
 )
 def test_mcp_bad_requests_in_a_valid_envelope(host: HostProcess, message: dict, code: int) -> None:
     r = httpx.post(f"{host.base_url}/api/mcp", json=message, headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"}, timeout=TIMEOUT)
-    assert r.status_code < 500 and r.json()["error"]["code"] == code and r.json()["id"] == message["id"]
+    assert r.status_code < 500
+    assert r.json()["error"]["code"] == code
+    assert r.json()["id"] == message["id"]
 
 
 def test_mcp_tool_call_with_bad_arguments_is_an_error_result(host: HostProcess) -> None:
     message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "health.check", "arguments": {"include_versions": []}}}
     r = httpx.post(f"{host.base_url}/api/mcp", json=message, headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"}, timeout=TIMEOUT)
     result = r.json()["result"]
-    assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"
 
 
 @pytest.mark.parametrize(
-    "headers, status",
+    ('headers', 'status'),
     [
         ({"content-type": "text/plain", "accept": "application/json, text/event-stream"}, 400),
         ({"content-type": "application/json", "accept": "text/html"}, 406),
@@ -127,7 +139,8 @@ def test_mcp_transport_header_errors(host: HostProcess, headers: dict, status: i
 
 def test_mcp_oversized_body_is_413(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/mcp", content=OVERSIZED, headers=ACCEPT, timeout=TIMEOUT)
-    assert r.status_code == 413 and r.json()["error"]["code"] == "INVALID_REQUEST"
+    assert r.status_code == 413
+    assert r.json()["error"]["code"] == "INVALID_REQUEST"
 
 
 def test_host_survives_the_barrage(host: HostProcess) -> None:
@@ -138,7 +151,7 @@ def test_host_survives_the_barrage(host: HostProcess) -> None:
 SID = "e" * 64
 
 
-@pytest.mark.parametrize("tool, body", [
+@pytest.mark.parametrize(('tool', 'body'), [
     ("analysis.run", {"normalized_snapshot_id": "not-a-sha"}),
     ("analysis.run", {"normalized_snapshot_id": SID, "snapshot_id": "f" * 64}),
     ("analysis.run", {"normalized_snapshot_id": SID, "top_n": "five"}),
@@ -157,4 +170,6 @@ def test_perf_tools_bad_arguments(host: HostProcess, tool: str, body: dict) -> N
     r = httpx.post(f"{host.base_url}/api/tools/{tool}", json=body, timeout=TIMEOUT)
     assert r.status_code == 400, r.text[:300]
     error = r.json()["error"]
-    assert error["code"] == "VALIDATION_ERROR" and error["details"] and error["correlation_id"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["details"]
+    assert error["correlation_id"]

@@ -33,15 +33,17 @@ def _send(host: HostProcess, method: str, path: str, body: bytes | None, content
     return httpx.request(method, f"{host.base_url}{path}", content=body, headers=headers, timeout=TIMEOUT)
 
 
-@pytest.mark.parametrize("method, path, body, content_type", ROUTES, ids=[r[1] for r in ROUTES])
+@pytest.mark.parametrize(("method", "path", "body", "content_type"), ROUTES, ids=[r[1] for r in ROUTES])
 def test_foreign_host_is_refused_on_every_route(host: HostProcess, method: str, path: str, body: bytes | None, content_type: str | None) -> None:
     r = _send(host, method, path, body, content_type, {"host": "rebound.attacker.example:7071"})
     assert r.status_code == 421, r.text[:300]
     error = r.json()["error"]
-    assert error["code"] == "FORBIDDEN" and "rebound.attacker.example" in error["message"] and error["correlation_id"]
+    assert error["code"] == "FORBIDDEN"
+    assert "rebound.attacker.example" in error["message"]
+    assert error["correlation_id"]
 
 
-@pytest.mark.parametrize("method, path, body, content_type", ROUTES, ids=[r[1] for r in ROUTES])
+@pytest.mark.parametrize(("method", "path", "body", "content_type"), ROUTES, ids=[r[1] for r in ROUTES])
 def test_foreign_origin_is_refused_on_every_route(host: HostProcess, method: str, path: str, body: bytes | None, content_type: str | None) -> None:
     r = _send(host, method, path, body, content_type, {"origin": "https://evil.example"})
     assert r.status_code == 403, r.text[:300]
@@ -67,11 +69,13 @@ def test_simple_cross_site_post_cannot_add_an_incident(host: HostProcess, conten
     r = httpx.post(f"{host.base_url}/api/tools/add_incident", content=json.dumps(INCIDENT).encode(), headers=headers, timeout=TIMEOUT)
     assert r.status_code == 415, r.text[:300]
     error = r.json()["error"]
-    assert error["code"] == "INVALID_REQUEST" and "application/json" in error["message"]
+    assert error["code"] == "INVALID_REQUEST"
+    assert "application/json" in error["message"]
     assert _incident_titles(host, ws) == []
     # The same call declared as JSON works (the check is the content type, not the body).
     ok = httpx.post(f"{host.base_url}/api/tools/add_incident", json=INCIDENT, headers={"x-dev-workspace": ws}, timeout=TIMEOUT)
-    assert ok.status_code == 200 and _incident_titles(host, ws) == [INCIDENT["title"]]
+    assert ok.status_code == 200
+    assert _incident_titles(host, ws) == [INCIDENT["title"]]
 
 
 @pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "application/vnd.api+json", "APPLICATION/JSON"])
@@ -86,31 +90,36 @@ def test_bad_correlation_id_argument_is_refused_before_the_tool_runs(host: HostP
     r = httpx.post(f"{host.base_url}/api/tools/add_incident", json={**INCIDENT, "correlation_id": bad}, headers={"x-dev-workspace": ws}, timeout=TIMEOUT)
     assert r.status_code == 400, r.text[:300]
     error = r.json()["error"]
-    assert error["code"] == "VALIDATION_ERROR" and error["details"]["errors"][0]["field"] == "correlation_id"
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["details"]["errors"][0]["field"] == "correlation_id"
     assert _incident_titles(host, ws) == []
 
 
 def test_good_correlation_id_argument_is_echoed(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/tools/health.check", json={"correlation_id": "run-42:step.1"}, timeout=TIMEOUT)
-    assert r.status_code == 200 and r.headers["x-correlation-id"] == "run-42:step.1"
+    assert r.status_code == 200
+    assert r.headers["x-correlation-id"] == "run-42:step.1"
 
 
 @pytest.mark.parametrize("header", ["abc\u00e9", "a" * 200, "abc def"])
 def test_bad_correlation_header_is_replaced(host: HostProcess, header: str) -> None:
-    r = httpx.post(f"{host.base_url}/api/tools/health.check", json={}, headers={"x-correlation-id": header.encode("utf-8")}, timeout=TIMEOUT)
-    assert r.status_code == 200 and r.headers["x-correlation-id"] != header and len(r.headers["x-correlation-id"]) == 32
+    r = httpx.post(f"{host.base_url}/api/tools/health.check", json={}, headers={"x-correlation-id": header.encode("utf-8")}, timeout=TIMEOUT)  # type: ignore[arg-type]  # raw UTF-8 bytes on purpose; httpx sends bytes as given
+    assert r.status_code == 200
+    assert r.headers["x-correlation-id"] != header
+    assert len(r.headers["x-correlation-id"]) == 32
 
 
 def test_bad_correlation_id_over_mcp_is_an_error_result(host: HostProcess) -> None:
     message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "health.check", "arguments": {"correlation_id": "a\r\nb"}}}
     r = httpx.post(f"{host.base_url}/api/mcp", json=message, headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"}, timeout=TIMEOUT)
     result = r.json()["result"]
-    assert r.status_code == 200 and result["isError"] is True
+    assert r.status_code == 200
+    assert result["isError"] is True
     assert result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"
 
 
 @pytest.mark.parametrize("version", [None, "2025-03-26", "2025-06-18", "2025-11-25"])
-@pytest.mark.parametrize("message, code", [
+@pytest.mark.parametrize(("message", "code"), [
     ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": "str"}, -32602),
     ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]}, -32602),
     ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": 5}, -32602),
@@ -123,8 +132,11 @@ def test_malformed_handshake_params_get_a_clear_jsonrpc_error(host: HostProcess,
     r = httpx.post(f"{host.base_url}/api/mcp", json=message, headers=headers, timeout=TIMEOUT)
     assert 400 <= r.status_code < 500, r.text[:300]
     reply = r.json()
-    assert reply["error"]["code"] == code and reply["id"] == 1
-    assert "validation error" not in r.text.lower() and "pydantic" not in r.text.lower() and "input_value" not in r.text
+    assert reply["error"]["code"] == code
+    assert reply["id"] == 1
+    assert "validation error" not in r.text.lower()
+    assert "pydantic" not in r.text.lower()
+    assert "input_value" not in r.text
 
 
 async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> None:
@@ -144,17 +156,20 @@ async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> N
             [blob] = [n async for n in deps.blobs.list("_probes/")]
             probe_id = blob.rsplit("/", 1)[1].removesuffix(".txt")
             doc = await (await deps.cosmos.container("probes")).read(probe_id, probe_id)
+            assert doc is not None
             return [doc["_etag"], doc["nonce"]], [await deps.blobs.get(blob)]
 
         before = await probe_state()
-        for _ in range(20):
-            assert httpx.get(f"{polled.base_url}/api/health", timeout=TIMEOUT).status_code == 200
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            for _ in range(20):
+                assert (await http.get(f"{polled.base_url}/api/health")).status_code == 200
         with ThreadPoolExecutor(8) as pool:
             statuses = list(pool.map(lambda _: httpx.get(f"{polled.base_url}/api/health", timeout=TIMEOUT).status_code, range(40)))
         assert statuses == [200] * 40
         assert await probe_state() == before  # same etag and nonce: no write since the first ready answer
         # The authenticated health.check tool still probes for real (a diagnosis must be fresh).
-        assert httpx.post(f"{polled.base_url}/api/tools/health.check", json={}, timeout=TIMEOUT).status_code == 200
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            assert (await http.post(f"{polled.base_url}/api/tools/health.check", json={})).status_code == 200
         assert await probe_state() != before
     finally:
         await deps.aclose()

@@ -13,7 +13,7 @@ ENV = {"os": "linux", "language": "python 3.11"}
 
 
 @pytest.mark.parametrize(
-    "tool, body, field",
+    ("tool", "body", "field"),
     [
         ("add_incident", {"title": "big steps", "steps": ["x" * 1_000_000], "env": ENV, "worked": True}, "steps"),
         ("add_incident", {"title": "no env", "steps": ["a"], "worked": True}, "env"),
@@ -27,7 +27,8 @@ def test_bad_input_is_400_and_writes_nothing(host: HostProcess, tool: str, body:
     workspace = f"ws-http-{uuid.uuid4().hex[:8]}"
     headers = {"x-dev-workspace": workspace}
     r = httpx.post(f"{host.base_url}/api/tools/{tool}", json=body, headers=headers, timeout=30)
-    assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "VALIDATION_ERROR"
     assert field in [e["field"] for e in r.json()["error"]["details"]["errors"]]
     listed = httpx.post(f"{host.base_url}/api/tools/list_incidents", json={}, headers=headers, timeout=30).json()
     assert listed["incidents"] == []
@@ -36,6 +37,7 @@ def test_bad_input_is_400_and_writes_nothing(host: HostProcess, tool: str, body:
 def test_unknown_ids_are_404(host: HostProcess) -> None:
     headers = {"x-dev-workspace": f"ws-http-{uuid.uuid4().hex[:8]}"}
     r = httpx.post(f"{host.base_url}/api/tools/get_incident", json={"incident_id": "inc_0000000000000000"}, headers=headers, timeout=30)
-    assert r.status_code == 404 and r.json()["error"]["code"] == "NOT_FOUND"
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == "NOT_FOUND"
     r = httpx.post(f"{host.base_url}/api/tools/record_outcome", json={"solution_id": "sol_0000_1111", "worked": True, "env": ENV}, headers=headers, timeout=30)
     assert r.status_code == 404

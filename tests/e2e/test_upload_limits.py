@@ -31,7 +31,9 @@ def test_two_hundred_thousand_empty_parts_are_refused_and_nothing_is_written(hos
     r = httpx.post(f"{host.base_url}/api/artifacts", content=body, headers={**ws, "content-type": CT}, timeout=120)
     assert r.status_code == 400, r.text[:300]
     error = r.json()["error"]
-    assert error["code"] == "VALIDATION_ERROR" and "at most 20 parts" in error["message"] and error["details"]["errors"][0]["problem"] == "too many parts"
+    assert error["code"] == "VALIDATION_ERROR"
+    assert "at most 20 parts" in error["message"]
+    assert error["details"]["errors"][0]["problem"] == "too many parts"
     assert _validated(host, ws, ["first.log"]) == 0
     assert httpx.get(f"{host.base_url}/api/health", timeout=30).status_code == 200
 
@@ -40,14 +42,16 @@ def test_twenty_one_files_are_refused(host: HostProcess) -> None:
     ws = {"x-dev-workspace": f"ws-mp-{uuid.uuid4().hex[:8]}"}
     body = b"".join(_part("file", SLOW.read_bytes(), f"s{i}.log") for i in range(21)) + b"--XyZ--\r\n"
     r = httpx.post(f"{host.base_url}/api/artifacts", content=body, headers={**ws, "content-type": CT}, timeout=120)
-    assert r.status_code == 400 and r.json()["error"]["details"]["errors"][0]["problem"] == "too many parts"
+    assert r.status_code == 400
+    assert r.json()["error"]["details"]["errors"][0]["problem"] == "too many parts"
     assert _validated(host, ws, ["s0.log"]) == 0
 
 
 def test_endless_part_headers_are_refused(host: HostProcess) -> None:
     body = b'--XyZ\r\nContent-Disposition: form-data; name="f"; filename="f.log"\r\nX-Pad: ' + b"a" * 3_000_000
     r = httpx.post(f"{host.base_url}/api/artifacts", content=body, headers={"content-type": CT}, timeout=120)
-    assert r.status_code == 400 and r.json()["error"]["details"]["errors"][0]["problem"] == "part headers too large"
+    assert r.status_code == 400
+    assert r.json()["error"]["details"]["errors"][0]["problem"] == "part headers too large"
 
 
 def test_multipart_file_is_stored_byte_for_byte(host: HostProcess) -> None:
@@ -58,4 +62,6 @@ def test_multipart_file_is_stored_byte_for_byte(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/artifacts", content=body, headers={**ws, "content-type": CT}, timeout=120)
     assert r.status_code == 201, r.text[:300]
     [item] = r.json()["artifacts"]
-    assert item["blob"] == "crlf.log" and item["size_bytes"] == len(data) and item["sha256"] == hashlib.sha256(data).hexdigest()
+    assert item["blob"] == "crlf.log"
+    assert item["size_bytes"] == len(data)
+    assert item["sha256"] == hashlib.sha256(data).hexdigest()

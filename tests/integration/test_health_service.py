@@ -13,7 +13,8 @@ async def test_healthy_stack_reports_ok(deps: Deps) -> None:
     assert report.status == "ok"
     assert {c.name: c.ok for c in report.stores} == {"cosmos": True, "blob": True, "perf_runs": True, "perf_artifacts": True}
     assert all(c.latency_ms and c.latency_ms > 0 for c in report.stores)
-    assert report.versions["mcp"].startswith("2.") and report.llm.mode == "rule_based"
+    assert report.versions["mcp"].startswith("2.")
+    assert report.llm.mode == "rule_based"
 
 
 async def test_unreachable_cosmos_is_degraded(settings: Settings) -> None:
@@ -23,6 +24,10 @@ async def test_unreachable_cosmos_is_degraded(settings: Settings) -> None:
     finally:
         await broken.aclose()
     by_name = {c.name: c for c in report.stores}
-    assert report.status == "degraded" and not by_name["cosmos"].ok and by_name["cosmos"].error
+    assert report.status == "degraded"
+    assert not by_name["cosmos"].ok
+    assert by_name["cosmos"].error
     assert not by_name["perf_runs"].ok  # the perf index lives in the same Cosmos account
-    assert by_name["blob"].ok and by_name["perf_artifacts"].ok and report.versions == {}
+    assert by_name["blob"].ok
+    assert by_name["perf_artifacts"].ok
+    assert report.versions == {}

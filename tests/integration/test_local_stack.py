@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from devhost.cosmos_snapshot import _client
 from devhost.processes import free_port_block
 from devhost.stack import COSMOS_EMULATOR_KEY, Stack
-from devhost.cosmos_snapshot import _client
 
 
 def test_cosmos_data_survives_stop_and_start(tmp_path: Path) -> None:
@@ -22,7 +22,8 @@ def test_cosmos_data_survives_stop_and_start(tmp_path: Path) -> None:
         container = db.create_container_if_not_exists("things", partition_key=PartitionKey(path="/workspace_id"))
         container.upsert_item({"id": doc_id, "workspace_id": "w", "v": 42})
         stack.stop()
-        assert stack.status() == {"azurite": False, "cosmos": False} and stack.cosmos_snapshot.exists()
+        assert stack.status() == {"azurite": False, "cosmos": False}
+        assert stack.cosmos_snapshot.exists()
         stack.start()
         again = _client(endpoint, COSMOS_EMULATOR_KEY).get_database_client("persist").get_container_client("things")
         assert again.read_item(doc_id, partition_key="w")["v"] == 42

@@ -36,9 +36,11 @@ def offline():
 
 def test_the_worker_accepts_every_function(worker: dict) -> None:
     assert worker["status"] == "Success", worker["exception"]
-    assert worker["worker"]["package"] == "azure-functions-runtime" and worker["worker"]["python"] >= "3.13"
+    assert worker["worker"]["package"] == "azure-functions-runtime"
+    assert worker["worker"]["python"] >= "3.13"
     for fn in worker["functions"]:
-        assert fn["entry_point"] == fn["name"] and fn["script_file"] == "function_app.py", fn
+        assert fn["entry_point"] == fn["name"], fn
+        assert fn["script_file"] == "function_app.py", fn
         assert fn["properties"] == {"worker_indexed": "True"}, fn
         assert set(fn["bindings"]) == {b["name"] for b in fn["raw_bindings"]}, fn
 
@@ -70,4 +72,5 @@ def test_the_offline_host_serves_exactly_the_workers_http_functions(worker: dict
 def test_the_workers_validation_runs_and_can_refuse() -> None:
     # A negative control: the same probe on an app with a parameter no binding fills is refused by the worker.
     report = index_in_real_worker(REJECTS)
-    assert report["status"] == "Failure" and "not_a_binding" in report["exception"], report
+    assert report["status"] == "Failure", report
+    assert "not_a_binding" in report["exception"], report

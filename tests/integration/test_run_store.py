@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,7 @@ from shared.runs.service import RunRefused, RunService
 from shared.runs.store import RunStore
 
 ORCH = "perf_collect_orchestrator"
-T0 = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 class Clock:
@@ -39,7 +39,7 @@ async def record(deps: Deps, *, plan: dict | None = None, secrets: dict | None =
     return run_id
 
 
-def P(workspace: str, user: str) -> Principal:  # noqa: N802
+def P(workspace: str, user: str) -> Principal:
     return Principal(workspace_id=workspace, user_id=user, source="dev")
 
 
@@ -68,8 +68,11 @@ async def test_a_plan_that_fails_revalidation_fails_the_run_and_is_not_claimed(d
     run_id = await record(deps, plan={"probe": {"sample_count": 10_000}})
     with pytest.raises(RunRefused, match="re-validation"):
         await runs.claim(run_id, ORCH, validate_stored_plan)
-    doc, _ = await (await RunStore.open(deps.cosmos)).load(run_id)
-    assert doc.state == "failed" and not doc.claimed
+    loaded = await (await RunStore.open(deps.cosmos)).load(run_id)
+    assert loaded is not None
+    doc, _ = loaded
+    assert doc.state == "failed"
+    assert not doc.claimed
     with pytest.raises(RunRefused):
         await runs.running(run_id, ORCH)
 
@@ -88,7 +91,9 @@ async def test_status_and_cancel_answer_the_owner_only(deps: Deps) -> None:
             await runs.cancel(who, run_id)
         assert theirs.value.details == {"run_id": run_id}
     cancelled = await runs.cancel(owner, run_id, "test")
-    assert cancelled.state == "cancelled" and "test" in cancelled.error
+    assert cancelled.state == "cancelled"
+    assert cancelled.error is not None
+    assert "test" in cancelled.error
     assert (await runs.cancel(owner, run_id)).state == "cancelled"  # again: same answer
     store = await RunStore.open(deps.cosmos)
     assert await store.get_secrets(store.secrets_id(run_id)) is None  # cancelling drops the secrets
@@ -100,7 +105,8 @@ async def test_status_and_cancel_answer_the_owner_only(deps: Deps) -> None:
     await runs.claim(done, ORCH, accept)
     await runs.finish(done, {"bundle_id": "b"})
     status = await runs.status(owner, done)
-    assert status.state == "completed" and status.output == {"bundle_id": "b"}
+    assert status.state == "completed"
+    assert status.output == {"bundle_id": "b"}
     with pytest.raises(Conflict):
         await runs.cancel(owner, done)
 
@@ -110,14 +116,20 @@ async def test_secrets_open_for_their_run_only_and_expire(deps: Deps) -> None:
     runs = RunService(deps.cosmos, deps.settings, clock)
     secret = {"headers": {"authorization": "Bearer SECRET-2"}}
     run_id = await record(deps, secrets=secret)
-    doc, _ = await (await RunStore.open(deps.cosmos)).load(run_id)
+    loaded = await (await RunStore.open(deps.cosmos)).load(run_id)
+    assert loaded is not None
+    doc, _ = loaded
     assert await runs.open_secrets(doc) == secret
 
     # The sealed document copied onto another run (or another workspace) does not decrypt.
     store = await RunStore.open(deps.cosmos)
+    assert doc.secrets_ref is not None
     sealed = await store.get_secrets(doc.secrets_ref)
+    assert sealed is not None
     other = await record(deps)
-    other_doc, etag = await store.load(other)
+    other_loaded = await store.load(other)
+    assert other_loaded is not None
+    other_doc = other_loaded[0]
     moved_ref = await store.put_secrets(other, "ws-a", {"alg": sealed["alg"], "nonce": sealed["nonce"], "ciphertext": sealed["ciphertext"]},
                                         (T0 + timedelta(hours=1)).isoformat(), 3600)
     with pytest.raises(RunRefused, match="do not decrypt"):
@@ -141,7 +153,7 @@ def test_secret_box_needs_a_32_byte_key(settings) -> None:
             secret_box(settings.with_section(RunSettings(secrets_key=bad)))
     box = secret_box(settings)
     assert isinstance(box, SecretBox)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="do not decrypt"):
         box.open({**box.seal({"a": 1}, "ws", "r1"), "nonce": "AAAAAAAAAAAAAAAA"}, "ws", "r1")
 
 
@@ -149,4 +161,7 @@ async def test_a_cancel_reason_is_kept_without_secrets(deps: Deps) -> None:
     runs = RunService.from_deps(deps)
     run_id = await record(deps)
     cancelled = await runs.cancel(P("ws-a", "alice"), run_id, "wrong target, used Bearer abc.def.ghi")
-    assert cancelled.state == "cancelled" and "wrong target" in cancelled.error and "abc.def.ghi" not in cancelled.error
+    assert cancelled.state == "cancelled"
+    assert cancelled.error is not None
+    assert "wrong target" in cancelled.error
+    assert "abc.def.ghi" not in cancelled.error

@@ -25,7 +25,7 @@ class FakeEntra:
         jwks = json.dumps({"keys": [{**jwk, "kid": self.kid, "use": "sig", "alg": "RS256"}]}).encode()
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.send_response(200 if self.path.endswith("/keys") else 404)
                 self.send_header("content-type", "application/json")
                 self.end_headers()

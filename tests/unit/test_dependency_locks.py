@@ -23,7 +23,9 @@ def test_repo_locks_are_current() -> None:
 def test_functions_packages_are_pinned_per_python() -> None:
     pins = [p for p in lockcheck.read_requirements(ROOT / "requirements.txt") if p.name == "azure-functions"]
     by_python = {py: [p.version for p in pins if p.applies(py)] for py in lockcheck.PYTHONS}
-    assert by_python["3.11"] == ["1.26.0"] and by_python["3.12"] == ["1.26.0"] and by_python["3.13"] == ["2.3.0"]
+    assert by_python["3.11"] == ["1.26.0"]
+    assert by_python["3.12"] == ["1.26.0"]
+    assert by_python["3.13"] == ["2.3.0"]
     worker = {p.name: p.version for p in lockcheck.read_requirements(ROOT / "requirements-worker.txt")}
     assert worker["azure-functions-runtime"] == "1.3.0"
 

@@ -38,8 +38,10 @@ def test_http_bindings_are_complete(functions) -> None:
         trigger = f.trigger
         if trigger["type"] != "httpTrigger":
             continue
-        assert trigger["direction"] == "IN" and trigger["authLevel"] in ("ANONYMOUS", "FUNCTION", "ADMIN"), f.name
-        assert trigger["route"] and not trigger["route"].lower().startswith("admin"), f.name  # /admin is the host's
+        assert trigger["direction"] == "IN", f.name
+        assert trigger["authLevel"] in ("ANONYMOUS", "FUNCTION", "ADMIN"), f.name
+        assert trigger["route"], f.name
+        assert not trigger["route"].lower().startswith("admin"), f.name  # /admin is the host's
         assert trigger["methods"], f.name
         assert {"type": "http", "direction": "OUT", "name": "$return"} in [dict(b) for b in f.bindings], f.name
 
@@ -72,12 +74,16 @@ def test_durable_functions_are_declared(functions) -> None:
 
 def test_expected_routes_and_auth_levels(functions) -> None:
     by_name = {f.name: f.trigger for f in functions}
-    assert by_name["health"]["route"] == "health" and by_name["health"]["authLevel"] == "ANONYMOUS"
-    assert by_name["mcp"]["route"] == "mcp" and sorted(by_name["mcp"]["methods"]) == ["DELETE", "GET", "POST"]
+    assert by_name["health"]["route"] == "health"
+    assert by_name["health"]["authLevel"] == "ANONYMOUS"
+    assert by_name["mcp"]["route"] == "mcp"
+    assert sorted(by_name["mcp"]["methods"]) == ["DELETE", "GET", "POST"]
     assert by_name["tools_document"]["route"] == "tools"
     for tool in catalogue().registry:
         trigger = by_name[tool.function_name]
-        assert trigger["route"] == f"tools/{tool.name}" and trigger["methods"] == ["POST"] and trigger["authLevel"] == "FUNCTION"
+        assert trigger["route"] == f"tools/{tool.name}"
+        assert trigger["methods"] == ["POST"]
+        assert trigger["authLevel"] == "FUNCTION"
 
 
 def test_host_json_has_what_func_start_needs() -> None:
@@ -87,12 +93,15 @@ def test_host_json_has_what_func_start_needs() -> None:
     assert host["extensionBundle"]["version"].startswith("[4.")
     assert host["extensions"]["http"]["routePrefix"] == "api"
     durable = host["extensions"]["durableTask"]
-    assert durable["hubName"] and durable["storageProvider"]["connectionName"] == "AzureWebJobsStorage"
+    assert durable["hubName"]
+    assert durable["storageProvider"]["connectionName"] == "AzureWebJobsStorage"
 
 
 def test_requirements_and_local_settings() -> None:
     reqs = (ROOT / "requirements.txt").read_text()
     # Pinned per Python (tests/unit/test_dependency_locks.py checks the pins against the lock).
-    assert 'azure-functions==1.26.0; python_version < "3.13"' in reqs and "azure-functions-durable==" in reqs
+    assert 'azure-functions==1.26.0; python_version < "3.13"' in reqs
+    assert "azure-functions-durable==" in reqs
     values = json.loads((ROOT / "local.settings.example.json").read_text())["Values"]
-    assert values["FUNCTIONS_WORKER_RUNTIME"] == "python" and values["AzureWebJobsStorage"]
+    assert values["FUNCTIONS_WORKER_RUNTIME"] == "python"
+    assert values["AzureWebJobsStorage"]

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 
 from devhost.durable.determinism import nondeterminism
-from devhost.durable.instances import InstanceStore
+from devhost.durable.instances import Instance, InstanceStore
 from devhost.index import index_functions, load_app
 from tests.e2e.durable.conftest import FIXTURE_APP, DurableHost, key, start_fixture_host
 
@@ -21,7 +21,8 @@ def test_restart_mid_orchestration_resumes_without_rerunning_completed_work(star
 
     second = start_fixture_host(start_host, env)
     done = second.wait(iid)
-    assert done["runtimeStatus"] == "Completed" and done["output"] == "chain done"
+    assert done["runtimeStatus"] == "Completed"
+    assert done["output"] == "chain done"
     assert [e["step"] for e in second.effects(k)] == ["first", "second", "third"]  # each exactly once
 
 
@@ -32,7 +33,7 @@ def test_restart_resumes_many_instances(start_host, durable_env) -> None:
     # A pause long enough that every instance is inside its timer when the host stops, even on a loaded
     # machine: an activity still running at the stop would run again (at-least-once), which is not this test.
     ids = [first.start("slow_chain", {"key": k, "pause_s": 6}) for k in keys]
-    for iid, k in zip(ids, keys):
+    for iid, k in zip(ids, keys, strict=True):
         first.wait_status(iid, lambda s, k=k: len(first.effects(k)) >= 1)
     assert all(len(first.effects(k)) == 1 for k in keys)
     first.host.stop()
@@ -51,7 +52,7 @@ def test_activities_of_one_fan_out_respect_the_concurrency_setting(start_host, d
     assert peak == 3
 
 
-def _finished_instance(durable: DurableHost, durable_env: dict, name: str, payload) -> tuple[object, object]:
+def _finished_instance(durable: DurableHost, durable_env: dict, name: str, payload) -> tuple[object, Instance]:
     iid = durable.start(name, payload)
     assert durable.wait(iid)["runtimeStatus"] == "Completed"
     store = InstanceStore(durable_env["AzureWebJobsStorage"], durable_env["FIREBREAK_TASK_HUB"])
@@ -63,7 +64,9 @@ def _finished_instance(durable: DurableHost, durable_env: dict, name: str, paylo
             await store.close()
 
     functions = {f.name: f.user_function for f in index_functions(load_app(FIXTURE_APP, module_name="durable_fixture_app"))}
-    return functions[name], asyncio.run(load())
+    inst = asyncio.run(load())
+    assert inst is not None
+    return functions[name], inst
 
 
 def test_replay_is_deterministic_for_well_behaved_orchestrators(durable: DurableHost, durable_env) -> None:
@@ -76,4 +79,5 @@ def test_wall_clock_and_random_ids_in_an_orchestrator_are_caught(durable: Durabl
     for name in ("uses_wall_clock", "uses_random_id"):
         handle, inst = _finished_instance(durable, durable_env, name, None)
         problems = nondeterminism(handle, inst)
-        assert problems and any("never scheduled" in p for p in problems), name
+        assert problems, name
+        assert any("never scheduled" in p for p in problems), name

@@ -11,10 +11,14 @@ async def test_mint_stores_only_the_hash_and_verifies(deps: Deps) -> None:
     minted = await deps.api_keys.mint("ws-keys", "alice", "ci")
     stored = await (await deps.cosmos.container("api_keys")).read(minted.key_id, minted.key_id)
     secret = minted.key.split("_", 2)[2]
-    assert secret not in json.dumps(stored) and minted.key not in json.dumps(stored)
-    assert stored["secret_sha256"] and stored["workspace_id"] == "ws-keys"
+    assert stored is not None
+    assert secret not in json.dumps(stored)
+    assert minted.key not in json.dumps(stored)
+    assert stored["secret_sha256"]
+    assert stored["workspace_id"] == "ws-keys"
     principal = await deps.api_keys.verify(minted.key)
-    assert principal is not None and (principal.workspace_id, principal.user_id, principal.source) == ("ws-keys", "alice", "api_key")
+    assert principal is not None
+    assert (principal.workspace_id, principal.user_id, principal.source) == ("ws-keys", "alice", "api_key")
 
 
 async def test_wrong_secret_unknown_id_and_garbage_are_refused(deps: Deps) -> None:

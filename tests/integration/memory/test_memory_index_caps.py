@@ -11,8 +11,8 @@ from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, RankedSolutionsRequest
 from shared.memory.search import MAX_INDEXED_TERMS
 from shared.memory.service import MemoryService
-from shared.memory.text import tokens
 from shared.memory.store import MemoryStore
+from shared.memory.text import tokens
 
 ENV = {"os": "linux", "language": "go 1.22", "runtime": "kubernetes 1.30", "cloud": "gcp"}
 
@@ -43,4 +43,5 @@ async def test_twelve_kilobytes_of_distinct_words_index_a_bounded_set_of_terms(d
     indexed = {d["token"] for d in terms}
     assert set(tokens(title)) <= indexed  # the title (weight 3) is always kept
     found = await service.ranked_solutions(who, RankedSolutionsRequest(query_text="zookeeper quorum flapping", env=ENV))
-    assert found.ranked_solutions and found.ranked_solutions[0].steps == ["pin the zookeeper image"]
+    assert found.ranked_solutions
+    assert found.ranked_solutions[0].steps == ["pin the zookeeper image"]

@@ -22,12 +22,14 @@ async def test_lookup_query_and_outcome_notes_are_stored_redacted(deps: Deps) ->
     who = Principal(workspace_id=f"ws-{uuid.uuid4().hex[:8]}", user_id="tester", source="dev")
     added = await service.add_incident(who, AddIncidentRequest(title="upstream 401 from items api", steps=["rotate the key"], env={}, worked=False, notes=PASTED))
     ranked = await service.ranked_solutions(who, RankedSolutionsRequest(query_text=PASTED, env={}))
+    assert added.solution_id is not None
     await service.record_outcome(who, RecordOutcomeRequest(solution_id=added.solution_id, worked=True, env={}, notes=PASTED, lookup_id=ranked.lookup_id))
 
     docs = await (await deps.cosmos.container("memory")).query_all(who.workspace_id)
     stored = [d for d in docs if d["type"] in ("lookup", "outcome")]
     assert len(stored) == 3  # one lookup, two outcomes
     text = json.dumps(stored)
-    assert "upstream 401" in text and "[REDACTED]" in text
+    assert "upstream 401" in text
+    assert "[REDACTED]" in text
     for secret in SECRETS:
         assert secret not in text, secret

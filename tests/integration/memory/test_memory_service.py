@@ -29,6 +29,7 @@ def service(deps: Deps) -> MemoryService:
 
 async def _incident(service: MemoryService, who: Principal, title: str = "etcd leader election timeouts") -> tuple[str, str]:
     r = await service.add_incident(who, AddIncidentRequest(title=title, steps=["raise etcd heartbeat interval"], env=ENV, worked=True, error_signature=f"etcdserver: request timed out {uuid.uuid4().hex}"))
+    assert r.solution_id is not None
     return r.incident_id, r.solution_id
 
 
@@ -84,7 +85,7 @@ async def test_lookup_from_another_workspace_is_not_found_and_writes_nothing(ser
 
 
 @pytest.mark.parametrize(
-    "model, args, field",
+    ("model", "args", "field"),
     [
         (RankedSolutionsRequest, {"query_text": "x"}, "env"),
         (RecordOutcomeRequest, {"solution_id": "s", "worked": "yes", "env": {}}, "worked"),
@@ -109,7 +110,7 @@ async def test_unknown_ids_and_bad_bucket(service: MemoryService, deps: Deps) ->
             await service.record_outcome(who, RecordOutcomeRequest(solution_id=bad, worked=True, env=ENV))
     with pytest.raises(NotFound):
         await service.add_solution(who, AddSolutionRequest(incident_id="inc_0000000000000000", steps=["a"], env=ENV))
-    incident_id, solution_id = await _incident(service, who)
+    _incident_id, solution_id = await _incident(service, who)
     with pytest.raises(ValidationFailed):
         await service.record_outcome(who, RecordOutcomeRequest(solution_id=solution_id, worked=True, env=ENV, env_bucket="not a bucket!"))
     assert not [d for d in await _workspace_docs(deps, who.workspace_id) if d["type"] == "outcome" and d.get("env_bucket") == "not a bucket!"]
@@ -120,7 +121,8 @@ async def test_concurrent_duplicate_incidents_create_one(service: MemoryService,
     request = AddIncidentRequest(title="Redis OOM command not allowed", error_signature="OOM command not allowed when used memory > 'maxmemory'", steps=["set maxmemory-policy allkeys-lru"], env=ENV, worked=True)
     results = await asyncio.gather(*(service.add_incident(who, request) for _ in range(5)))
     created = [r for r in results if r.created]
-    assert len(created) == 1 and {r.incident_id for r in results} == {created[0].incident_id}
+    assert len(created) == 1
+    assert {r.incident_id for r in results} == {created[0].incident_id}
     incidents = [d for d in await _workspace_docs(deps, who.workspace_id) if d["type"] == "incident"]
     assert len(incidents) == 1
 
@@ -129,9 +131,12 @@ async def test_near_identical_title_and_summary_is_a_duplicate(service: MemorySe
     who = principal()
     first = await service.add_incident(who, AddIncidentRequest(title="Nginx 502 after deploy", summary="Upstream pods not ready.", steps=["add readiness probe"], env=ENV, worked=True))
     second = await service.add_incident(who, AddIncidentRequest(title="nginx 502, after deploy!", summary="upstream pods NOT ready", steps=["other"], env=ENV, worked=False))
-    assert first.created and not second.created and second.incident_id == first.incident_id
+    assert first.created
+    assert not second.created
+    assert second.incident_id == first.incident_id
     other_code = await service.add_incident(who, AddIncidentRequest(title="Nginx 504 after deploy", summary="Upstream pods not ready.", steps=["x"], env=ENV, worked=True))
-    assert other_code.created and other_code.incident_id != first.incident_id
+    assert other_code.created
+    assert other_code.incident_id != first.incident_id
 
 
 async def test_list_incidents_pages_with_continuation_and_filters_by_tag(service: MemoryService) -> None:
@@ -149,4 +154,5 @@ async def test_list_incidents_pages_with_continuation_and_filters_by_tag(service
             break
     assert len(seen) == len(set(seen)) == 5
     evens = await service.list_incidents(who, ListIncidentsRequest(tag="even"))
-    assert len(evens.incidents) == 3 and all("even" in i.tags for i in evens.incidents)
+    assert len(evens.incidents) == 3
+    assert all("even" in i.tags for i in evens.incidents)

@@ -30,7 +30,9 @@ async def test_point_read_in_another_partition_is_not_found(deps: Deps) -> None:
     memory = await deps.cosmos.container("memory")
     doc_id = _id()
     await memory.create({"id": doc_id, "workspace_id": "ws-a", "type": "incident"})
-    assert (await memory.read(doc_id, "ws-a"))["type"] == "incident"
+    read = await memory.read(doc_id, "ws-a")
+    assert read is not None
+    assert read["type"] == "incident"
     assert await memory.read(doc_id, "ws-b") is None
 
 
@@ -42,7 +44,8 @@ async def test_queries_stay_inside_their_partition(deps: Deps) -> None:
         for i in range(3):
             await memory.create({"id": _id(), "workspace_id": ws, "tag": tag, "n": i})
     items = await memory.query_all("ws-q1", "c.tag = @tag", {"@tag": tag})
-    assert len(items) == 3 and {d["workspace_id"] for d in items} == {"ws-q1"}
+    assert len(items) == 3
+    assert {d["workspace_id"] for d in items} == {"ws-q1"}
 
 
 async def test_paging_with_continuation_tokens(deps: Deps) -> None:
@@ -60,7 +63,8 @@ async def test_paging_with_continuation_tokens(deps: Deps) -> None:
         pages += 1
         if not token:
             break
-    assert seen == list(range(7)) and pages == 3
+    assert seen == list(range(7))
+    assert pages == 3
 
 
 async def test_create_twice_is_conflict(deps: Deps) -> None:
@@ -77,7 +81,9 @@ async def test_stale_etag_replace_is_conflict(deps: Deps) -> None:
     await memory.replace({**doc, "v": 2}, etag=doc["_etag"])
     with pytest.raises(Conflict):
         await memory.replace({**doc, "v": 3}, etag=doc["_etag"])
-    assert (await memory.read(doc["id"], "ws-e"))["v"] == 2
+    read = await memory.read(doc["id"], "ws-e")
+    assert read is not None
+    assert read["v"] == 2
 
 
 async def test_concurrent_patch_increments_add_up(deps: Deps) -> None:
@@ -85,7 +91,9 @@ async def test_concurrent_patch_increments_add_up(deps: Deps) -> None:
     memory = await deps.cosmos.container("memory")
     doc = await memory.create({"id": _id(), "workspace_id": "ws-p", "worked": 0})
     await asyncio.gather(*[memory.patch(doc["id"], "ws-p", [{"op": "incr", "path": "/worked", "value": 1}]) for _ in range(50)])
-    assert (await memory.read(doc["id"], "ws-p"))["worked"] == 50
+    read = await memory.read(doc["id"], "ws-p")
+    assert read is not None
+    assert read["worked"] == 50
 
 
 async def test_patch_and_delete_of_missing_items(deps: Deps) -> None:

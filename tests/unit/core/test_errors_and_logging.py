@@ -9,7 +9,8 @@ import logging
 import pytest
 
 from shared.core import errors
-from shared.core.logging import JsonFormatter, new_correlation_id, redact, reset_correlation_id, set_correlation_id
+from shared.core.logging import JsonFormatter, new_correlation_id, reset_correlation_id, set_correlation_id
+from shared.core.redaction import redact
 
 
 def test_every_code_maps_to_the_design_status() -> None:
@@ -28,7 +29,7 @@ def test_envelope_shape() -> None:
 
 
 @pytest.mark.parametrize(
-    "value, secret",
+    ("value", "secret"),
     [
         ({"Authorization": "Bearer abc.def.ghi"}, "abc.def.ghi"),
         ({"headers": {"cookie": "session=s3cr3t"}}, "s3cr3t"),
@@ -65,12 +66,16 @@ def test_json_log_line_has_correlation_id_and_redacted_extras() -> None:
         reset_correlation_id(token)
         logger.removeHandler(handler)
     line = json.loads(stream.getvalue())
-    assert line["correlation_id"] == "corr-xyz" and line["tool"] == "t" and line["duration_ms"] == 1.5
-    assert line["message"] == "called tool" and line["level"] == "WARNING"
+    assert line["correlation_id"] == "corr-xyz"
+    assert line["tool"] == "t"
+    assert line["duration_ms"] == 1.5
+    assert line["message"] == "called tool"
+    assert line["level"] == "WARNING"
     assert "SECRET" not in stream.getvalue()
 
 
-@pytest.mark.parametrize("candidate, kept", [("abc-123", True), ("a" * 129, False), ("bad id", False), ("<script>", False), (None, False)])
+@pytest.mark.parametrize(("candidate", "kept"), [("abc-123", True), ("a" * 129, False), ("bad id", False), ("<script>", False), (None, False)])
 def test_caller_correlation_ids_are_kept_only_when_safe(candidate, kept) -> None:
     cid = new_correlation_id(candidate)
-    assert (cid == candidate) is kept and cid
+    assert (cid == candidate) is kept
+    assert cid

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from shared.core.errors import Forbidden
-from shared.core.request_checks import MisdirectedRequest, UnsupportedMediaType, allowed_hosts_and_origins, check_host_and_origin, require_json_content_type
+from shared.core.request_checks import (
+    MisdirectedRequest,
+    UnsupportedMediaType,
+    allowed_hosts_and_origins,
+    check_host_and_origin,
+    require_json_content_type,
+)
 from shared.core.settings import Settings
 
 LOCAL = allowed_hosts_and_origins(Settings.from_env({"FIREBREAK_ENVIRONMENT": "local"}), None)
@@ -21,7 +27,8 @@ def test_loopback_hosts_pass_locally(host: str) -> None:
 def test_lookalike_hosts_are_refused(host: str) -> None:
     with pytest.raises(MisdirectedRequest) as caught:
         check_host_and_origin({"host": host}, "http://x/", *LOCAL)
-    assert caught.value.http_status == 421 and caught.value.code == "FORBIDDEN"
+    assert caught.value.http_status == 421
+    assert caught.value.code == "FORBIDDEN"
 
 
 def test_azure_allows_only_its_own_name() -> None:
@@ -52,4 +59,5 @@ def test_json_content_types(content_type: str) -> None:
 def test_other_content_types_are_415(content_type: str | None) -> None:
     with pytest.raises(UnsupportedMediaType) as caught:
         require_json_content_type(content_type)
-    assert caught.value.http_status == 415 and caught.value.code == "INVALID_REQUEST"
+    assert caught.value.http_status == 415
+    assert caught.value.code == "INVALID_REQUEST"

@@ -27,7 +27,9 @@ def test_every_reference_resolves_or_names_the_setting() -> None:
     assert resolve_setting_refs(doc, {"X": "1", "Y": "2"}) == {"a": "1", "b": ["pre-2-1", 3], "c": {"d": "plain"}}
     with pytest.raises(UnresolvedSetting) as caught:
         resolve_setting_refs(doc, {"X": "1"})
-    assert caught.value.name == "Y" and caught.value.where == "b[0]" and "'%Y%' does not resolve" in str(caught.value)
+    assert caught.value.name == "Y"
+    assert caught.value.where == "b[0]"
+    assert "'%Y%' does not resolve" in str(caught.value)
 
 
 def test_the_settings_host_json_needs_are_in_every_local_settings_source() -> None:
@@ -36,7 +38,8 @@ def test_the_settings_host_json_needs_are_in_every_local_settings_source() -> No
     example = json.loads((ROOT / "local.settings.example.json").read_text())["Values"]
     written = Stack.at(ROOT / ".local").app_settings()  # what `make run` writes to local.settings.json
     for name in refs:
-        assert example.get(name) and written.get(name), name
+        assert example.get(name), name
+        assert written.get(name), name
     resolve_setting_refs(read_host_json(ROOT), written)
 
 
@@ -48,7 +51,8 @@ def test_successful_requests_reach_application_insights() -> None:
         assert LEVELS.index(effective_level(levels, category)) <= LEVELS.index("Information"), category
     sampling = logging["applicationInsights"]["samplingSettings"]
     # Requests are never sampled away; other telemetry is sampled adaptively up to the stated rate.
-    assert "Request" in sampling["excludedTypes"].split(";") and sampling["maxTelemetryItemsPerSecond"] > 0
+    assert "Request" in sampling["excludedTypes"].split(";")
+    assert sampling["maxTelemetryItemsPerSecond"] > 0
 
 
 def test_effective_level_rule() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +16,7 @@ from tests.support.durable_retry import BackoffRetryOptions
 
 
 @pytest.mark.parametrize(
-    "options, attempts, ms",
+    ("options", "attempts", "ms"),
     [
         ({"firstRetryIntervalInMilliseconds": 100}, 1, 100),
         ({"firstRetryIntervalInMilliseconds": 100}, 3, 100),
@@ -33,12 +33,12 @@ def test_backoff_retry_options_serialise_what_the_extension_reads() -> None:
     assert BackoffRetryOptions(250, 5, 2.0, 4000).to_json() == {
         "firstRetryIntervalInMilliseconds": 250, "maxNumberOfAttempts": 5, "backoffCoefficient": 2.0, "maxRetryIntervalInMilliseconds": 4000,
     }
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="backoff_coefficient"):
         BackoffRetryOptions(250, 5, 0.5)
 
 
 @pytest.mark.parametrize(
-    "body, expected",
+    ("body", "expected"),
     [
         ("", None),
         (json.dumps(json.dumps({"a": 1})), '{"a": 1}'),  # DurableOrchestrationClient double-encodes
@@ -53,7 +53,7 @@ def test_wire_payload(body, expected) -> None:
 
 
 def test_wire_payload_rejects_bad_json() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(json.JSONDecodeError):
         wire_payload("{nope")
 
 
@@ -67,7 +67,7 @@ def test_task_hub_resolves_settings() -> None:
 
 
 def test_history_event_shape() -> None:
-    at = datetime(2026, 11, 22, 4, 0, tzinfo=timezone.utc)
+    at = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
     ev = h.event(h.TASK_COMPLETED, at, TaskScheduledId=3, Result="1")
     assert ev == {"EventType": 5, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-11-22T04:00:00.000000Z", "TaskScheduledId": 3, "Result": "1"}
     assert h.public(ev, with_output=False) == {"EventType": "TaskCompleted", "Timestamp": ev["Timestamp"], "TaskScheduledId": 3}

@@ -9,7 +9,7 @@ from devhost.keys import HostKeys
 
 
 @pytest.mark.parametrize(
-    "route, path",
+    ("route", "path"),
     [
         ("mcp", "/api/mcp"),
         ("tools/health.check", "/api/tools/health.check"),
@@ -30,7 +30,8 @@ def test_empty_prefix() -> None:
 def test_no_keys_means_open_as_under_func_start() -> None:
     keys = HostKeys.from_env({})
     assert not keys.configured
-    assert keys.allows("f", "FUNCTION", None) and keys.allows("f", "ADMIN", None)
+    assert keys.allows("f", "FUNCTION", None)
+    assert keys.allows("f", "ADMIN", None)
 
 
 def test_function_host_and_master_keys() -> None:
@@ -38,6 +39,9 @@ def test_function_host_and_master_keys() -> None:
     assert keys.allows("any", "ANONYMOUS", None)
     assert not keys.allows("any", "FUNCTION", None)
     assert not keys.allows("any", "FUNCTION", "wrong")
-    assert keys.allows("any", "FUNCTION", "hk") and keys.allows("any", "FUNCTION", "mk")
-    assert keys.allows("mcp", "FUNCTION", "fk2") and not keys.allows("other", "FUNCTION", "fk2")
-    assert keys.allows("any", "ADMIN", "mk") and not keys.allows("any", "ADMIN", "hk")
+    assert keys.allows("any", "FUNCTION", "hk")
+    assert keys.allows("any", "FUNCTION", "mk")
+    assert keys.allows("mcp", "FUNCTION", "fk2")
+    assert not keys.allows("other", "FUNCTION", "fk2")
+    assert keys.allows("any", "ADMIN", "mk")
+    assert not keys.allows("any", "ADMIN", "hk")

@@ -48,7 +48,8 @@ async def test_concurrent_first_polls_share_one_probe() -> None:
     probe = Probe()
     cache = ReadinessCache(probe, monotonic=Clock())
     results = await asyncio.gather(*(cache.stores() for _ in range(50)))
-    assert probe.calls == 1 and len(results) == 50
+    assert probe.calls == 1
+    assert len(results) == 50
 
 
 async def test_a_failure_is_reused_only_briefly() -> None:

@@ -8,7 +8,7 @@ from shared.memory.env_bucket import canonical_bucket, component_similarity, nor
 
 
 @pytest.mark.parametrize(
-    "env, bucket",
+    ("env", "bucket"),
     [
         ({"os": "Ubuntu 22.04", "language": "python 3.11.4", "framework": "Django 4.2", "runtime": "EKS", "kubernetes": "v1.29"}, "linux|py3|django4|k8s1|aws"),
         ({"OS": "  UBUNTU  ", "Language": "Python3.12", "Runtime": "Kubernetes v1.29"}, "linux|py3|any|k8s1|any"),
@@ -30,7 +30,7 @@ def test_explicit_bucket_is_normalised() -> None:
     assert normalize_bucket("Linux|PY3") == "linux|py3|any|any|any"
 
 
-@pytest.mark.parametrize("a, b, score", [("py3", "py3", 1.0), ("py3", "py2", 0.5), ("any", "py3", 0.5), ("py3", "node20", 0.0), ("k8s1", "k8s", 0.5)])
+@pytest.mark.parametrize(("a", "b", "score"), [("py3", "py3", 1.0), ("py3", "py2", 0.5), ("any", "py3", 0.5), ("py3", "node20", 0.0), ("k8s1", "k8s", 0.5)])
 def test_component_similarity(a, b, score) -> None:
     assert component_similarity(a, b) == score
 

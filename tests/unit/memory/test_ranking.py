@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from shared.memory.ranking import BucketEvidence, gate, recency, reliability, score_solution
 from shared.memory.search import bm25
 
-NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
 MINE = "linux|py3|django4|k8s1|aws"
 
 
@@ -39,7 +39,8 @@ def test_env_similarity_decides_between_equally_reliable_fixes() -> None:
 
 def test_best_bucket_is_the_most_similar_one() -> None:
     s = score_solution([ev("macos|py3|django4|docker|any", worked=3), ev("linux|py3|django4|k8s1|gcp", failed=1)], MINE, NOW)
-    assert s.best_env_bucket_match == "linux|py3|django4|k8s1|gcp" and s.env_match_score == 0.9
+    assert s.best_env_bucket_match == "linux|py3|django4|k8s1|gcp"
+    assert s.env_match_score == 0.9
     assert (s.worked_count, s.failed_count) == (3, 1)
 
 
@@ -49,7 +50,8 @@ def test_recency_decays_with_a_ninety_day_half_life() -> None:
     assert recency(None, NOW) == 0.0
     fresh = score_solution([ev(worked=5, days_ago=1)], MINE, NOW)
     stale = score_solution([ev(worked=5, days_ago=400)], MINE, NOW)
-    assert fresh.final_solution_score > stale.final_solution_score and fresh.reliability_score == stale.reliability_score
+    assert fresh.final_solution_score > stale.final_solution_score
+    assert fresh.reliability_score == stale.reliability_score
 
 
 def test_final_score_weights() -> None:

@@ -33,23 +33,27 @@ async def double(ctx, args: In) -> Out:
     return Out(doubled=args.n * 2)
 
 
-TOOL = ToolRegistry([ts]).get("demo.double")
+_TOOL = ToolRegistry([ts]).get("demo.double")
+assert _TOOL is not None
+TOOL = _TOOL
 CTX = ToolContext(Principal(workspace_id="w", user_id="u", source="dev"), deps=None, correlation_id="corr-1")  # type: ignore[arg-type]
 
 
 async def test_success_returns_json_output_and_text() -> None:
     outcome = await invoke(TOOL, {"n": 21}, CTX)
-    assert outcome.ok and outcome.output == {"doubled": 42}
+    assert outcome.ok
+    assert outcome.output == {"doubled": 42}
     assert '"doubled":42' in outcome.text
 
 
 @pytest.mark.parametrize(
-    "arguments, field",
+    ("arguments", "field"),
     [({}, "n"), ({"n": "x"}, "n"), ({"n": 1, "extra": True}, "extra"), ([1, 2], "(root)"), ("n=1", "(root)")],
 )
 async def test_bad_arguments_name_the_field(arguments, field) -> None:
     outcome = await invoke(TOOL, arguments, CTX)
-    assert outcome.error is not None and outcome.error.code == "VALIDATION_ERROR"
+    assert outcome.error is not None
+    assert outcome.error.code == "VALIDATION_ERROR"
     assert field in [e["field"] for e in outcome.error.details["errors"]]
 
 
@@ -68,6 +72,7 @@ async def test_typed_error_keeps_code_details_and_suggestions() -> None:
 async def test_unexpected_exception_is_internal_error_without_its_message(caplog) -> None:
     with caplog.at_level(logging.ERROR, logger="firebreak.tools"):
         outcome = await invoke(TOOL, {"n": 500}, CTX)
+    assert outcome.error is not None
     assert outcome.error.code == "INTERNAL_ERROR"
     assert "secret internal detail" not in outcome.error.message
     assert any("demo.double" in r.getMessage() for r in caplog.records)

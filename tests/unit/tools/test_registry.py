@@ -81,6 +81,8 @@ def test_catalogue_registry_serves_health_check_with_agent_facing_docs() -> None
     assert "health.check" in names
     for tool in registry:
         first_line = tool.description.splitlines()[0]
-        assert first_line and first_line[0].isupper() and len(first_line) < 120, tool.name
+        assert first_line, tool.name
+        assert first_line[0].isupper(), tool.name
+        assert len(first_line) < 120, tool.name
         for field, prop in tool.input_schema["properties"].items():
             assert prop.get("description"), f"{tool.name}.{field} lacks a description"
