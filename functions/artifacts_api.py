@@ -43,12 +43,12 @@ async def perf_report_file(req: func.HttpRequest, correlation_id: str) -> func.H
     """Download a report file named in report.export's `downloads` (Markdown, JSON or SVG) of your workspace."""
     from shared.core.logging import CORRELATION_HEADER
     from shared.perf.artifacts import blob_name
-    from shared.perf.service import PerfService
+    from shared.perf.service import perf_service
 
     deps = wiring.deps()
     principal = await deps.principals.resolve(dict(req.headers))
     name = blob_name(req.route_params.get("file", ""))
-    store = await PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock).store(principal)
+    store = await perf_service(deps).store(principal)
     data = await store.report_file(name)
     suffix = name[name.rfind("."):]
     return func.HttpResponse(data, status_code=200, mimetype=_CONTENT_TYPES.get(suffix, "application/octet-stream").split(";")[0],
