@@ -19,11 +19,11 @@ from devhost.stack import ROOT
 from shared.core.deps import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
-from shared.perf import snapshot
+from shared.perf.parsers import snapshot
 from shared.perf.artifacts import LocalArtifact, hash_file
 from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest
 from shared.perf.service import perf_service
-from shared.perf.upload import store_uploads
+from shared.perf.uploads.intake import store_uploads
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 RUNS = 3

@@ -26,7 +26,7 @@ async def artifacts_upload(req: func.HttpRequest, correlation_id: str) -> func.H
     truncated, binary or otherwise unusable file is refused (400) and nothing is written. Then pass
     `{"blob": name}` to artifacts.ingest. Over 100 MB, use the artifacts.upload_url tool instead.
     """
-    from shared.perf.upload import store_uploads
+    from shared.perf.uploads.intake import store_uploads
 
     deps = wiring.deps()
     principal = await deps.principals.resolve(dict(req.headers))

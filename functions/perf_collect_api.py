@@ -41,7 +41,7 @@ def perf_collect_orchestrator(context: df.DurableOrchestrationContext):  # type:
 
 @bp.activity_trigger(input_name="run_id")
 async def perf_collect_claim(run_id: str) -> dict:
-    from shared.perf.collect import validate_stored_plan
+    from shared.perf.collect.plan import validate_stored_plan
     from shared.runs.service import RunService
 
     return await RunService.from_deps(wiring.deps()).claim(run_id, ORCHESTRATOR, validate_stored_plan)
@@ -49,7 +49,8 @@ async def perf_collect_claim(run_id: str) -> dict:
 
 @bp.activity_trigger(input_name="job")
 async def perf_collect_path(job: dict) -> list:
-    from shared.perf.collect import run_path, with_secrets
+    from shared.perf.collect.plan import with_secrets
+    from shared.perf.collect.run import run_path
     from shared.runs.service import RunService
 
     d = wiring.deps()
@@ -61,7 +62,8 @@ async def perf_collect_path(job: dict) -> list:
 
 @bp.activity_trigger(input_name="job")
 async def perf_collect_finish(job: dict) -> dict:
-    from shared.perf.collect import StoredPlan, paths_of
+    from shared.perf.collect.plan import StoredPlan
+    from shared.perf.collect.run import paths_of
     from shared.perf.service import perf_service
     from shared.runs.service import RunService
 

@@ -15,10 +15,11 @@ from typing import Any, Protocol
 from shared.core.errors import RateLimited
 from shared.core.settings import Settings
 from shared.identity.models import Principal
-from shared.perf import analysis as analysis_mod
-from shared.perf import collect as collect_mod
-from shared.perf import report as report_mod
-from shared.perf import snapshot as snapshot_mod
+from shared.perf.analysis import ranking as analysis_mod
+from shared.perf.collect import plan as collect_plan
+from shared.perf.collect import run as collect_run
+from shared.perf.analysis import report as report_mod
+from shared.perf.parsers import snapshot as snapshot_mod
 from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
 from shared.perf.models import (
     AnalysisRequest,
@@ -120,7 +121,7 @@ class PerfService:
     async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
         result, _, _ = await self._analysis(await self.store(principal), req)
         s = result["summary"]
-        nxt = (f"Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
+        nxt = ("Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
                if s["finding_count"] else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds.")
         if result["open_questions"]:
             nxt += " Thresholds are conservative defaults: pass your own (see open_questions)."
@@ -158,16 +159,16 @@ class PerfService:
             next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
         )
 
-    async def collect(self, principal: Principal, req: collect_mod.CollectRequest, correlation_id: str, orchestrations: Orchestrations | None = None,
-                      progress: ProgressFn | None = None) -> collect_mod.CollectResult:
-        plan = await collect_mod.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
-        paths = collect_mod.paths_of(principal.workspace_id, plan.bundle_id)
-        worst = collect_mod.worst_case_seconds(req)
+    async def collect(self, principal: Principal, req: collect_plan.CollectRequest, correlation_id: str, orchestrations: Orchestrations | None = None,
+                      progress: ProgressFn | None = None) -> collect_plan.CollectResult:
+        plan = await collect_plan.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
+        paths = collect_run.paths_of(principal.workspace_id, plan.bundle_id)
+        worst = collect_plan.worst_case_seconds(req)
         if worst > self.settings.perf_collect_inline_seconds and orchestrations is not None:
-            stored, secret = collect_mod.split_secrets(plan)
-            started = await orchestrations.start(collect_mod.ORCHESTRATOR, principal, stored.model_dump(mode="json"), secret.sealed(), correlation_id=correlation_id)
-            return collect_mod.CollectResult(
-                bundle_id=plan.bundle_id, state="running", **paths, artifact_counts=collect_mod.inventory_counts(plan, []), ingest_artifacts=[], correlation_id=correlation_id,
+            stored, secret = collect_plan.split_secrets(plan)
+            started = await orchestrations.start(collect_plan.ORCHESTRATOR, principal, stored.model_dump(mode="json"), secret.sealed(), correlation_id=correlation_id)
+            return collect_plan.CollectResult(
+                bundle_id=plan.bundle_id, state="running", **paths, artifact_counts=collect_run.inventory_counts(plan, []), ingest_artifacts=[], correlation_id=correlation_id,
                 run_id=started.run_id, status_url=started.status_url,
                 next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call runs.status with run_id "
                              f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
@@ -176,19 +177,19 @@ class PerfService:
         samples: list[dict[str, Any]] = []
         for i, path in enumerate(plan.url_paths):
             await _tell(progress, i, len(plan.url_paths), f"probing {path.split('?', 1)[0]}")
-            samples += await collect_mod.run_path(plan, path, self.settings)
+            samples += await collect_run.run_path(plan, path, self.settings)
         done = await self.finish_collect(principal.workspace_id, plan, samples)
         failed = sum(1 for s in samples if s["error"])
-        return collect_mod.CollectResult(
+        return collect_plan.CollectResult(
             bundle_id=plan.bundle_id, state="completed", **paths, artifact_counts=done["artifact_counts"], ingest_artifacts=done["ingest_artifacts"],
             removed_by_retention=done["removed_by_retention"], correlation_id=correlation_id,
             next_action=(f"{failed} sample(s) failed (see timings.json errors). " if failed else "") + "Call artifacts.ingest with ingest_artifacts as artifacts.",
         )
 
-    async def finish_collect(self, workspace_id: str, plan: collect_mod.CollectPlan | collect_mod.StoredPlan, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    async def finish_collect(self, workspace_id: str, plan: collect_plan.BundlePlan, samples: list[dict[str, Any]]) -> dict[str, Any]:
         """Write the bundle of a collect.run for its owner `workspace_id` (inline, or from the orchestration's last activity)."""
         store = PerfStore(self.blobs, await self.cosmos.container("perf_runs"), workspace_id)
-        return await collect_mod.finish(plan, samples, store, self.settings, self.clock)
+        return await collect_run.finish(plan, samples, store, self.settings, self.clock)
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
         """A SAS URL, within the workspace's quota. Blob SAS cannot cap an upload's size: what a URL

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.perf.collect import CollectRequest, CollectResult
+from shared.perf.collect.plan import CollectRequest, CollectResult
 from shared.perf import models
 from shared.perf.service import PerfService, perf_service
 from shared.tools.invoke import ToolContext

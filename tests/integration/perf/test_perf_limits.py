@@ -14,7 +14,7 @@ from shared.core.errors import RateLimited
 from shared.identity.models import Principal
 from shared.perf.models import ArtifactRef, IngestRequest, UploadUrlRequest, ValidateRequest
 from shared.perf.service import PerfService, perf_service
-from shared.perf.upload import store_uploads
+from shared.perf.uploads.intake import store_uploads
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = FIXTURES / "spx" / "spx-full-20261122_030646-vm-31166-1804289383"

@@ -17,7 +17,7 @@ from shared.identity.models import Principal
 from shared.perf.artifacts import workspace_prefix
 from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest, RunsGetRequest, RunsListRequest, ValidateRequest
 from shared.perf.service import PerfService, perf_service
-from shared.perf.upload import store_uploads
+from shared.perf.uploads.intake import store_uploads
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SPX = sorted((FIXTURES / "spx").glob("spx-full-*"))

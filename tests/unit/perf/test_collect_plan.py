@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from shared.perf.collect import CollectPlan, ProbeSettings, RecordedValues, RedactionRules, StoredPlan, split_secrets, validate_stored_plan, with_secrets
+from shared.perf.collect.plan import CollectPlan, ProbeSettings, RecordedValues, RedactionRules, StoredPlan, split_secrets, validate_stored_plan, with_secrets
 from shared.perf.models import Retention
 
 

@@ -1,30 +1,25 @@
-"""collect.run: HTTP timing probes plus an inventory of SPX files and a slow log, written as a bundle in Blob.
+"""collect.run's plan: the request, every parameter of a run fixed and checked, and its Durable-safe half.
 
 Inputs are Blob prefixes (`spx_dirs`) and a Blob name (`slow_log_path`) under the workspace's
 artifacts, or local directories and files where local paths are allowed. Probes are GET only,
 through the outbound guard, with only allow-listed headers sent; recorded URLs lose their query
 string and userinfo by default and recorded header values of secret-looking names are redacted.
-The bundle (manifest.json + timings.json, collector-v1) is written under
-`artifacts/bundles/<bundle_id>/`, so its timings are an artifact like any upload: the result's
-`ingest_artifacts` is the exact list to pass to artifacts.ingest.
 
 The work is split the same way inline and under Durable: `plan()` checks everything and fixes the
-parameters (a JSON-able dict), `run_path()` probes one URL path, `finish()` writes the bundle. A run
+parameters (a CollectPlan), `run.run_path()` probes one URL path, `run.finish()` writes the bundle. A run
 whose worst case (every sample timing out) exceeds FIREBREAK_PERF_COLLECT_INLINE_SECONDS continues as
 the `perf_collect_orchestrator` orchestration and the tool answers at once with its run id and
 status route. Under Durable the plan is split first (`split_secrets`): header values and the query
-strings that are not recorded go to the run's sealed secrets, the rest is the run record's plan, and
-only the probe activity joins them again (`with_secrets`). Manifests name headers, never their values.
+strings that are not recorded go to the run's sealed secrets (PlanSecrets), the rest is the run
+record's plan (StoredPlan, re-validated at claim), and only the probe activity joins them again
+(`with_secrets`). Manifests name headers, never their values.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import math
 import re
 import secrets
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,8 +32,6 @@ from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
 from shared.perf.artifacts import artifact_blob, blob_name, workspace_prefix
 from shared.perf.models import Retention
-from shared.perf.probe import probe
-from shared.perf.store import PerfStore
 from shared.storage.blob import BlobStore
 from shared.tools.registry import ToolInput, ToolOutput
 
@@ -137,7 +130,7 @@ class RecordedValues(BaseModel):
         return names
 
 
-class _PlanFields(BaseModel):
+class BundlePlan(BaseModel):
     """What every form of a collect plan holds: enough to write the bundle."""
 
     model_config = ConfigDict(extra="forbid")
@@ -162,7 +155,7 @@ class _PlanFields(BaseModel):
         return [recorded_path(p, self.redaction_rules.strip_query_params) for p in self.url_paths]
 
 
-class CollectPlan(_PlanFields):
+class CollectPlan(BundlePlan):
     """Every parameter of one collect run, header values and unrecorded query strings included.
 
     Lives in memory only (inline run, or inside the probe activity after `with_secrets`); what a run
@@ -178,7 +171,7 @@ class CollectPlan(_PlanFields):
         return check_headers(headers)
 
 
-class StoredPlan(_PlanFields):
+class StoredPlan(BundlePlan):
     """A Durable collect run's plan as its record holds it: no workspace (the record's owner is), no header values,
     URL paths as recorded."""
 
@@ -245,11 +238,6 @@ def recorded_path(path: str, strip_query: bool) -> str:
     if not strip_query:
         return path
     return _PATH_PARAMS.sub("", path.split("#", 1)[0].split("?", 1)[0]) or "/"
-
-
-def inventory_counts(plan: _PlanFields, samples: list[dict[str, Any]]) -> dict[str, int]:
-    return {"spx_files": sum(1 for i in plan.inventory if i["type"] == "spx"), "inventory_items": len(plan.inventory),
-            "timing_samples": sum(1 for s in samples if not s["warmup"])}
 
 
 def worst_case_seconds(req: CollectRequest) -> float:
@@ -328,54 +316,10 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
     )
 
 
-async def run_path(plan: CollectPlan, path: str, settings: Settings) -> list[dict[str, Any]]:
-    """Warm-up samples, then the measured ones, `concurrency` at a time; recorded paths are redacted."""
-    guard = OutboundGuard(settings)
-    p = plan.probe
-    recorded = recorded_path(path, plan.redaction_rules.strip_query_params)
-    url = plan.base_url + "/"
-    gate = asyncio.Semaphore(p.concurrency)
-
-    async def one(warmup: bool) -> dict[str, Any]:
-        async with gate:
-            result = await probe(guard, url, path, plan.headers, p.timeout_ms / 1000)
-        return {"method": "GET", "url_path": recorded, "warmup": warmup, **result}
-
-    warm = [await one(True) for _ in range(p.warmup_count)]
-    measured = await asyncio.gather(*(one(False) for _ in range(p.sample_count)))
-    return warm + list(measured)
-
-
-async def finish(plan: _PlanFields, samples: list[dict[str, Any]], store: PerfStore, settings: Settings, now: Callable[[], datetime]) -> dict[str, Any]:
-    """Write timings.json and manifest.json (timings first: a manifest always points at a whole bundle), index it, apply retention.
-
-    `plan` may be the full plan or the stored one: the bundle holds recorded values only. `store` is the run owner's.
-    """
-    ws, bundle_id = store.workspace, plan.bundle_id
-    rel = f"bundles/{bundle_id}"
-    recorded = plan.recorded
-    timings = {"format": "collector-v1", "base_url": recorded.base_url, "created_at": plan.created_at, "samples": samples}
-    ingest = [{k: v for k, v in item.items() if k in ("blob", "path")} for item in plan.inventory] + [{"blob": f"{rel}/timings.json"}]
-    manifest = {
-        "format": "collector-bundle-v1", "run": {"bundle_id": bundle_id, "created_at": plan.created_at, "finished_at": now().isoformat()},
-        "base_url": recorded.base_url, "url_paths": plan.recorded_paths(),
-        "headers": recorded.headers, "headers_dropped": recorded.headers_dropped, "probe": plan.probe.model_dump(),
-        "redaction_rules": plan.redaction_rules.model_dump(), "inventory": plan.inventory, "timings": f"{rel}/timings.json", "ingest_artifacts": ingest,
-    }
-    await store.blobs.put(artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json")
-    await store.blobs.put(artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json")
-    counts = inventory_counts(plan, samples)
-    await store.runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": plan.created_at, "updated_at": plan.created_at,
-                       "artifact_counts": counts, "ingest_artifacts": ingest, "errors": sum(1 for s in samples if s["error"])})
-    retention = plan.retention
-    removed = await store.prune_bundles(retention.keep_last_n or settings.perf_keep_last_n, retention.ttl_days or settings.perf_ttl_days, now())
-    return {"bundle_id": bundle_id, "artifact_counts": counts, "ingest_artifacts": ingest, "removed_by_retention": removed}
-
-
 def split_secrets(plan: CollectPlan) -> tuple[StoredPlan, PlanSecrets]:
     """(the plan a run record may hold, the secrets it needs): header values, and paths whose query is not recorded."""
     recorded = plan.recorded_paths()
-    fields = {name: getattr(plan, name) for name in _PlanFields.model_fields}
+    fields = {name: getattr(plan, name) for name in BundlePlan.model_fields}
     # Not validated here: the record is checked where it is trusted, at claim (StoredPlan.from_record), as before.
     stored = StoredPlan.model_construct(**{**fields, "url_paths": recorded, "header_names": sorted(plan.headers)})
     return stored, PlanSecrets.model_construct(headers=plan.headers, url_paths=plan.url_paths if recorded != plan.url_paths else None)
@@ -399,8 +343,3 @@ def with_secrets(stored: dict[str, Any], secret: dict[str, Any], workspace: str)
     if [recorded_path(p, plan.redaction_rules.strip_query_params) for p in paths] != plan.url_paths:
         raise ValueError("the run's secret paths do not match its plan")
     return CollectPlan(**plan.model_dump(exclude={"header_names", "url_paths"}), workspace_id=workspace, headers=sealed.headers, url_paths=paths)
-
-
-def paths_of(workspace: str, bundle_id: str) -> dict[str, str]:
-    base = artifact_blob(workspace, f"bundles/{bundle_id}")
-    return {"bundle_dir": base, "manifest_path": f"{base}/manifest.json", "timings_path": f"{base}/timings.json"}
