@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from shared.core.errors import ValidationFailed
+from shared.core.errors import ValidationFailed, validation_failed_from_pydantic
 from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
 from shared.perf.artifacts import artifact_blob, blob_name, workspace_prefix
@@ -297,23 +297,28 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
     if req.output_dir:
         bundle_id = f"{bundle_id}_{req.output_dir}"
     rules = req.redaction_rules
-    return CollectPlan(
-        workspace_id=workspace,
-        bundle_id=bundle_id,
-        created_at=now.isoformat(),
-        base_url=base_url,
-        url_paths=req.url_paths,
-        headers=sent,
-        probe=ProbeSettings(sample_count=req.sample_count, concurrency=req.concurrency, timeout_ms=req.timeout_ms, warmup_count=req.warmup_count),
-        redaction_rules=rules,
-        recorded=RecordedValues(
-            base_url=redact_url(base_url, rules),
-            headers=sorted(sent),  # names only: a value may be a credential whatever its header is called
-            headers_dropped=sorted(k for k in req.headers if k.lower() not in allowed),
-        ),
-        inventory=await _inventory(req, settings, blobs, workspace),
-        retention=req.retention or Retention(),
-    )
+    inventory = await _inventory(req, settings, blobs, workspace)
+    try:
+        return CollectPlan(
+            workspace_id=workspace,
+            bundle_id=bundle_id,
+            created_at=now.isoformat(),
+            base_url=base_url,
+            url_paths=req.url_paths,
+            headers=sent,
+            probe=ProbeSettings(sample_count=req.sample_count, concurrency=req.concurrency, timeout_ms=req.timeout_ms, warmup_count=req.warmup_count),
+            redaction_rules=rules,
+            recorded=RecordedValues(
+                base_url=redact_url(base_url, rules),
+                headers=sorted(sent),  # names only: a value may be a credential whatever its header is called
+                headers_dropped=sorted(k for k in req.headers if k.lower() not in allowed),
+            ),
+            inventory=inventory,
+            retention=req.retention or Retention(),
+        )
+    except ValidationError as exc:
+        # The request was checked already; only a recorded value can still exceed a limit (a redacted base_url near 2,048 characters).
+        raise validation_failed_from_pydantic(exc, what="collect plan") from None
 
 
 def split_secrets(plan: CollectPlan) -> tuple[StoredPlan, PlanSecrets]:
