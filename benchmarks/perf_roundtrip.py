@@ -19,11 +19,11 @@ from devhost.stack import ROOT
 from shared.app.wiring import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
-from shared.perf import snapshot
+from shared.perf.parsers import snapshot
 from shared.perf.artifacts import LocalArtifact, hash_file
 from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest
-from shared.perf.service import PerfService
-from shared.perf.upload import store_uploads
+from shared.perf.service import perf_service
+from shared.perf.uploads.intake import store_uploads
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 RUNS = 3
@@ -43,7 +43,7 @@ def _local(files: list[Path]) -> list[LocalArtifact]:
 async def _measure(settings: Settings) -> list[dict[str, Any]]:
     files = _files()
     deps = build_deps(settings)
-    service = PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock)
+    service = perf_service(deps)
     runs = await deps.cosmos.container("perf_runs")
     who = Principal(workspace_id=f"bench-{uuid.uuid4().hex[:6]}", user_id="bench", source="dev")
     refs = []

@@ -18,7 +18,7 @@ WORK = ROOT / ".local" / "bench"
 SPEED_BUDGET = 8.0
 MEMORY_BUDGET_MB = 150
 _AGGREGATE = (
-    "import gzip, json, sys; from shared.perf.spx.trace import aggregate_trace; "
+    "import gzip, json, sys; from shared.perf.parsers.spx.trace import aggregate_trace; "
     "meta = json.load(open(sys.argv[1] + '.json')); "
     "p = aggregate_trace(gzip.open(sys.argv[1] + '.txt.gz', 'rb'), meta['enabled_metrics'], meta['called_function_count']); "
     "print(p.events)"

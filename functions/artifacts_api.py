@@ -25,7 +25,7 @@ async def artifacts_upload(call: Call) -> func.HttpResponse:
     truncated, binary or otherwise unusable file is refused (400) and nothing is written. Then pass
     `{"blob": name}` to artifacts.ingest. Over 100 MB, use the artifacts.upload_url tool instead.
     """
-    from shared.perf.upload import store_uploads
+    from shared.perf.uploads.intake import store_uploads
 
     req = call.req
     limit = min(call.deps.settings.perf_max_artifact_bytes, HOST_BODY_LIMIT)
@@ -41,11 +41,11 @@ async def perf_report_file(call: Call) -> func.HttpResponse:
     """Download a report file named in report.export's `downloads` (Markdown, JSON or SVG) of your workspace."""
     from shared.core.logging import CORRELATION_HEADER
     from shared.perf.artifacts import blob_name
-    from shared.perf.service import PerfService
+    from shared.perf.service import perf_service
 
     deps = call.deps
     name = blob_name(call.route("file"))
-    store = await PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock).store(call.caller)
+    store = await perf_service(deps).store(call.caller)
     data = await store.report_file(name)
     suffix = name[name.rfind("."):]
     return func.HttpResponse(data, status_code=200, mimetype=_CONTENT_TYPES.get(suffix, "application/octet-stream").split(";")[0],

@@ -41,7 +41,7 @@ def perf_collect_orchestrator(context: df.DurableOrchestrationContext):  # type:
 
 @bp.activity_trigger(input_name="run_id")
 async def perf_collect_claim(run_id: str) -> dict:
-    from shared.perf.collect import validate_stored_plan
+    from shared.perf.collect.plan import validate_stored_plan
     from shared.runs.service import RunService
 
     return await RunService.from_deps(wiring.deps()).claim(run_id, ORCHESTRATOR, validate_stored_plan)
@@ -49,25 +49,27 @@ async def perf_collect_claim(run_id: str) -> dict:
 
 @bp.activity_trigger(input_name="job")
 async def perf_collect_path(job: dict) -> list:
-    from shared.perf.collect import run_path, with_secrets
+    from shared.perf.collect.plan import with_secrets
+    from shared.perf.collect.run import run_path
     from shared.runs.service import RunService
 
     d = wiring.deps()
     runs = RunService.from_deps(d)
     doc = await runs.running(job["run_id"], ORCHESTRATOR)
     plan = with_secrets(doc.plan, await runs.open_secrets(doc), doc.workspace_id)
-    return await run_path(plan, plan["url_paths"][int(job["index"])], d.settings)
+    return await run_path(plan, plan.url_paths[int(job["index"])], d.settings)
 
 
 @bp.activity_trigger(input_name="job")
 async def perf_collect_finish(job: dict) -> dict:
-    from shared.perf.collect import paths_of, validate_stored_plan
-    from shared.perf.service import PerfService
+    from shared.perf.collect.plan import StoredPlan
+    from shared.perf.collect.run import paths_of
+    from shared.perf.service import perf_service
     from shared.runs.service import RunService
 
     d = wiring.deps()
     doc = await RunService.from_deps(d).running(job["run_id"], ORCHESTRATOR)
     # The bundle goes to the record's owner; the plan's recorded values (names, redacted paths) are all it needs.
-    plan = {**validate_stored_plan(doc.plan), "workspace_id": doc.workspace_id}
-    done = await PerfService(d.blobs, d.cosmos, d.settings, d.clock).finish_collect(plan, job["samples"])
-    return {**done, **paths_of(doc.workspace_id, plan["bundle_id"])}
+    plan = StoredPlan.from_record(doc.plan)
+    done = await perf_service(d).finish_collect(doc.workspace_id, plan, job["samples"])
+    return {**done, **paths_of(doc.workspace_id, plan.bundle_id)}

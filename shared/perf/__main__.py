@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.core.errors import ValidationFailed
-from shared.perf.slowlog.aggregate import digest
-from shared.perf.slowlog.parser import open_log, parse
+from shared.perf.parsers.slowlog.aggregate import digest
+from shared.perf.parsers.slowlog.parser import open_log, parse
 
 
 def _entries(paths: list[Path]):  # type: ignore[no-untyped-def]
@@ -45,11 +45,11 @@ def markdown(report: dict[str, Any], top: int) -> str:
 
 
 def analyze(args: argparse.Namespace) -> int:
-    from shared.perf.analysis import analyze as run_analysis
+    from shared.perf.analysis.ranking import analyze as run_analysis
     from shared.perf.artifacts import LocalArtifact, hash_file
     from shared.perf.models import ArtifactRef
-    from shared.perf.report import render
-    from shared.perf.snapshot import build
+    from shared.perf.analysis.report import render
+    from shared.perf.parsers.snapshot import build
 
     artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in args.files]
     try:

@@ -8,17 +8,18 @@ a worker thread (asyncio.to_thread) so the event loop, and the other requests of
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from shared.core.errors import RateLimited
 from shared.core.settings import Settings
 from shared.identity.models import Principal
-from shared.perf import analysis as analysis_mod
-from shared.perf import collect as collect_mod
-from shared.perf import report as report_mod
-from shared.perf import snapshot as snapshot_mod
+from shared.perf.analysis import ranking as analysis_mod
+from shared.perf.collect import plan as collect_plan
+from shared.perf.collect import run as collect_run
+from shared.perf.analysis import report as report_mod
+from shared.perf.parsers import snapshot as snapshot_mod
 from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
 from shared.perf.models import (
     AnalysisRequest,
@@ -43,14 +44,13 @@ from shared.perf.models import (
 )
 from shared.perf.store import PerfStore
 from shared.storage.blob import BlobStore
-from shared.tools.invoke import Orchestrations
 from shared.storage.cosmos import CosmosDatabase
+from shared.tools.invoke import Orchestrations, ProgressFn
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
-async def _tell(progress: Progress | None, done: float, total: float, message: str) -> None:
+async def _tell(progress: ProgressFn | None, done: float, total: float, message: str) -> None:
     if progress is not None:
         await progress(done, total, message)
 
@@ -61,6 +61,8 @@ def _summary(doc: dict[str, Any]) -> RunSummary:
 
 
 class PerfService:
+    """The perf tools' use cases over one worker's storage; build it with `perf_service(deps)`."""
+
     def __init__(self, blobs: BlobStore, cosmos: CosmosDatabase, settings: Settings, clock: Callable[[], datetime]) -> None:
         self.blobs, self.cosmos, self.settings, self.clock = blobs, cosmos, settings, clock
 
@@ -80,7 +82,7 @@ class PerfService:
                else "Fix or drop the artifacts with ok=false (see errors[]), then call artifacts.ingest.")
         return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
 
-    async def ingest(self, principal: Principal, req: IngestRequest, progress: Progress | None = None) -> IngestResult:
+    async def ingest(self, principal: Principal, req: IngestRequest, progress: ProgressFn | None = None) -> IngestResult:
         refs = unique_refs(req.artifacts)  # a repeated artifact is fetched and parsed once
         total = len(refs) + 2  # fetch each artifact, parse, store
         async with self._fetcher(principal) as fetcher:
@@ -119,7 +121,7 @@ class PerfService:
     async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
         result, _, _ = await self._analysis(await self.store(principal), req)
         s = result["summary"]
-        nxt = (f"Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
+        nxt = ("Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
                if s["finding_count"] else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds.")
         if result["open_questions"]:
             nxt += " Thresholds are conservative defaults: pass your own (see open_questions)."
@@ -157,37 +159,37 @@ class PerfService:
             next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
         )
 
-    async def collect(self, principal: Principal, req: collect_mod.CollectRequest, correlation_id: str, orchestrations: Orchestrations | None = None,
-                      progress: Progress | None = None) -> collect_mod.CollectResult:
-        the_plan = await collect_mod.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
-        paths = collect_mod.paths_of(principal.workspace_id, the_plan["bundle_id"])
-        worst = collect_mod.worst_case_seconds(req)
+    async def collect(self, principal: Principal, req: collect_plan.CollectRequest, correlation_id: str, orchestrations: Orchestrations | None = None,
+                      progress: ProgressFn | None = None) -> collect_plan.CollectResult:
+        plan = await collect_plan.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
+        paths = collect_run.paths_of(principal.workspace_id, plan.bundle_id)
+        worst = collect_plan.worst_case_seconds(req)
         if worst > self.settings.perf_collect_inline_seconds and orchestrations is not None:
-            stored, secret = collect_mod.split_secrets(the_plan)
-            started = await orchestrations.start(collect_mod.ORCHESTRATOR, principal, stored, secret or None, correlation_id=correlation_id)
-            return collect_mod.CollectResult(
-                bundle_id=the_plan["bundle_id"], state="running", **paths, artifact_counts=collect_mod.inventory_counts(the_plan, []), ingest_artifacts=[], correlation_id=correlation_id,
+            stored, secret = collect_plan.split_secrets(plan)
+            started = await orchestrations.start(collect_plan.ORCHESTRATOR, principal, stored.model_dump(mode="json"), secret.sealed(), correlation_id=correlation_id)
+            return collect_plan.CollectResult(
+                bundle_id=plan.bundle_id, state="running", **paths, artifact_counts=collect_run.inventory_counts(plan, []), ingest_artifacts=[], correlation_id=correlation_id,
                 run_id=started.run_id, status_url=started.status_url,
                 next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call get_run_status with run_id "
                              f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
                              "artifact_counts and ingest_artifacts for artifacts.ingest."),
             )
         samples: list[dict[str, Any]] = []
-        for i, path in enumerate(the_plan["url_paths"]):
-            await _tell(progress, i, len(the_plan["url_paths"]), f"probing {path.split('?', 1)[0]}")
-            samples += await collect_mod.run_path(the_plan, path, self.settings)
-        done = await self.finish_collect(the_plan, samples)
+        for i, path in enumerate(plan.url_paths):
+            await _tell(progress, i, len(plan.url_paths), f"probing {path.split('?', 1)[0]}")
+            samples += await collect_run.run_path(plan, path, self.settings)
+        done = await self.finish_collect(principal.workspace_id, plan, samples)
         failed = sum(1 for s in samples if s["error"])
-        return collect_mod.CollectResult(
-            bundle_id=the_plan["bundle_id"], state="completed", **paths, artifact_counts=done["artifact_counts"], ingest_artifacts=done["ingest_artifacts"],
+        return collect_plan.CollectResult(
+            bundle_id=plan.bundle_id, state="completed", **paths, artifact_counts=done["artifact_counts"], ingest_artifacts=done["ingest_artifacts"],
             removed_by_retention=done["removed_by_retention"], correlation_id=correlation_id,
             next_action=(f"{failed} sample(s) failed (see timings.json errors). " if failed else "") + "Call artifacts.ingest with ingest_artifacts as artifacts.",
         )
 
-    async def finish_collect(self, the_plan: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
-        """Write the bundle of a collect.run (inline or from the orchestration's last activity)."""
-        store = PerfStore(self.blobs, await self.cosmos.container("perf_runs"), the_plan["workspace_id"])
-        return await collect_mod.finish(the_plan, samples, store, self.settings, self.clock)
+    async def finish_collect(self, workspace_id: str, plan: collect_plan.BundlePlan, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        """Write the bundle of a collect.run for its owner `workspace_id` (inline, or from the orchestration's last activity)."""
+        store = PerfStore(self.blobs, await self.cosmos.container("perf_runs"), workspace_id)
+        return await collect_run.finish(plan, samples, store, self.settings, self.clock)
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
         """A SAS URL, within the workspace's quota. Blob SAS cannot cap an upload's size: what a URL
@@ -216,3 +218,21 @@ class PerfService:
             next_action=(f"PUT the file to upload_url with header x-ms-blob-type: BlockBlob, then pass {{\"blob\": \"{req.name}\"}} to artifacts.validate / artifacts.ingest."
                          if url else "This deployment cannot sign upload URLs: use the alternative route."),
         )
+
+
+class PerfDeps(Protocol):
+    """The parts of the app's wiring the perf capability uses (shared/core/deps.py `Deps` has them)."""
+
+    @property
+    def blobs(self) -> BlobStore: ...
+    @property
+    def cosmos(self) -> CosmosDatabase: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+
+
+def perf_service(deps: PerfDeps, *, settings: Settings | None = None, clock: Callable[[], datetime] | None = None) -> PerfService:
+    """The one way to build a PerfService: from the app's wiring; tests may swap its settings or clock."""
+    return PerfService(deps.blobs, deps.cosmos, settings or deps.settings, clock or deps.clock)

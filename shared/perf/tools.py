@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shared.perf.collect import CollectRequest, CollectResult
+from shared.perf.collect.plan import CollectRequest, CollectResult
 from shared.perf import models
-from shared.perf.service import PerfService
+from shared.perf.service import PerfService, perf_service
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
 
@@ -12,8 +12,7 @@ toolset = ToolSet("perf")
 
 
 def _service(ctx: ToolContext) -> PerfService:
-    d = ctx.deps
-    return PerfService(d.blobs, d.cosmos, d.settings, d.clock)
+    return perf_service(ctx.deps)
 
 
 def _render_analysis(r: models.AnalysisResult) -> str:

@@ -62,7 +62,7 @@ async def test_a_record_is_claimed_once_and_only_by_its_orchestrator(deps: Deps)
 
 
 async def test_a_plan_that_fails_revalidation_fails_the_run_and_is_not_claimed(deps: Deps) -> None:
-    from shared.perf.collect import validate_stored_plan
+    from shared.perf.collect.plan import validate_stored_plan
 
     runs = RunService.from_deps(deps)
     run_id = await record(deps, plan={"probe": {"sample_count": 10_000}})

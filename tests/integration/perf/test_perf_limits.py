@@ -13,8 +13,8 @@ from shared.tools.deps import Deps
 from shared.core.errors import RateLimited
 from shared.identity.models import Principal
 from shared.perf.models import ArtifactRef, IngestRequest, UploadUrlRequest, ValidateRequest
-from shared.perf.service import PerfService
-from shared.perf.upload import store_uploads
+from shared.perf.service import PerfService, perf_service
+from shared.perf.uploads.intake import store_uploads
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = FIXTURES / "spx" / "spx-full-20261122_030646-vm-31166-1804289383"
@@ -26,7 +26,7 @@ def principal() -> Principal:
 
 
 def service(deps: Deps, **settings: object) -> PerfService:
-    return PerfService(deps.blobs, deps.cosmos, deps.settings.model_copy(update=settings), deps.clock)
+    return perf_service(deps, settings=deps.settings.model_copy(update=settings))
 
 
 async def put(deps: Deps, who: Principal, name: str, data: bytes) -> ArtifactRef:

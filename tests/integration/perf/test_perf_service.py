@@ -16,8 +16,8 @@ from shared.core.errors import NotFound, ValidationFailed
 from shared.identity.models import Principal
 from shared.perf.artifacts import workspace_prefix
 from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest, RunsGetRequest, RunsListRequest, ValidateRequest
-from shared.perf.service import PerfService
-from shared.perf.upload import store_uploads
+from shared.perf.service import PerfService, perf_service
+from shared.perf.uploads.intake import store_uploads
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SPX = sorted((FIXTURES / "spx").glob("spx-full-*"))
@@ -31,7 +31,7 @@ def principal() -> Principal:
 
 @pytest.fixture
 def service(deps: Deps) -> PerfService:
-    return PerfService(deps.blobs, deps.cosmos, deps.settings, deps.clock)
+    return perf_service(deps)
 
 
 async def upload(deps: Deps, who: Principal, files: list[Path], folder: str = "in") -> list[ArtifactRef]:
@@ -170,7 +170,7 @@ async def test_retention_by_age(deps: Deps) -> None:
     from datetime import timedelta
 
     now = [deps.clock()]
-    aged = PerfService(deps.blobs, deps.cosmos, deps.settings, lambda: now[0])
+    aged = perf_service(deps, clock=lambda: now[0])
     who = principal()
     old = (await aged.ingest(who, IngestRequest(artifacts=await upload(deps, who, [SLOWLOGS[0]])))).normalized_snapshot_id
     now[0] += timedelta(days=8)

@@ -2,14 +2,14 @@
 
 It is the direct transcription of SPX's UI rules (a Python stack, one event at a time): slow (about 28x
 `zcat | wc -l`) but easy to check by hand. tests/unit/perf/test_spx_trace.py compares both on every
-fixture and on random traces; shared/perf/spx/trace.py documents the rules.
+fixture and on random traces; shared/perf/parsers/spx/trace.py documents the rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shared.perf.spx.trace import FunctionStats, SpxProfile, TraceFormatError, TreeNode, _floats, _repair
+from shared.perf.parsers.spx.trace import FunctionStats, SpxProfile, TraceFormatError, TreeNode, _floats, _repair
 
 MAX_TREE_NODES = 200_000
 

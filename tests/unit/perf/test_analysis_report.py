@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from shared.core.errors import ValidationFailed
-from shared.perf.analysis import analyze
-from shared.perf.report import render
-from shared.perf.svg import flame_graph, offenders_chart
+from shared.perf.analysis.ranking import analyze
+from shared.perf.analysis.report import render
+from shared.perf.analysis.svg import flame_graph, offenders_chart
 
 SID = "a" * 64
 

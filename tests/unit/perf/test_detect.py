@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.perf.detect import Detection, detect, pair_spx, safe_name
+from shared.perf.parsers.detect import Detection, detect, pair_spx, safe_name
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = "spx-full-20261122_030646-vm-31166-1804289383"

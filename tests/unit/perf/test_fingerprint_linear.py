@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.perf.slowlog import fingerprint as fingerprint_module
-from shared.perf.slowlog.fingerprint import fingerprint
-from shared.perf.slowlog.parser import open_log, parse
+from shared.perf.parsers.slowlog import fingerprint as fingerprint_module
+from shared.perf.parsers.slowlog.fingerprint import fingerprint
+from shared.perf.parsers.slowlog.parser import open_log, parse
 from tests.unit.perf import fingerprint_reference
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slowlog"

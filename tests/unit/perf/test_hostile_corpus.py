@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from shared.perf.slowlog.aggregate import MAX_FINGERPRINT_CHARS, MAX_SAMPLE_CHARS
-from shared.perf.snapshot import MAX_QUERIES as MAX_QUERIES_IN_SNAPSHOT
-from shared.perf.spx.export import MAX_COLLAPSED_BYTES
-from shared.perf.svg import MAX_ROWS
+from shared.perf.parsers.slowlog.aggregate import MAX_FINGERPRINT_CHARS, MAX_SAMPLE_CHARS
+from shared.perf.parsers.snapshot import MAX_QUERIES as MAX_QUERIES_IN_SNAPSHOT
+from shared.perf.parsers.spx.export import MAX_COLLAPSED_BYTES
+from shared.perf.analysis.svg import MAX_ROWS
 from tests.fixtures.hostile.corpus import CASES
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import azure.functions as func
 import pytest
 
-from shared.perf.multipart import MAX_PART_HEADER_BYTES, MAX_PARTS, MultipartError, parse_multipart
+from shared.perf.uploads.multipart import MAX_PART_HEADER_BYTES, MAX_PARTS, MultipartError, parse_multipart
 
 CT = "multipart/form-data; boundary=XyZ"
 
@@ -69,3 +70,23 @@ def test_malformed_bodies_are_clear_errors(body: bytes, content_type: str, probl
     with pytest.raises(MultipartError) as caught:
         parse_multipart(body, content_type)
     assert caught.value.problem == problem
+
+
+def _functions_request(body: bytes) -> func.HttpRequest:
+    return func.HttpRequest("POST", "http://localhost/api/artifacts", headers={"Content-Type": CT}, body=body)
+
+
+def test_the_functions_library_form_parsing_keeps_none_of_these_bounds() -> None:
+    """Why POST /api/artifacts does not read `req.files`: azure-functions builds werkzeug's FormDataParser with
+    max_form_memory_size=None, max_content_length=None and no max_form_parts (azure/functions/_http.py,
+    HttpRequest._parse_form_data), and offers no way to pass limits. If a release adds them, this test fails:
+    then move the route to `req.files` with the limits below."""
+    too_many = part("f", b"x", "f.log") * (MAX_PARTS * 10) + END
+    assert len(_functions_request(too_many).files.getlist("f")) == MAX_PARTS * 10
+    with pytest.raises(MultipartError, match="at most 20 parts"):
+        parse_multipart(too_many, CT)
+
+    padded = part("f", b"x", "f.log", b"X-Pad: " + b"a" * (MAX_PART_HEADER_BYTES * 100) + b"\r\n") + END
+    assert _functions_request(padded).files["f"].read() == b"x"
+    with pytest.raises(MultipartError, match="headers too large"):
+        parse_multipart(padded, CT)

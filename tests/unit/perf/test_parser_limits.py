@@ -6,13 +6,13 @@ import io
 
 import pytest
 
-from shared.perf import svg
-from shared.perf.detect import detect
-from shared.perf.slowlog import parser as parser_module
-from shared.perf.slowlog.aggregate import MAX_FINGERPRINT_CHARS, class_key, redact_literals
-from shared.perf.slowlog.parser import parse
-from shared.perf.spx import export
-from shared.perf.spx.trace import TraceFormatError, _Aggregator, aggregate_trace
+from shared.perf.analysis import svg
+from shared.perf.parsers.detect import detect
+from shared.perf.parsers.slowlog import parser as parser_module
+from shared.perf.parsers.slowlog.aggregate import MAX_FINGERPRINT_CHARS, class_key, redact_literals
+from shared.perf.parsers.slowlog.parser import parse
+from shared.perf.parsers.spx import export
+from shared.perf.parsers.spx.trace import TraceFormatError, _Aggregator, aggregate_trace
 
 HEAD = b"# Time: 2026-11-22T03:06:46.000000Z\n# User@Host: app[app] @ localhost []  Id: 8\n# Query_time: 0.5  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 1\n"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.perf.slowlog.fingerprint import fingerprint
-from shared.perf.slowlog.parser import parse
+from shared.perf.parsers.slowlog.fingerprint import fingerprint
+from shared.perf.parsers.slowlog.parser import parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slowlog"
 
@@ -116,7 +116,7 @@ def _pt_sums(name: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("name", ["mysql80-sample", "small"])
 def test_class_counts_and_query_time_sums_match_pt_query_digest(name: str) -> None:
-    from shared.perf.slowlog.aggregate import aggregate
+    from shared.perf.parsers.slowlog.aggregate import aggregate
 
     ours = aggregate(entries(f"{name}.log"))
     pt = json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"]
@@ -129,7 +129,7 @@ def test_class_counts_and_query_time_sums_match_pt_query_digest(name: str) -> No
 def test_percentiles_from_the_histogram_are_within_one_bucket() -> None:
     import random
 
-    from shared.perf.slowlog.aggregate import Metric
+    from shared.perf.parsers.slowlog.aggregate import Metric
 
     rng = random.Random(7)
     values = [rng.lognormvariate(-6, 2) for _ in range(5000)]
@@ -144,7 +144,7 @@ def test_percentiles_from_the_histogram_are_within_one_bucket() -> None:
 
 
 def test_digest_ranks_by_total_time_and_redacts_samples() -> None:
-    from shared.perf.slowlog.aggregate import digest, redact_literals
+    from shared.perf.parsers.slowlog.aggregate import digest, redact_literals
 
     report = digest(entries("small.log"))
     assert report["entries"] == 611 and report["classes"] == 142

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.perf.spx.export import collapsed, speedscope
-from shared.perf.spx.trace import aggregate_trace
+from shared.perf.parsers.spx.export import collapsed, speedscope
+from shared.perf.parsers.spx.trace import aggregate_trace
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "spx"
 TINY = "spx-full-20261122_030646-vm-31166-1804289383"

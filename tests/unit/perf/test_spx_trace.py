@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.perf.spx import trace as trace_module
-from shared.perf.spx.trace import TraceFormatError, aggregate_trace
+from shared.perf.parsers.spx import trace as trace_module
+from shared.perf.parsers.spx.trace import TraceFormatError, aggregate_trace
 from tests.unit.perf import spx_reference
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "spx"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.core.errors import ValidationFailed
-from shared.perf.thresholds import DEFAULTS, clamp_top_n, resolve, severity
+from shared.perf.analysis.thresholds import DEFAULTS, clamp_top_n, resolve, severity
 
 
 def test_omitted_thresholds_use_conservative_defaults_and_ask() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shared.perf.timings import TimingsFile, aggregate_timings
+from shared.perf.parsers.timings import TimingsFile, aggregate_timings
 
 
 def sample(path: str, ttfb: float, total: float, status: int | None = 200, error: str | None = None, warmup: bool = False) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shared.perf.spx.trace import MAX_FUNCTIONS
+from shared.perf.parsers.spx.trace import MAX_FUNCTIONS
 
 MAX_METRICS = 32
 MAX_TEXT_CHARS = 8192

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shared.perf.thresholds import LEVELS, clamp_top_n, resolve, severity
+from shared.perf.analysis.thresholds import LEVELS, clamp_top_n, resolve, severity
 
 _DB_CALLS = ("PDO", "mysqli", "Doctrine\\DBAL", "Illuminate\\Database")
 _SEVERITY_ORDER = {level: i for i, level in enumerate(LEVELS)}

@@ -18,14 +18,14 @@ from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import LocalArtifact
-from shared.perf.detect import Detection, detect, pair_spx
-from shared.perf.slowlog.aggregate import digest
-from shared.perf.slowlog.parser import MAX_STATEMENT_BYTES, open_log
-from shared.perf.slowlog.parser import parse as parse_slowlog
-from shared.perf.spx import metadata as spx_metadata
-from shared.perf.spx.export import collapsed
-from shared.perf.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
-from shared.perf.timings import TimingsFile, aggregate_timings, percentile
+from shared.perf.parsers.detect import Detection, detect, pair_spx
+from shared.perf.parsers.slowlog.aggregate import digest
+from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, open_log
+from shared.perf.parsers.slowlog.parser import parse as parse_slowlog
+from shared.perf.parsers.spx import metadata as spx_metadata
+from shared.perf.parsers.spx.export import collapsed
+from shared.perf.parsers.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
+from shared.perf.parsers.timings import TimingsFile, aggregate_timings, percentile
 
 SCHEMA = "firebreak-perf-snapshot-v1"
 MAX_QUERIES = 500

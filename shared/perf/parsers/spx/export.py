@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shared.perf.spx.trace import SpxProfile
+from shared.perf.parsers.spx.trace import SpxProfile
 
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 MAX_STACK_DEPTH = 2048

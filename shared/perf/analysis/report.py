@@ -12,9 +12,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from shared.perf.snapshot import canonical
-from shared.perf.svg import flame_graph, offenders_chart
-from shared.perf.thresholds import DEFAULTS, LEVELS
+from shared.perf.parsers.snapshot import canonical
+from shared.perf.analysis.svg import flame_graph, offenders_chart
+from shared.perf.analysis.thresholds import DEFAULTS, LEVELS
 
 FLAME_GRAPHS = 3  # the slowest profiles get one each
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from shared.perf.slowlog.fingerprint import fingerprint
-from shared.perf.slowlog.parser import SlowEntry
+from shared.perf.parsers.slowlog.fingerprint import fingerprint
+from shared.perf.parsers.slowlog.parser import SlowEntry
 
 _BASE = 1.05
 _MIN = 0.000001

@@ -1,30 +1,25 @@
-"""collect.run: HTTP timing probes plus an inventory of SPX files and a slow log, written as a bundle in Blob.
+"""collect.run's plan: the request, every parameter of a run fixed and checked, and its Durable-safe half.
 
 Inputs are Blob prefixes (`spx_dirs`) and a Blob name (`slow_log_path`) under the workspace's
 artifacts, or local directories and files where local paths are allowed. Probes are GET only,
 through the outbound guard, with only allow-listed headers sent; recorded URLs lose their query
 string and userinfo by default and recorded header values of secret-looking names are redacted.
-The bundle (manifest.json + timings.json, collector-v1) is written under
-`artifacts/bundles/<bundle_id>/`, so its timings are an artifact like any upload: the result's
-`ingest_artifacts` is the exact list to pass to artifacts.ingest.
 
 The work is split the same way inline and under Durable: `plan()` checks everything and fixes the
-parameters (a JSON-able dict), `run_path()` probes one URL path, `finish()` writes the bundle. A run
+parameters (a CollectPlan), `run.run_path()` probes one URL path, `run.finish()` writes the bundle. A run
 whose worst case (every sample timing out) exceeds FIREBREAK_PERF_COLLECT_INLINE_SECONDS continues as
 the `perf_collect_orchestrator` orchestration and the tool answers at once with its run id and
 status route. Under Durable the plan is split first (`split_secrets`): header values and the query
-strings that are not recorded go to the run's sealed secrets, the rest is the run record's plan, and
-only the probe activity joins them again (`with_secrets`). Manifests name headers, never their values.
+strings that are not recorded go to the run's sealed secrets (PlanSecrets), the rest is the run
+record's plan (StoredPlan, re-validated at claim), and only the probe activity joins them again
+(`with_secrets`). Manifests name headers, never their values.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import math
 import re
 import secrets
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,13 +27,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from shared.core.errors import ValidationFailed
+from shared.core.errors import ValidationFailed, validation_failed_from_pydantic
 from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
 from shared.perf.artifacts import artifact_blob, blob_name, workspace_prefix
 from shared.perf.models import Retention
-from shared.perf.probe import probe
-from shared.perf.store import PerfStore
 from shared.storage.blob import BlobStore
 from shared.tools.registry import ToolInput, ToolOutput
 
@@ -110,7 +103,9 @@ def check_headers(headers: dict[str, str]) -> dict[str, str]:
     return headers
 
 
-class _Probe(BaseModel):
+class ProbeSettings(BaseModel):
+    """How each path is probed: samples, concurrency, time limit, warm-up requests."""
+
     model_config = ConfigDict(extra="forbid")
 
     sample_count: int = Field(ge=1, le=20)
@@ -119,7 +114,9 @@ class _Probe(BaseModel):
     warmup_count: int = Field(ge=0, le=5)
 
 
-class _Recorded(BaseModel):
+class RecordedValues(BaseModel):
+    """What the bundle records of the request: the redacted base URL and header names (never values)."""
+
     model_config = ConfigDict(extra="forbid")
 
     base_url: str = Field(max_length=2048)
@@ -133,19 +130,18 @@ class _Recorded(BaseModel):
         return names
 
 
-class StoredPlan(BaseModel):
-    """A Durable collect run's plan as its record holds it: no workspace (the record's owner is), no header values."""
+class BundlePlan(BaseModel):
+    """What every form of a collect plan holds: enough to write the bundle."""
 
     model_config = ConfigDict(extra="forbid")
 
-    bundle_id: str = Field(pattern=r"^bundle_\d{8}_\d{6}_[0-9a-f]{10}(_[A-Za-z0-9._-]{1,100})?$")
+    bundle_id: str
     created_at: str
     base_url: str = Field(max_length=2048)
     url_paths: list[str] = Field(min_length=1, max_length=MAX_URL_PATHS)
-    header_names: list[str] = Field(max_length=MAX_HEADERS)
-    probe: _Probe
+    probe: ProbeSettings
     redaction_rules: RedactionRules
-    recorded: _Recorded
+    recorded: RecordedValues
     inventory: list[dict[str, str]] = Field(max_length=20 * MAX_FILES_PER_DIR + 1)
     retention: Retention
 
@@ -153,6 +149,65 @@ class StoredPlan(BaseModel):
     @classmethod
     def _paths(cls, paths: list[str]) -> list[str]:
         return check_paths(paths)
+
+    def recorded_paths(self) -> list[str]:
+        """The URL paths as the bundle records them (redaction_rules applied)."""
+        return [recorded_path(p, self.redaction_rules.strip_query_params) for p in self.url_paths]
+
+
+class CollectPlan(BundlePlan):
+    """Every parameter of one collect run, header values and unrecorded query strings included.
+
+    Lives in memory only (inline run, or inside the probe activity after `with_secrets`); what a run
+    record or Durable history may hold is its `split_secrets` half, the StoredPlan.
+    """
+
+    workspace_id: str
+    headers: dict[str, str] = Field(max_length=MAX_HEADERS)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        return check_headers(headers)
+
+
+class StoredPlan(BundlePlan):
+    """A Durable collect run's plan as its record holds it: no workspace (the record's owner is), no header values,
+    URL paths as recorded."""
+
+    bundle_id: str = Field(pattern=r"^bundle_\d{8}_\d{6}_[0-9a-f]{10}(_[A-Za-z0-9._-]{1,100})?$")
+    header_names: list[str] = Field(max_length=MAX_HEADERS)
+
+    @classmethod
+    def from_record(cls, stored: dict[str, Any]) -> StoredPlan:
+        """Re-check a record's plan against the same limits as CollectRequest (the record is data, not a promise)."""
+        try:
+            return cls.model_validate(stored)
+        except ValidationError as exc:
+            raise ValueError(f"stored collect plan is invalid: {exc.error_count()} problem(s)") from None
+
+
+class PlanSecrets(BaseModel):
+    """What a Durable run keeps sealed: header values, and the URL paths when their recorded form drops a query."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_HEADERS)
+    url_paths: list[str] | None = Field(None, min_length=1, max_length=MAX_URL_PATHS)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        return check_headers(headers)
+
+    @field_validator("url_paths")
+    @classmethod
+    def _paths(cls, paths: list[str] | None) -> list[str] | None:
+        return None if paths is None else check_paths(paths)
+
+    def sealed(self) -> dict[str, Any] | None:
+        """The secrets to seal with the run, or None when it needs none (no headers, every path recorded as sent)."""
+        return self.model_dump(exclude_defaults=True) or None
 
 
 class CollectResult(ToolOutput):
@@ -183,11 +238,6 @@ def recorded_path(path: str, strip_query: bool) -> str:
     if not strip_query:
         return path
     return _PATH_PARAMS.sub("", path.split("#", 1)[0].split("?", 1)[0]) or "/"
-
-
-def inventory_counts(the_plan: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, int]:
-    return {"spx_files": sum(1 for i in the_plan["inventory"] if i["type"] == "spx"), "inventory_items": len(the_plan["inventory"]),
-            "timing_samples": sum(1 for s in samples if not s["warmup"])}
 
 
 def worst_case_seconds(req: CollectRequest) -> float:
@@ -232,7 +282,7 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
     return items
 
 
-async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, workspace: str, now: datetime) -> dict[str, Any]:
+async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, workspace: str, now: datetime) -> CollectPlan:
     """Check the request (URL guard, inputs) and fix every parameter of the run."""
     guard = OutboundGuard(settings)
     await guard.resolve(req.base_url.rstrip("/") + "/", "base_url")
@@ -247,100 +297,54 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
     if req.output_dir:
         bundle_id = f"{bundle_id}_{req.output_dir}"
     rules = req.redaction_rules
-    return {
-        "workspace_id": workspace,
-        "bundle_id": bundle_id,
-        "created_at": now.isoformat(),
-        "base_url": base_url,
-        "url_paths": req.url_paths,
-        "headers": sent,
-        "probe": {"sample_count": req.sample_count, "concurrency": req.concurrency, "timeout_ms": req.timeout_ms, "warmup_count": req.warmup_count},
-        "redaction_rules": rules.model_dump(),
-        "recorded": {
-            "base_url": redact_url(base_url, rules),
-            "headers": sorted(sent),  # names only: a value may be a credential whatever its header is called
-            "headers_dropped": sorted(k for k in req.headers if k.lower() not in allowed),
-        },
-        "inventory": await _inventory(req, settings, blobs, workspace),
-        "retention": (req.retention or Retention()).model_dump(),
-    }
+    inventory = await _inventory(req, settings, blobs, workspace)
+    try:
+        return CollectPlan(
+            workspace_id=workspace,
+            bundle_id=bundle_id,
+            created_at=now.isoformat(),
+            base_url=base_url,
+            url_paths=req.url_paths,
+            headers=sent,
+            probe=ProbeSettings(sample_count=req.sample_count, concurrency=req.concurrency, timeout_ms=req.timeout_ms, warmup_count=req.warmup_count),
+            redaction_rules=rules,
+            recorded=RecordedValues(
+                base_url=redact_url(base_url, rules),
+                headers=sorted(sent),  # names only: a value may be a credential whatever its header is called
+                headers_dropped=sorted(k for k in req.headers if k.lower() not in allowed),
+            ),
+            inventory=inventory,
+            retention=req.retention or Retention(),
+        )
+    except ValidationError as exc:
+        # The request was checked already; only a recorded value can still exceed a limit (a redacted base_url near 2,048 characters).
+        raise validation_failed_from_pydantic(exc, what="collect plan") from None
 
 
-async def run_path(the_plan: dict[str, Any], path: str, settings: Settings) -> list[dict[str, Any]]:
-    """Warm-up samples, then the measured ones, `concurrency` at a time; recorded paths are redacted."""
-    guard = OutboundGuard(settings)
-    p = the_plan["probe"]
-    rules = RedactionRules(**the_plan["redaction_rules"])
-    recorded = recorded_path(path, rules.strip_query_params)
-    url = the_plan["base_url"] + "/"
-    gate = asyncio.Semaphore(p["concurrency"])
-
-    async def one(warmup: bool) -> dict[str, Any]:
-        async with gate:
-            result = await probe(guard, url, path, the_plan["headers"], p["timeout_ms"] / 1000)
-        return {"method": "GET", "url_path": recorded, "warmup": warmup, **result}
-
-    warm = [await one(True) for _ in range(p["warmup_count"])]
-    measured = await asyncio.gather(*(one(False) for _ in range(p["sample_count"])))
-    return warm + list(measured)
-
-
-async def finish(the_plan: dict[str, Any], samples: list[dict[str, Any]], store: PerfStore, settings: Settings, now: Callable[[], datetime]) -> dict[str, Any]:
-    """Write timings.json and manifest.json (timings first: a manifest always points at a whole bundle), index it, apply retention."""
-    ws, bundle_id = the_plan["workspace_id"], the_plan["bundle_id"]
-    rel = f"bundles/{bundle_id}"
-    timings = {"format": "collector-v1", "base_url": the_plan["recorded"]["base_url"], "created_at": the_plan["created_at"], "samples": samples}
-    ingest = [{k: v for k, v in item.items() if k in ("blob", "path")} for item in the_plan["inventory"]] + [{"blob": f"{rel}/timings.json"}]
-    manifest = {
-        "format": "collector-bundle-v1", "run": {"bundle_id": bundle_id, "created_at": the_plan["created_at"], "finished_at": now().isoformat()},
-        "base_url": the_plan["recorded"]["base_url"], "url_paths": [recorded_path(p, the_plan["redaction_rules"]["strip_query_params"]) for p in the_plan["url_paths"]],
-        "headers": the_plan["recorded"]["headers"], "headers_dropped": the_plan["recorded"]["headers_dropped"], "probe": the_plan["probe"],
-        "redaction_rules": the_plan["redaction_rules"], "inventory": the_plan["inventory"], "timings": f"{rel}/timings.json", "ingest_artifacts": ingest,
-    }
-    await store.blobs.put(artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json")
-    await store.blobs.put(artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json")
-    counts = inventory_counts(the_plan, samples)
-    await store.runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": the_plan["created_at"], "updated_at": the_plan["created_at"],
-                       "artifact_counts": counts, "ingest_artifacts": ingest, "errors": sum(1 for s in samples if s["error"])})
-    retention = the_plan["retention"]
-    removed = await store.prune_bundles(retention["keep_last_n"] or settings.perf_keep_last_n, retention["ttl_days"] or settings.perf_ttl_days, now())
-    return {"bundle_id": bundle_id, "artifact_counts": counts, "ingest_artifacts": ingest, "removed_by_retention": removed}
-
-
-def split_secrets(the_plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_secrets(plan: CollectPlan) -> tuple[StoredPlan, PlanSecrets]:
     """(the plan a run record may hold, the secrets it needs): header values, and paths whose query is not recorded."""
-    strip = the_plan["redaction_rules"]["strip_query_params"]
-    recorded = [recorded_path(p, strip) for p in the_plan["url_paths"]]
-    secret: dict[str, Any] = {}
-    if the_plan["headers"]:
-        secret["headers"] = the_plan["headers"]
-    if recorded != the_plan["url_paths"]:
-        secret["url_paths"] = the_plan["url_paths"]
-    stored = {k: v for k, v in the_plan.items() if k not in ("workspace_id", "headers")}
-    return {**stored, "url_paths": recorded, "header_names": sorted(the_plan["headers"])}, secret
+    recorded = plan.recorded_paths()
+    fields = {name: getattr(plan, name) for name in BundlePlan.model_fields}
+    # Not validated here: the record is checked where it is trusted, at claim (StoredPlan.from_record), as before.
+    stored = StoredPlan.model_construct(**{**fields, "url_paths": recorded, "header_names": sorted(plan.headers)})
+    return stored, PlanSecrets.model_construct(headers=plan.headers, url_paths=plan.url_paths if recorded != plan.url_paths else None)
 
 
 def validate_stored_plan(stored: dict[str, Any]) -> dict[str, Any]:
-    """Re-check a record's plan against the same limits as CollectRequest (the record is data, not a promise)."""
-    try:
-        return StoredPlan.model_validate(stored).model_dump(mode="json")
-    except ValidationError as exc:
-        raise ValueError(f"stored collect plan is invalid: {exc.error_count()} problem(s)") from None
+    """RunService.claim's validator: the record's plan re-checked (StoredPlan.from_record), as the JSON the orchestration reads."""
+    return StoredPlan.from_record(stored).model_dump(mode="json")
 
 
-def with_secrets(stored: dict[str, Any], secret: dict[str, Any], workspace: str) -> dict[str, Any]:
+def with_secrets(stored: dict[str, Any], secret: dict[str, Any], workspace: str) -> CollectPlan:
     """The full plan again, for the run's owner `workspace` (from the record, never from orchestration input)."""
-    plan = validate_stored_plan(stored)
-    headers = check_headers(dict(secret.get("headers") or {}))
-    if sorted(headers) != plan["header_names"]:
+    plan = StoredPlan.from_record(stored)
+    try:
+        sealed = PlanSecrets.model_validate(secret)
+    except ValidationError as exc:
+        raise ValueError(f"the run's secrets are invalid: {exc.error_count()} problem(s)") from None
+    if sorted(sealed.headers) != plan.header_names:
         raise ValueError("the run's secret headers do not match its plan")
-    paths = secret.get("url_paths") or plan["url_paths"]
-    check_paths(paths)
-    if [recorded_path(p, plan["redaction_rules"]["strip_query_params"]) for p in paths] != plan["url_paths"]:
+    paths = sealed.url_paths or plan.url_paths
+    if [recorded_path(p, plan.redaction_rules.strip_query_params) for p in paths] != plan.url_paths:
         raise ValueError("the run's secret paths do not match its plan")
-    return {**plan, "workspace_id": workspace, "headers": headers, "url_paths": paths}
-
-
-def paths_of(workspace: str, bundle_id: str) -> dict[str, str]:
-    base = artifact_blob(workspace, f"bundles/{bundle_id}")
-    return {"bundle_dir": base, "manifest_path": f"{base}/manifest.json", "timings_path": f"{base}/timings.json"}
+    return CollectPlan(**plan.model_dump(exclude={"header_names", "url_paths"}), workspace_id=workspace, headers=sealed.headers, url_paths=paths)

@@ -116,108 +116,141 @@ def _admin_command(body: bytes) -> bytes | None:
     return rest[:-1] if rest.endswith(b";") else rest
 
 
-def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Iterator[SlowEntry]:
-    """Yield entries in file order. `stream` is a binary file (or gzip) opened by the caller."""
-    entry: SlowEntry | None = None
-    in_query = False
-    query_lines: list[bytes] = []
-    query_size = 0
-    last_time: datetime | None = None
-    schema = ""  # the last `use` written; MariaDB's Schema: field overrides it per entry
-    offset = 0
+class _EntryReader:
+    """One parse's state: the entry being read, its statement so far, and what later entries inherit (time, `use`)."""
 
-    def finish() -> SlowEntry | None:
-        nonlocal entry, query_lines, in_query, query_size
-        done = entry
+    __slots__ = ("max_statement_bytes", "entry", "in_query", "query_lines", "query_size", "last_time", "schema")
+
+    def __init__(self, max_statement_bytes: int) -> None:
+        self.max_statement_bytes = max_statement_bytes
+        self.entry: SlowEntry | None = None
+        self.in_query = False
+        self.query_lines: list[bytes] = []
+        self.query_size = 0
+        self.last_time: datetime | None = None
+        self.schema = ""  # the last `use` written; MariaDB's Schema: field overrides it per entry
+
+    def read_line(self, line: bytes, start: int) -> SlowEntry | None:
+        """Take one whole line (or a long line's first piece) starting at byte `start`; answer the entry it completes, if any."""
+        body = line.rstrip(b"\r\n")
+        if body[:1] == b"#":
+            if body.startswith(b"# Time: "):
+                m = _TIME_MARIADB.match(body) or _TIME_MYSQL.match(body)
+                if m:
+                    return self._time_line(m, start)
+            elif body.startswith(b"# User@Host: "):
+                m = _USER_HOST.match(body)
+                if m:
+                    return self._user_host_line(m, start)
+        elif _is_header(body):
+            return self.finish()
+        if self.entry is None:
+            return None  # junk before the first entry
+        if self.in_query:
+            self.add_query(line)
+        else:
+            self._before_query(self.entry, line, body)
+        return None
+
+    def read_rest(self, piece: bytes) -> None:
+        """The rest of a line longer than MAX_LINE_BYTES: only ever query text."""
+        if self.entry is not None and self.in_query:
+            self.add_query(piece)
+
+    def finish(self) -> SlowEntry | None:
+        """Close the entry being read (its statement joined, capped and measured) and answer it."""
+        done = self.entry
         if done is not None:
-            text = b"".join(query_lines).decode("utf-8", "replace").rstrip("\r\n")
+            text = b"".join(self.query_lines).decode("utf-8", "replace").rstrip("\r\n")
             if text.endswith(";"):
                 text = text[:-1]
             done.query = text
-            done.query_bytes = query_size
-            done.truncated = query_size > max_statement_bytes
-        entry, query_lines, in_query, query_size = None, [], False, 0
+            done.query_bytes = self.query_size
+            done.truncated = self.query_size > self.max_statement_bytes
+        self.entry, self.query_lines, self.in_query, self.query_size = None, [], False, 0
         return done
 
-    def add_query(line: bytes) -> None:
-        nonlocal query_size
-        room = max_statement_bytes - min(query_size, max_statement_bytes)
-        if room:
-            query_lines.append(line[:room])
-        query_size += len(line)
+    def add_query(self, line: bytes) -> None:
+        """Append statement text, keeping at most max_statement_bytes of it but counting all of it."""
+        if self.query_size + len(line) <= self.max_statement_bytes:  # the common case
+            self.query_lines.append(line)
+        else:
+            room = self.max_statement_bytes - min(self.query_size, self.max_statement_bytes)
+            if room:
+                self.query_lines.append(line[:room])
+        self.query_size += len(line)
 
+    def _time_line(self, m: re.Match[bytes], start: int) -> SlowEntry | None:
+        """`# Time:` starts an entry, and later entries without one inherit its time."""
+        done = self.finish()
+        self.last_time = _mariadb_time(m) if m.re is _TIME_MARIADB else _mysql_time(m)
+        self.entry = SlowEntry(offset=start, time=self.last_time, schema=self.schema)
+        return done
+
+    def _user_host_line(self, m: re.Match[bytes], start: int) -> SlowEntry | None:
+        """`# User@Host:` belongs to the entry a `# Time:` just opened, or starts one of its own."""
+        done = None
+        entry = self.entry
+        if entry is None or self.in_query or entry.user:
+            done = self.finish()
+            entry = self.entry = SlowEntry(offset=start, time=self.last_time, schema=self.schema)
+        user, _priv, host, ip, conn = m.groups()
+        entry.user, entry.host, entry.ip = user.decode(errors="replace"), host.decode(errors="replace"), ip.decode(errors="replace")
+        if conn:
+            entry.thread_id = int(conn)
+        return done
+
+    def _before_query(self, entry: SlowEntry, line: bytes, body: bytes) -> None:
+        """A line between an entry's header and its statement: metadata, `use`, `SET timestamp`, or the statement's first line."""
+        if body.startswith(b"# "):
+            admin = _admin_command(body)
+            if admin is None:
+                _metadata(entry, body)
+                return
+            entry.admin_command = admin.decode(errors="replace")
+            line = b"administrator command: " + admin
+        elif body == b"#":
+            return  # frames MariaDB's explain block
+        elif entry.timestamp is None and self._use_or_timestamp(entry, body):
+            return
+        self.in_query = True
+        self.add_query(line)
+
+    def _use_or_timestamp(self, entry: SlowEntry, body: bytes) -> bool:
+        """`use db;` or the server's `SET timestamp=N;` before the statement (after SET timestamp, `USE x;` is the client's statement)."""
+        use = _USE.match(body)
+        if use:
+            self.schema = use.group(1).decode(errors="replace")
+            if not entry.schema_from_thread_line:  # MariaDB's per-entry Schema: wins over the last `use`
+                entry.schema = self.schema
+            return True
+        ts = _SET_TIMESTAMP.match(body)
+        if ts:
+            entry.timestamp = int(ts.group(1))
+            return True
+        return False
+
+
+def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Iterator[SlowEntry]:
+    """Yield entries in file order. `stream` is a binary file (or gzip) opened by the caller."""
+    reader = _EntryReader(max_statement_bytes)
     # Lines are read at most MAX_LINE_BYTES at a time; the rest of a longer line comes as more pieces.
     # Inlined rather than a generator: this loop runs once per line of logs of hundreds of MB.
     readline = stream.readline
+    offset = 0
     open_line = False
     while line := readline(MAX_LINE_BYTES):
         continued, open_line = open_line, line[-1:] != b"\n"
         start = offset
         offset += len(line)
-        if continued:  # the rest of a line longer than MAX_LINE_BYTES: only ever query text
-            if entry is not None and in_query:
-                add_query(line)
+        if continued:
+            reader.read_rest(line)
             continue
-        body = line.rstrip(b"\r\n")
-        if body.startswith(b"# Time: "):
-            m = _TIME_MARIADB.match(body) or _TIME_MYSQL.match(body)
-            if m:
-                done = finish()
-                if done:
-                    yield done
-                last_time = _mariadb_time(m) if m.re is _TIME_MARIADB else _mysql_time(m)
-                entry = SlowEntry(offset=start, time=last_time, schema=schema)
-                continue
-        if body.startswith(b"# User@Host: "):
-            m = _USER_HOST.match(body)
-            if m:
-                if entry is None or in_query or entry.user:
-                    done = finish()
-                    if done:
-                        yield done
-                    entry = SlowEntry(offset=start, time=last_time, schema=schema)
-                user, _priv, host, ip, conn = m.groups()
-                entry.user, entry.host, entry.ip = user.decode(errors="replace"), host.decode(errors="replace"), ip.decode(errors="replace")
-                if conn:
-                    entry.thread_id = int(conn)
-                continue
-        if body[:1] != b"#" and _is_header(body):
-            done = finish()
-            if done:
-                yield done
-            continue
-        if entry is None:
-            continue  # junk before the first entry
-        if not in_query:
-            if body.startswith(b"# "):
-                admin = _admin_command(body)
-                if admin is not None:
-                    entry.admin_command = admin.decode(errors="replace")
-                    add_query(b"administrator command: " + admin)
-                    in_query = True
-                    continue
-                _metadata(entry, body)
-                continue
-            if body == b"#":
-                continue  # frames MariaDB's explain block
-            use = _USE.match(body) if entry.timestamp is None else None  # after SET timestamp, `USE x;` is the client's statement
-            if use:
-                schema = use.group(1).decode(errors="replace")
-                if not entry.schema_from_thread_line:  # MariaDB's per-entry Schema: wins over the last `use`
-                    entry.schema = schema
-                continue
-            ts = _SET_TIMESTAMP.match(body)
-            if ts and entry.timestamp is None:
-                entry.timestamp = int(ts.group(1))
-                continue
-            in_query = True
-        if query_size + len(line) <= max_statement_bytes:  # the common case, without a call
-            query_lines.append(line)
-            query_size += len(line)
-        else:
-            add_query(line)
-    done = finish()
-    if done:
+        done = reader.read_line(line, start)
+        if done is not None:
+            yield done
+    done = reader.finish()
+    if done is not None:
         yield done
 
 

@@ -1,8 +1,10 @@
 """A bounded multipart/form-data parser: part count, header bytes and total bytes are checked while it parses.
 
-Werkzeug's incremental decoder (what the Functions library's `req.files` uses underneath, there without
-any part limit) is fed the body in small chunks, so a body of 200,000 empty parts is refused at the
-21st part instead of being parsed whole first. CPU-bound: call it off the event loop.
+Werkzeug's incremental decoder (what the Functions library's `req.files` uses underneath) is fed the body
+in small chunks, so a body of 200,000 empty parts is refused at the 21st part instead of being parsed
+whole first. `req.files` itself cannot be bounded: azure-functions builds its parser with no part, size or
+memory limit and spools file parts over 500 KB to temporary files before any check (pinned by
+tests/unit/perf/test_multipart.py). CPU-bound: call it off the event loop.
 """
 
 from __future__ import annotations

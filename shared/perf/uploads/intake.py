@@ -12,8 +12,8 @@ from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import artifact_blob, blob_name
-from shared.perf.detect import detect
-from shared.perf.multipart import MAX_PARTS, MultipartError, parse_multipart
+from shared.perf.parsers.detect import detect
+from shared.perf.uploads.multipart import MAX_PARTS, MultipartError, parse_multipart
 from shared.storage.blob import BlobStore
 
 BLOCK_BYTES = 4 * 1024 * 1024

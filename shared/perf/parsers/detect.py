@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from shared.perf.spx import metadata as spx_metadata
+from shared.perf.parsers.spx import metadata as spx_metadata
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_LINES = 200

@@ -33,7 +33,7 @@ lost values are taken from the second event's. Each repair is counted in `repair
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 

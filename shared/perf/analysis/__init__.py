@@ -1,0 +1,1 @@
+"""analysis.run and report.export: ranking and grading against thresholds, reports and their SVG charts."""

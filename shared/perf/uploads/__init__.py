@@ -1,0 +1,1 @@
+"""POST /api/artifacts: request bodies split into files (raw or bounded multipart), checked, then stored."""
