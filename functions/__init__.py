@@ -16,7 +16,6 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     from functions.health_api import bp as health
     from functions.mcp_api import bp as mcp
     from functions.orchestration import orchestration_functions
-    from functions.perf_collect_api import bp as perf_collect
     from functions.runs_api import bp as runs
     from functions.tools_api import bp as tools
     from functions.tools_api import tool_functions
@@ -25,4 +24,4 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     manifest = load_manifest() if manifest is None else manifest
     tool_entries = [{"name": t["name"], "function_name": t["function_name"]} for t in manifest["tools"]]
     # The per-tool functions before tools_by_name's `tools/{name}`, as literal routes take precedence.
-    return [health, tool_functions(tool_entries), tools, mcp, diagnostics, artifacts, perf_collect, runs, orchestration_functions(manifest["orchestrations"])]
+    return [health, tool_functions(tool_entries), tools, mcp, diagnostics, artifacts, runs, orchestration_functions(manifest["orchestrations"])]

@@ -8,7 +8,7 @@ from functions.http import Call, endpoint, read_body
 
 bp = func.Blueprint()
 
-# The Functions host refuses request bodies over 100 MB; bigger artifacts go through artifacts.upload_url.
+# The Functions host refuses request bodies over 100 MB; bigger artifacts go through create_upload_url.
 HOST_BODY_LIMIT = 100 * 1024 * 1024
 _CONTENT_TYPES = {".md": "text/markdown; charset=utf-8", ".json": "application/json", ".svg": "image/svg+xml"}
 
@@ -23,12 +23,14 @@ async def artifacts_upload(call: Call) -> func.HttpResponse:
     folders), or as multipart/form-data (each file part stored under its filename, or `name` for a
     single part). Each file is checked like artifacts.validate before it is stored; an empty,
     truncated, binary or otherwise unusable file is refused (400) and nothing is written. Then pass
-    `{"blob": name}` to artifacts.ingest. Over 100 MB, use the artifacts.upload_url tool instead.
+    `{"blob": name}` to artifacts.ingest. Over 100 MB, use the create_upload_url tool instead.
     """
     from shared.perf.uploads.intake import store_uploads
 
     req = call.req
-    limit = min(call.deps.settings.perf_max_artifact_bytes, HOST_BODY_LIMIT)
+    from shared.perf.settings import PerfSettings
+
+    limit = min(call.deps.settings.section(PerfSettings).max_artifact_bytes, HOST_BODY_LIMIT)
     body = read_body(req, limit)
     stored = await store_uploads(call.deps.blobs, call.caller.workspace_id, body, req.headers.get("content-type", ""), req.params.get("name"))
     return call.json({"artifacts": stored, "next_action": "Pass each as {\"blob\": name} to artifacts.validate or artifacts.ingest."}, 201)

@@ -23,7 +23,11 @@ class BoundContext:
 
     def __init__(self, context: df.DurableOrchestrationContext, correlation_id: str | None) -> None:
         self._context = context
-        self.correlation_id = correlation_id
+        self._correlation_id = correlation_id
+
+    @property
+    def correlation_id(self) -> str | None:
+        return self._correlation_id
 
     @property
     def run_id(self) -> str:

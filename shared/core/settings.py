@@ -106,16 +106,6 @@ class Settings(SettingsSection):
     llm_endpoint: str | None = Field(None, description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); without one, LLM features take their rule-based path.")
     llm_model: str | None = Field(None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL).")
 
-    perf_allow_local_paths: bool = Field(False, description="Accept artifacts as {\"path\": ...} on this machine's disk (local runs only; Azure uses Blob).")
-    perf_max_artifact_bytes: int = Field(512 * 1024 * 1024, description="Largest artifact accepted by POST /api/artifacts and by ingest.")
-    perf_keep_last_n: int = Field(50, ge=1, description="Snapshots kept per workspace (oldest removed first, with their reports).")
-    perf_ttl_days: int | None = Field(None, ge=1, description="Snapshots older than this are removed; empty keeps them.")
-    perf_collect_inline_seconds: float = Field(60.0, gt=0, description="collect.run answers inline when its worst case fits; longer runs continue as a Durable orchestration.")
-    perf_upload_url_minutes: int = Field(15, ge=1, le=24 * 60, description="Lifetime of the upload URLs artifacts.upload_url hands out.")
-    perf_max_statement_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024, description="Slow-log statements keep this many bytes (longer ones are marked truncated; their class is that of the kept text).")
-    perf_max_request_bytes: int = Field(1024 * 1024 * 1024, ge=1, description="Total artifact bytes one artifacts.validate or artifacts.ingest call may read.")
-    perf_workspace_quota_bytes: int = Field(10 * 1024**3, ge=1, description="Stored artifact bytes per workspace above which artifacts.upload_url refuses new URLs (RATE_LIMITED).")
-    perf_max_upload_urls: int = Field(20, ge=1, description="Upload URLs a workspace may hold unexpired at once (artifacts.upload_url answers RATE_LIMITED beyond).")
 
     outbound_allow_http: bool = Field(False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise).")
     outbound_allowed_hosts: list[str] = Field(default_factory=list, description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.")
@@ -124,11 +114,6 @@ class Settings(SettingsSection):
     @classmethod
     def _split(cls, value: object) -> list[str]:
         return _csv(value)
-
-    @field_validator("perf_ttl_days", mode="before")
-    @classmethod
-    def _empty_none(cls, value: object) -> object:
-        return None if value == "" else value
 
     @property
     def llm_configured(self) -> bool:

@@ -1,4 +1,4 @@
-"""Health: is the app working? health.check, auth.whoami, readiness and the diagnostics orchestration."""
+"""Health: is the app working? health.check, whoami, readiness and the diagnostics orchestration."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from shared.tools.capability import Capability
 
 CAPABILITY = Capability(
     name="health",
-    summary="Is the app working: health.check, auth.whoami, the anonymous readiness probe and POST /api/diagnostics.",
+    summary="Is the app working: health.check, whoami, the anonymous readiness probe and POST /api/diagnostics.",
     toolset=toolset,
     settings=HealthSettings,
     containers=(PROBES_CONTAINER,),

@@ -29,6 +29,7 @@ from shared.core.errors import ValidationFailed
 from shared.core.settings import Settings
 from shared.perf.models import ArtifactRef
 from shared.storage.blob import BlobStore
+from shared.perf.settings import PerfSettings
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 MAX_SEGMENTS = 6
@@ -162,7 +163,7 @@ class ArtifactFetcher:
 
     def _over_budget(self, size: int) -> str | None:
         """Why `size` more bytes cannot be read in this request (None if they can); counts them if they can."""
-        total = self._settings.perf_max_request_bytes
+        total = self._settings.section(PerfSettings).max_request_bytes
         if self._used + size > total:
             return (f"the artifacts of this request would exceed {total} bytes in total (FIREBREAK_PERF_MAX_REQUEST_BYTES): "
                     "validate or ingest them in smaller groups")
@@ -191,7 +192,7 @@ class ArtifactFetcher:
                 out.append(LocalArtifact(ref, None, error="artifact blob not found: upload it first (POST /api/artifacts?name=...)"))
                 continue
             size = int(str(head.properties.content_range).rsplit("/", 1)[-1])  # `bytes 0-0/<blob size>`; `.size` is the range's
-            limit = self._settings.perf_max_artifact_bytes
+            limit = self._settings.section(PerfSettings).max_artifact_bytes
             problem = f"artifact is too large: {size} bytes is over the {limit}-byte artifact limit" if size > limit else self._over_budget(size)
             if problem:
                 out.append(LocalArtifact(ref, None, error=problem))
@@ -200,9 +201,9 @@ class ArtifactFetcher:
         return out
 
     async def _local(self, ref: ArtifactRef) -> LocalArtifact:
-        limit = self._settings.perf_max_artifact_bytes
-        if not self._settings.perf_allow_local_paths:
-            return LocalArtifact(ref, None, error="local paths are not accepted here: upload the file (POST /api/artifacts or artifacts.upload_url) and pass {\"blob\": name}")
+        limit = self._settings.section(PerfSettings).max_artifact_bytes
+        if not self._settings.section(PerfSettings).allow_local_paths:
+            return LocalArtifact(ref, None, error="local paths are not accepted here: upload the file (POST /api/artifacts or create_upload_url) and pass {\"blob\": name}")
         path = Path(str(ref.path))
         if not path.is_absolute():
             return LocalArtifact(ref, None, error="path must be absolute")
@@ -218,7 +219,7 @@ class ArtifactFetcher:
 
     async def fetch(self, ref: ArtifactRef, index: int) -> LocalArtifact:
         """One artifact as a local file (blobs are downloaded into the temporary directory), within the request's byte budget."""
-        limit = self._settings.perf_max_artifact_bytes
+        limit = self._settings.section(PerfSettings).max_artifact_bytes
         if ref.path is not None:
             local = await self._local(ref)
             problem = self._over_budget(local.size) if local.file is not None else None
@@ -231,7 +232,7 @@ class ArtifactFetcher:
         # Keep the artifact's own base name: detection pairs SPX halves by it.
         target = Path(self._tmp.name) / f"{index:03d}" / os.path.basename(name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        remaining = self._settings.perf_max_request_bytes - self._used
+        remaining = self._settings.section(PerfSettings).max_request_bytes - self._used
         try:
             with open(target, "wb") as sink:
                 got = await self._blobs.download_to(name, sink, limit=min(limit, remaining))

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shared.perf.collect.orchestration import COLLECT
+from shared.perf.settings import PerfSettings
+from shared.perf.store import PERF_RUNS_CONTAINER
 from shared.perf.tools import toolset
-from shared.storage.containers import ContainerSpec
 from shared.tools.capability import Capability
 from shared.tools.checks import Check
 from shared.tools.deps import Deps
-
-PERF_RUNS_CONTAINER = ContainerSpec("perf_runs", "/workspace_id", "Perf snapshot and report index for runs.list / runs.get.")
-
 
 async def _index_read(deps: Deps) -> str:
     # A point read of an id that never exists: the container answers for this workspace-partitioned index.
@@ -30,7 +29,9 @@ CAPABILITY = Capability(
     name="perf",
     summary="Perf artifacts: SPX profiles, MySQL slow logs and TTFB timings into P0/P1/P2 findings and Markdown/JSON/SVG reports.",
     toolset=toolset,
+    settings=PerfSettings,
     containers=(PERF_RUNS_CONTAINER,),
+    orchestrations=(COLLECT,),
     checks=(
         Check("perf_runs", "The perf run index (Cosmos perf_runs) answers a read.", _index_read, readiness=True),
         Check("perf_artifacts", "The perf artifact store (Blob) can be listed.", _artifacts_list, readiness=True),

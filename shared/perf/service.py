@@ -42,10 +42,11 @@ from shared.perf.models import (
     ValidateResult,
     ValidationItem,
 )
-from shared.perf.store import PerfStore
+from shared.perf.store import PERF_RUNS_CONTAINER, PerfStore
 from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosDatabase
 from shared.tools.invoke import Orchestrations, ProgressFn
+from shared.perf.settings import PerfSettings
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
 
@@ -67,7 +68,7 @@ class PerfService:
         self.blobs, self.cosmos, self.settings, self.clock = blobs, cosmos, settings, clock
 
     async def store(self, principal: Principal) -> PerfStore:
-        return PerfStore(self.blobs, await self.cosmos.container("perf_runs"), principal.workspace_id)
+        return PerfStore(self.blobs, await self.cosmos.container(PERF_RUNS_CONTAINER.name), principal.workspace_id)
 
     def _fetcher(self, principal: Principal) -> ArtifactFetcher:
         return ArtifactFetcher(self.blobs, self.settings, principal.workspace_id)
@@ -91,7 +92,7 @@ class PerfService:
                 await _tell(progress, i, total, f"fetching {ref.name}")
                 local.append(await fetcher.fetch(ref, i))
             await _tell(progress, len(local), total, "parsing and normalising")
-            built, detections = await asyncio.to_thread(snapshot_mod.build, local, self.settings.perf_max_statement_bytes)
+            built, detections = await asyncio.to_thread(snapshot_mod.build, local, self.settings.section(PerfSettings).max_statement_bytes)
         await _tell(progress, total - 1, total, "storing the snapshot")
         by_name = {a.name: a for a in local}
         sources = []
@@ -108,7 +109,7 @@ class PerfService:
         now = self.clock()
         created = await store.save_snapshot(built.snapshot_id, content, metadata, built.flamegraphs, now)
         retention = req.retention or Retention()
-        removed = await store.prune(retention.keep_last_n or self.settings.perf_keep_last_n, retention.ttl_days or self.settings.perf_ttl_days, now)
+        removed = await store.prune(retention.keep_last_n or self.settings.section(PerfSettings).keep_last_n, retention.ttl_days or self.settings.section(PerfSettings).ttl_days, now)
         return IngestResult(normalized_snapshot_id=built.snapshot_id, counts=counts, sources=sources, created=created, removed_by_retention=removed,
                             next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.")
 
@@ -145,7 +146,7 @@ class PerfService:
         store = await self.store(principal)
         docs, token = await store.list_runs(req.limit, req.continuation)
         return RunsListResult(runs=[_summary(d) for d in docs], continuation=token,
-                              retention={"keep_last_n": self.settings.perf_keep_last_n, "ttl_days": self.settings.perf_ttl_days})
+                              retention={"keep_last_n": self.settings.section(PerfSettings).keep_last_n, "ttl_days": self.settings.section(PerfSettings).ttl_days})
 
     async def runs_get(self, principal: Principal, req: RunsGetRequest) -> RunDetail:
         store = await self.store(principal)
@@ -164,7 +165,7 @@ class PerfService:
         plan = await collect_plan.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
         paths = collect_run.paths_of(principal.workspace_id, plan.bundle_id)
         worst = collect_plan.worst_case_seconds(req)
-        if worst > self.settings.perf_collect_inline_seconds and orchestrations is not None:
+        if worst > self.settings.section(PerfSettings).collect_inline_seconds and orchestrations is not None:
             stored, secret = collect_plan.split_secrets(plan)
             started = await orchestrations.start(collect_plan.ORCHESTRATOR, principal, stored.model_dump(mode="json"), secret.sealed(), correlation_id=correlation_id)
             return collect_plan.CollectResult(
@@ -188,7 +189,7 @@ class PerfService:
 
     async def finish_collect(self, workspace_id: str, plan: collect_plan.BundlePlan, samples: list[dict[str, Any]]) -> dict[str, Any]:
         """Write the bundle of a collect.run for its owner `workspace_id` (inline, or from the orchestration's last activity)."""
-        store = PerfStore(self.blobs, await self.cosmos.container("perf_runs"), workspace_id)
+        store = PerfStore(self.blobs, await self.cosmos.container(PERF_RUNS_CONTAINER.name), workspace_id)
         return await collect_run.finish(plan, samples, store, self.settings, self.clock)
 
     async def upload_url(self, principal: Principal, req: UploadUrlRequest) -> UploadUrlResult:
@@ -197,9 +198,9 @@ class PerfService:
         no new URL while the workspace stores perf_workspace_quota_bytes of artifacts or holds
         perf_max_upload_urls unexpired URLs."""
         name = artifact_blob(principal.workspace_id, req.name)
-        minutes = self.settings.perf_upload_url_minutes
+        minutes = self.settings.section(PerfSettings).upload_url_minutes
         store = await self.store(principal)
-        used, quota = await store.stored_artifact_bytes(), self.settings.perf_workspace_quota_bytes
+        used, quota = await store.stored_artifact_bytes(), self.settings.section(PerfSettings).workspace_quota_bytes
         if used >= quota:
             raise RateLimited(f"this workspace stores {used} bytes of artifacts, its quota is {quota} (FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
                               details={"stored_bytes": used, "quota_bytes": quota},
@@ -207,10 +208,10 @@ class PerfService:
         url = await self.blobs.upload_url(name, minutes=minutes, write=True)
         if url:
             now = self.clock()
-            busy_until = await store.claim_upload_url(now, now + timedelta(minutes=minutes), self.settings.perf_max_upload_urls)
+            busy_until = await store.claim_upload_url(now, now + timedelta(minutes=minutes), self.settings.section(PerfSettings).max_upload_urls)
             if busy_until:
-                raise RateLimited(f"this workspace already holds {self.settings.perf_max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
-                                  details={"max_open_upload_urls": self.settings.perf_max_upload_urls, "next_slot_at": busy_until},
+                raise RateLimited(f"this workspace already holds {self.settings.section(PerfSettings).max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
+                                  details={"max_open_upload_urls": self.settings.section(PerfSettings).max_upload_urls, "next_slot_at": busy_until},
                                   recovery_suggestions=[f"Use the URLs already issued, or retry after {busy_until}.", "POST /api/artifacts?name=... uploads without a URL."])
         return UploadUrlResult(
             blob=req.name, upload_url=url, method="PUT", headers={"x-ms-blob-type": "BlockBlob"}, expires_in_minutes=minutes,

@@ -16,6 +16,9 @@ from shared.core.errors import Conflict, NotFound
 from shared.perf.artifacts import workspace_prefix
 from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosContainer
+from shared.storage.containers import ContainerSpec
+
+PERF_RUNS_CONTAINER = ContainerSpec("perf_runs", "/workspace_id", "Perf snapshot and report index for runs.list / runs.get.")
 
 JSON = "application/json"
 

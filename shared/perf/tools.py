@@ -20,7 +20,7 @@ def _render_analysis(r: models.AnalysisResult) -> str:
     return f"{s['finding_count']} finding(s) ({s['p0_count']} P0, {s['p1_count']} P1, {s['p2_count']} P2). {s['headline']} {r.next_action}"
 
 
-@toolset.tool("artifacts.upload_url", title="Get a short-lived URL to upload an artifact", idempotent=True)
+@toolset.tool("create_upload_url", title="Get a short-lived URL to upload an artifact", idempotent=True)
 async def upload_url(ctx: ToolContext, args: models.UploadUrlRequest) -> models.UploadUrlResult:
     """Get a short-lived URL to upload one perf artifact (SPX .json/.txt.gz, slow log, timings) straight to storage.
 
@@ -35,7 +35,7 @@ async def upload_url(ctx: ToolContext, args: models.UploadUrlRequest) -> models.
 async def artifacts_validate(ctx: ToolContext, args: models.ValidateRequest) -> models.ValidateResult:
     """Check uploaded perf artifacts and detect what each is, without storing anything.
 
-    Pass artifacts as [{"blob": name}] (uploaded via POST /api/artifacts or artifacts.upload_url).
+    Pass artifacts as [{"blob": name}] (uploaded via POST /api/artifacts or create_upload_url).
     Detects SPX metadata (.json, spx-json-v2) and traces (.txt.gz, spx-text-gz-v1) and pairs them
     (pair_status paired/partial), MySQL/MariaDB slow logs (mysql-slowlog-v1) and collector-v1 timing
     files. Each result has ok, detected_type, detected_version, errors[] and metadata; truncated gzip,

@@ -161,7 +161,7 @@ SID = "e" * 64
     ("artifacts.ingest", {"artifacts": [{}]}),
     ("artifacts.ingest", {"artifacts": [{"blob": "a.log"}], "environment_hints": {"x": "y" * 5000}}),
     ("artifacts.validate", {"artifacts": "slow.log"}),
-    ("artifacts.upload_url", {"name": "../../etc/passwd"}),
+    ("create_upload_url", {"name": "../../etc/passwd"}),
     ("runs.list", {"limit": 0}),
     ("runs.get", {}),
     ("collect.run", {"base_url": 5, "url_paths": ["/"]}),

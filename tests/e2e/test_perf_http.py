@@ -66,7 +66,7 @@ def test_upload_raw_and_multipart_then_ingest_and_download(host: HostProcess) ->
 
 def test_upload_url_round_trip(host: HostProcess) -> None:
     headers = ws()
-    got = call(host, "artifacts.upload_url", {"name": "big/small.log"}, headers).json()
+    got = call(host, "create_upload_url", {"name": "big/small.log"}, headers).json()
     assert got["upload_url"] and got["method"] == "PUT"
     put = httpx.put(got["upload_url"], content=SLOW.read_bytes(), headers=got["headers"], timeout=60)
     assert put.status_code == 201, put.text

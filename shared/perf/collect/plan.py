@@ -34,6 +34,7 @@ from shared.perf.artifacts import artifact_blob, blob_name, workspace_prefix
 from shared.perf.models import Retention
 from shared.storage.blob import BlobStore
 from shared.tools.registry import ToolInput, ToolOutput
+from shared.perf.settings import PerfSettings
 
 MAX_FILES_PER_DIR = 500
 ORCHESTRATOR = "perf_collect_orchestrator"
@@ -247,7 +248,7 @@ def worst_case_seconds(req: CollectRequest) -> float:
 
 async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, workspace: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    local = settings.perf_allow_local_paths
+    local = settings.section(PerfSettings).allow_local_paths
     for d in req.spx_dirs:
         if local and d.startswith("/"):
             root = Path(d)

@@ -18,6 +18,7 @@ from shared.perf.artifacts import artifact_blob
 from shared.perf.collect.plan import BundlePlan, CollectPlan, recorded_path
 from shared.perf.collect.probe import probe
 from shared.perf.store import PerfStore
+from shared.perf.settings import PerfSettings
 
 
 def inventory_counts(plan: BundlePlan, samples: list[dict[str, Any]]) -> dict[str, int]:
@@ -65,7 +66,7 @@ async def finish(plan: BundlePlan, samples: list[dict[str, Any]], store: PerfSto
     await store.runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": plan.created_at, "updated_at": plan.created_at,
                        "artifact_counts": counts, "ingest_artifacts": ingest, "errors": sum(1 for s in samples if s["error"])})
     retention = plan.retention
-    removed = await store.prune_bundles(retention.keep_last_n or settings.perf_keep_last_n, retention.ttl_days or settings.perf_ttl_days, now())
+    removed = await store.prune_bundles(retention.keep_last_n or settings.section(PerfSettings).keep_last_n, retention.ttl_days or settings.section(PerfSettings).ttl_days, now())
     return {"bundle_id": bundle_id, "artifact_counts": counts, "ingest_artifacts": ingest, "removed_by_retention": removed}
 
 

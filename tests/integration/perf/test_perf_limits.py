@@ -15,6 +15,7 @@ from shared.identity.models import Principal
 from shared.perf.models import ArtifactRef, IngestRequest, UploadUrlRequest, ValidateRequest
 from shared.perf.service import PerfService, perf_service
 from shared.perf.uploads.intake import store_uploads
+from shared.perf.settings import PerfSettings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = FIXTURES / "spx" / "spx-full-20261122_030646-vm-31166-1804289383"
@@ -26,7 +27,7 @@ def principal() -> Principal:
 
 
 def service(deps: Deps, **settings: object) -> PerfService:
-    return perf_service(deps, settings=deps.settings.model_copy(update=settings))
+    return perf_service(deps, settings=deps.settings.with_section(deps.settings.section(PerfSettings).model_copy(update=settings)))
 
 
 async def put(deps: Deps, who: Principal, name: str, data: bytes) -> ArtifactRef:
@@ -66,7 +67,7 @@ async def test_the_request_byte_budget_refuses_what_does_not_fit(deps: Deps) -> 
     size = SLOW.stat().st_size
     first = await put(deps, who, "a/slow.log", SLOW.read_bytes())
     second = await put(deps, who, "b/slow.log", SLOW.read_bytes())
-    tight = service(deps, perf_max_request_bytes=size + size // 2)
+    tight = service(deps, max_request_bytes=size + size // 2)
     result = await tight.validate(who, ValidateRequest(artifacts=[first, second]))
     assert [r.ok for r in result.results] == [True, False]
     assert "FIREBREAK_PERF_MAX_REQUEST_BYTES" in result.results[1].errors[0]
@@ -102,7 +103,7 @@ async def test_spx_pairs_by_file_stem_then_key_and_names_the_unpaired(deps: Deps
 
 async def test_upload_urls_stop_at_the_workspace_quota(deps: Deps) -> None:
     who = principal()
-    few = service(deps, perf_max_upload_urls=2)
+    few = service(deps, max_upload_urls=2)
     for i in range(2):
         assert (await few.upload_url(who, UploadUrlRequest(name=f"u/{i}.log"))).upload_url
     with pytest.raises(RateLimited) as refused:
@@ -115,7 +116,7 @@ async def test_upload_urls_stop_at_the_workspace_quota(deps: Deps) -> None:
 async def test_upload_urls_stop_when_the_workspace_stores_its_quota(deps: Deps) -> None:
     who = principal()
     await put(deps, who, "logs/slow.log", SLOW.read_bytes())
-    full = service(deps, perf_workspace_quota_bytes=SLOW.stat().st_size)
+    full = service(deps, workspace_quota_bytes=SLOW.stat().st_size)
     with pytest.raises(RateLimited) as refused:
         await full.upload_url(who, UploadUrlRequest(name="logs/more.log"))
     assert refused.value.details["stored_bytes"] == SLOW.stat().st_size
