@@ -34,7 +34,13 @@ _MIN_SECONDS = 0.05  # below this both are noise: the ratio is taken against thi
 
 
 def _child(args: list[str], directory: Path) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "tests.fixtures.hostile.corpus", *args], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.fixtures.hostile.corpus", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if done.returncode:
         return {"outcome": "crash", "stderr": done.stderr[-500:], "seconds": float("inf"), "peak_rss_mb": float("inf")}
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -54,18 +60,38 @@ def _corpus(work: Path) -> list[dict[str, Any]]:
         base = _child(["--benign", case.kind, str(size), str(work / f"benign-{name}")], work)
         ratio = max(hostile["seconds"], _MIN_SECONDS) / max(base["seconds"], _MIN_SECONDS)
         mem_ratio = hostile["peak_rss_mb"] / base["peak_rss_mb"]
-        row = {"case": name, "input_mb": round(size / 1e6, 2), "outcome": hostile["outcome"], "hostile_s": hostile["seconds"], "benign_s": base["seconds"],
-               "time_ratio": round(ratio, 2), "hostile_peak_mb": hostile["peak_rss_mb"], "benign_peak_mb": base["peak_rss_mb"], "memory_ratio": round(mem_ratio, 2)}
+        row = {
+            "case": name,
+            "input_mb": round(size / 1e6, 2),
+            "outcome": hostile["outcome"],
+            "hostile_s": hostile["seconds"],
+            "benign_s": base["seconds"],
+            "time_ratio": round(ratio, 2),
+            "hostile_peak_mb": hostile["peak_rss_mb"],
+            "benign_peak_mb": base["peak_rss_mb"],
+            "memory_ratio": round(mem_ratio, 2),
+        }
         kept = worst.get(case.kind)
         if kept is None or (row["time_ratio"], row["hostile_peak_mb"]) > (kept["time_ratio"], kept["hostile_peak_mb"]):
-            worst[case.kind] = {**row, "peak_mb_any_case": max(row["hostile_peak_mb"], (kept or {}).get("peak_mb_any_case", 0))}
+            worst[case.kind] = {
+                **row,
+                "peak_mb_any_case": max(row["hostile_peak_mb"], (kept or {}).get("peak_mb_any_case", 0)),
+            }
         else:
             kept["peak_mb_any_case"] = max(kept["peak_mb_any_case"], row["hostile_peak_mb"])
-    return [{
-        "name": f"hostile_{kind}_worst_vs_benign_same_size", "ratio": w["time_ratio"], "budget": TIME_BUDGET,
-        "ok": w["time_ratio"] <= TIME_BUDGET and w["peak_mb_any_case"] < MEMORY_BUDGET_MB and w["outcome"] != "crash", **w,
-        "note": f"worst case over the corpus by parse-time ratio; peak_mb_any_case is the largest peak RSS of any {kind} case (budget < {MEMORY_BUDGET_MB} MB)",
-    } for kind, w in worst.items()]
+    return [
+        {
+            "name": f"hostile_{kind}_worst_vs_benign_same_size",
+            "ratio": w["time_ratio"],
+            "budget": TIME_BUDGET,
+            "ok": w["time_ratio"] <= TIME_BUDGET
+            and w["peak_mb_any_case"] < MEMORY_BUDGET_MB
+            and w["outcome"] != "crash",
+            **w,
+            "note": f"worst case over the corpus by parse-time ratio; peak_mb_any_case is the largest peak RSS of any {kind} case (budget < {MEMORY_BUDGET_MB} MB)",
+        }
+        for kind, w in worst.items()
+    ]
 
 
 def _health(base_url: str) -> float:
@@ -76,7 +102,10 @@ def _health(base_url: str) -> float:
 
 
 def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
-    host = HostProcess({**env, "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true", "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:10]}"}, work / "hostile-host.log")
+    host = HostProcess(
+        {**env, "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true", "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:10]}"},
+        work / "hostile-host.log",
+    )
     try:
         host.wait_ready()
         idle = [_health(host.base_url) for _ in range(20)]
@@ -91,7 +120,12 @@ def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
         def ingest() -> None:
             running.set()
             started = time.perf_counter()
-            r = httpx.post(f"{host.base_url}/api/tools/artifacts.ingest", json={"artifacts": [{"path": str(log)}]}, headers={"x-dev-workspace": "ws-bench-hostile"}, timeout=1800)
+            r = httpx.post(
+                f"{host.base_url}/api/tools/artifacts.ingest",
+                json={"artifacts": [{"path": str(log)}]},
+                headers={"x-dev-workspace": "ws-bench-hostile"},
+                timeout=1800,
+            )
             result.update(status=r.status_code, seconds=time.perf_counter() - started)
             running.clear()
 
@@ -107,11 +141,17 @@ def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
         host.stop()
     worst = max(busy) if busy else float("inf")
     return {
-        "name": "health_latency_during_crafted_slowlog_ingest", "ratio": round(statistics.median(busy) / statistics.median(idle), 2) if busy else 0.0,
-        "budget": None, "ok": worst <= HEALTH_BUDGET_S and result.get("status") == 200,
-        "log_mb": round(log.stat().st_size / 1e6, 1), "ingest_s": round(result.get("seconds", 0.0), 2), "health_answers_during": len(busy),
-        "idle_median_ms": round(statistics.median(idle) * 1000, 1), "busy_median_ms": round(statistics.median(busy) * 1000, 1) if busy else None,
-        "busy_max_ms": round(worst * 1000, 1), "note": f"ratio = median health latency during the ingest / idle; ok when every answer took <= {HEALTH_BUDGET_S} s",
+        "name": "health_latency_during_crafted_slowlog_ingest",
+        "ratio": round(statistics.median(busy) / statistics.median(idle), 2) if busy else 0.0,
+        "budget": None,
+        "ok": worst <= HEALTH_BUDGET_S and result.get("status") == 200,
+        "log_mb": round(log.stat().st_size / 1e6, 1),
+        "ingest_s": round(result.get("seconds", 0.0), 2),
+        "health_answers_during": len(busy),
+        "idle_median_ms": round(statistics.median(idle) * 1000, 1),
+        "busy_median_ms": round(statistics.median(busy) * 1000, 1) if busy else None,
+        "busy_max_ms": round(worst * 1000, 1),
+        "note": f"ratio = median health latency during the ingest / idle; ok when every answer took <= {HEALTH_BUDGET_S} s",
     }
 
 

@@ -19,9 +19,9 @@ from devhost.stack import ROOT
 from shared.app.wiring import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
-from shared.perf.parsers import snapshot
 from shared.perf.artifacts import LocalArtifact, hash_file
 from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest
+from shared.perf.parsers import snapshot
 from shared.perf.service import perf_service
 from shared.perf.uploads.intake import store_uploads
 
@@ -32,7 +32,9 @@ REPORT_BUDGET = 5.0
 
 
 def _files() -> list[Path]:
-    spx = sorted(p for p in (FIXTURES / "spx").glob("spx-full-*") if p.is_file()) + sorted((FIXTURES / "spx" / "large").glob("spx-full-*"))
+    spx = sorted(p for p in (FIXTURES / "spx").glob("spx-full-*") if p.is_file()) + sorted(
+        (FIXTURES / "spx" / "large").glob("spx-full-*")
+    )
     return spx + sorted((FIXTURES / "slowlog").glob("*.log")) + [ROOT / "tests" / "fixtures" / "perf" / "timings.json"]
 
 
@@ -48,7 +50,9 @@ async def _measure(settings: Settings) -> list[dict[str, Any]]:
     who = Principal(workspace_id=f"bench-{uuid.uuid4().hex[:6]}", user_id="bench", source="dev")
     refs = []
     for f in files:
-        await store_uploads(deps.blobs, who.workspace_id, f.read_bytes(), "application/octet-stream", f"fixtures/{f.name}")
+        await store_uploads(
+            deps.blobs, who.workspace_id, f.read_bytes(), "application/octet-stream", f"fixtures/{f.name}"
+        )
         refs.append(ArtifactRef(blob=f"fixtures/{f.name}"))
     parse, ingest, analysis, report = [], [], [], []
     trips: dict[str, tuple[int, int]] = {}
@@ -77,11 +81,27 @@ async def _measure(settings: Settings) -> list[dict[str, Any]]:
     ingest_ratio, report_ratio = med(ingest) / med(parse), med(report) / med(analysis)
     round_trips = {k: {"blob": v[0], "cosmos": v[1]} for k, v in trips.items()}
     return [
-        {"name": "perf_ingest_vs_local_parse", "ratio": round(ingest_ratio, 2), "budget": INGEST_BUDGET, "ok": ingest_ratio <= INGEST_BUDGET,
-         "files": len(files), "input_mb": round(size_mb, 1), "parse_s": round(med(parse), 3), "ingest_s": round(med(ingest), 3), "round_trips": round_trips,
-         "note": "ingest through Blob refs (download, hash, parse, write snapshot, index, retention) vs parsing the same local files"},
-        {"name": "perf_report_vs_analysis", "ratio": round(report_ratio, 2), "budget": REPORT_BUDGET, "ok": report_ratio <= REPORT_BUDGET,
-         "analysis_s": round(med(analysis), 3), "report_s": round(med(report), 3), "note": "report.export (render Markdown/JSON/SVG, write, index) vs analysis.run"},
+        {
+            "name": "perf_ingest_vs_local_parse",
+            "ratio": round(ingest_ratio, 2),
+            "budget": INGEST_BUDGET,
+            "ok": ingest_ratio <= INGEST_BUDGET,
+            "files": len(files),
+            "input_mb": round(size_mb, 1),
+            "parse_s": round(med(parse), 3),
+            "ingest_s": round(med(ingest), 3),
+            "round_trips": round_trips,
+            "note": "ingest through Blob refs (download, hash, parse, write snapshot, index, retention) vs parsing the same local files",
+        },
+        {
+            "name": "perf_report_vs_analysis",
+            "ratio": round(report_ratio, 2),
+            "budget": REPORT_BUDGET,
+            "ok": report_ratio <= REPORT_BUDGET,
+            "analysis_s": round(med(analysis), 3),
+            "report_s": round(med(report), 3),
+            "note": "report.export (render Markdown/JSON/SVG, write, index) vs analysis.run",
+        },
     ]
 
 

@@ -27,20 +27,39 @@ _AGGREGATE = (
 
 def _timed(cmd: list[str]) -> tuple[float, float, str]:
     stats = WORK / "spx.time"
-    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", str(stats), *cmd], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    out = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", "-o", str(stats), *cmd], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
     seconds, kb = stats.read_text().split()[-2:]
     return float(seconds), int(kb) / 1024, out.strip()
 
 
 def run() -> list[dict[str, Any]]:
     if not Path(f"{LARGE}.txt.gz").exists():
-        return [{"name": "spx_aggregate_vs_zcat_wc", "ratio": 0.0, "budget": SPEED_BUDGET, "ok": False, "error": f"{LARGE}.txt.gz not found (../shared/fixtures)"}]
+        return [
+            {
+                "name": "spx_aggregate_vs_zcat_wc",
+                "ratio": 0.0,
+                "budget": SPEED_BUDGET,
+                "ok": False,
+                "error": f"{LARGE}.txt.gz not found (../shared/fixtures)",
+            }
+        ]
     WORK.mkdir(parents=True, exist_ok=True)
     base_s, _, lines = _timed(["sh", "-c", f"zcat '{LARGE}.txt.gz' | wc -l"])
     ours_s, ours_mb, events = _timed([sys.executable, "-c", _AGGREGATE, str(LARGE)])
     ratio = ours_s / base_s
-    return [{
-        "name": "spx_aggregate_vs_zcat_wc", "ratio": round(ratio, 2), "budget": SPEED_BUDGET, "ok": ratio <= SPEED_BUDGET and ours_mb < MEMORY_BUDGET_MB,
-        "zcat_wc_s": base_s, "ours_s": ours_s, "ours_peak_mb": round(ours_mb, 1), "lines": int(lines), "events": int(events),
-        "note": "ratio = our time / zcat|wc -l time (lower is better)",
-    }]
+    return [
+        {
+            "name": "spx_aggregate_vs_zcat_wc",
+            "ratio": round(ratio, 2),
+            "budget": SPEED_BUDGET,
+            "ok": ratio <= SPEED_BUDGET and ours_mb < MEMORY_BUDGET_MB,
+            "zcat_wc_s": base_s,
+            "ours_s": ours_s,
+            "ours_peak_mb": round(ours_mb, 1),
+            "lines": int(lines),
+            "events": int(events),
+            "note": "ratio = our time / zcat|wc -l time (lower is better)",
+        }
+    ]

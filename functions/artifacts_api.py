@@ -32,8 +32,13 @@ async def artifacts_upload(call: Call) -> func.HttpResponse:
 
     limit = min(call.deps.settings.section(PerfSettings).max_artifact_bytes, HOST_BODY_LIMIT)
     body = read_body(req, limit)
-    stored = await store_uploads(call.deps.blobs, call.caller.workspace_id, body, req.headers.get("content-type", ""), req.params.get("name"))
-    return call.json({"artifacts": stored, "next_action": "Pass each as {\"blob\": name} to artifacts.validate or artifacts.ingest."}, 201)
+    stored = await store_uploads(
+        call.deps.blobs, call.caller.workspace_id, body, req.headers.get("content-type", ""), req.params.get("name")
+    )
+    return call.json(
+        {"artifacts": stored, "next_action": 'Pass each as {"blob": name} to artifacts.validate or artifacts.ingest.'},
+        201,
+    )
 
 
 @bp.function_name("perf_report_file")
@@ -49,8 +54,16 @@ async def perf_report_file(call: Call) -> func.HttpResponse:
     name = blob_name(call.route("file"))
     store = await perf_service(deps).store(call.caller)
     data = await store.report_file(name)
-    suffix = name[name.rfind("."):]
-    return func.HttpResponse(data, status_code=200, mimetype=_CONTENT_TYPES.get(suffix, "application/octet-stream").split(";")[0],
-                             headers={CORRELATION_HEADER: call.correlation_id, "Content-Disposition": f'inline; filename="{name}"', "X-Content-Type-Options": "nosniff",
-                                      # Reports are data: an SVG opened in a browser may not run or fetch anything.
-                                      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"})
+    suffix = name[name.rfind(".") :]
+    return func.HttpResponse(
+        data,
+        status_code=200,
+        mimetype=_CONTENT_TYPES.get(suffix, "application/octet-stream").split(";")[0],
+        headers={
+            CORRELATION_HEADER: call.correlation_id,
+            "Content-Disposition": f'inline; filename="{name}"',
+            "X-Content-Type-Options": "nosniff",
+            # Reports are data: an SVG opened in a browser may not run or fetch anything.
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'",
+        },
+    )

@@ -13,8 +13,11 @@ from shared.runs.capability import CAPABILITY as runs
 from shared.tools.capability import Capability, Catalogue
 
 # Identity sits below the capability kit (tools import it), so its one container is declared here.
-identity = Capability(name="identity", summary="Who is calling: Entra ID tokens, App Service auth, workspace API keys, dev mode.",
-                      containers=(API_KEYS_CONTAINER,))
+identity = Capability(
+    name="identity",
+    summary="Who is calling: Entra ID tokens, App Service auth, workspace API keys, dev mode.",
+    containers=(API_KEYS_CONTAINER,),
+)
 
 CAPABILITIES: tuple[Capability, ...] = (
     identity,

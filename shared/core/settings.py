@@ -71,7 +71,9 @@ class Settings(SettingsSection):
         "llm_model": "AZURE_OPENAI_DEPLOYMENT",
     }
 
-    sections: tuple[SettingsSection, ...] = Field((), exclude=True, description="The capabilities' sections (not read from the environment).")
+    sections: tuple[SettingsSection, ...] = Field(
+        (), exclude=True, description="The capabilities' sections (not read from the environment)."
+    )
 
     environment: str = Field("azure", description="'local' for the offline stack, 'azure' when deployed.")
     dev_mode: bool = Field(False, description="Resolve unauthenticated callers to the dev principal. Local only.")
@@ -82,33 +84,68 @@ class Settings(SettingsSection):
     log_level: str = Field("INFO", description="Python log level of the app's loggers.")
 
     cosmos_endpoint: str | None = Field(None, description="The Cosmos DB account endpoint.")
-    cosmos_key: str | None = Field(None, description="Account key; absent means managed identity (DefaultAzureCredential).")
+    cosmos_key: str | None = Field(
+        None, description="Account key; absent means managed identity (DefaultAzureCredential)."
+    )
     cosmos_database: str = Field("firebreak", description="The Cosmos DB database.")
-    cosmos_verify_tls: bool = Field(True, description="Verify the Cosmos endpoint's TLS certificate (the local server's is self-signed).")
-    cosmos_local_compat: bool = Field(False, description="Work around the local Cosmos-API server's gaps (see storage/cosmos_compat.py).")
-    create_resources: bool = Field(False, description="Create the Cosmos database, containers and the blob container on first use (local); bicep creates them in Azure.")
+    cosmos_verify_tls: bool = Field(
+        True, description="Verify the Cosmos endpoint's TLS certificate (the local server's is self-signed)."
+    )
+    cosmos_local_compat: bool = Field(
+        False, description="Work around the local Cosmos-API server's gaps (see storage/cosmos_compat.py)."
+    )
+    create_resources: bool = Field(
+        False,
+        description="Create the Cosmos database, containers and the blob container on first use (local); bicep creates them in Azure.",
+    )
 
-    blob_connection_string: str | None = Field(None, description="Blob storage connection string (locally Azurite); on Azure use blob_account_url and the managed identity.")
-    blob_account_url: str | None = Field(None, description="https://<account>.blob.core.windows.net for managed identity.")
+    blob_connection_string: str | None = Field(
+        None,
+        description="Blob storage connection string (locally Azurite); on Azure use blob_account_url and the managed identity.",
+    )
+    blob_account_url: str | None = Field(
+        None, description="https://<account>.blob.core.windows.net for managed identity."
+    )
     blob_container: str = Field("firebreak", description="Blob container for artifacts, reports and large payloads.")
 
-    mcp_allowed_hosts: list[str] = Field(default_factory=list, description="Host header values every route accepts (comma separated, host:* allowed; DNS-rebinding guard). WEBSITE_HOSTNAME is always added, loopback only locally; list a custom domain, Front Door or APIM host here (else 421).")
-    mcp_allowed_origins: list[str] = Field(default_factory=list, description="Origin header values every route accepts (comma separated); https://$WEBSITE_HOSTNAME is always added.")
+    mcp_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values every route accepts (comma separated, host:* allowed; DNS-rebinding guard). WEBSITE_HOSTNAME is always added, loopback only locally; list a custom domain, Front Door or APIM host here (else 421).",
+    )
+    mcp_allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Origin header values every route accepts (comma separated); https://$WEBSITE_HOSTNAME is always added.",
+    )
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
 
-    trust_appservice_auth: bool = Field(False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication).")
-    entra_tenant_id: str | None = Field(None, description="Entra ID tenant: the issuer is https://login.microsoftonline.com/<tenant>/v2.0.")
-    entra_audience: str | None = Field(None, description="Entra ID token audience (the app registration); setting it turns token validation on.")
+    trust_appservice_auth: bool = Field(
+        False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication)."
+    )
+    entra_tenant_id: str | None = Field(
+        None, description="Entra ID tenant: the issuer is https://login.microsoftonline.com/<tenant>/v2.0."
+    )
+    entra_audience: str | None = Field(
+        None, description="Entra ID token audience (the app registration); setting it turns token validation on."
+    )
     entra_issuer: str | None = Field(None, description="Entra ID issuer, when not derived from the tenant.")
     entra_jwks_url: str | None = Field(None, description="Signing keys URL, when not discovered from the issuer.")
     entra_workspace_claim: str = Field("tid", description="The token claim that names the caller's workspace.")
 
-    llm_endpoint: str | None = Field(None, description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); without one, LLM features take their rule-based path.")
-    llm_model: str | None = Field(None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL).")
+    llm_endpoint: str | None = Field(
+        None,
+        description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); without one, LLM features take their rule-based path.",
+    )
+    llm_model: str | None = Field(
+        None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL)."
+    )
 
-
-    outbound_allow_http: bool = Field(False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise).")
-    outbound_allowed_hosts: list[str] = Field(default_factory=list, description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.")
+    outbound_allow_http: bool = Field(
+        False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise)."
+    )
+    outbound_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.",
+    )
 
     @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", "outbound_allowed_hosts", mode="before")
     @classmethod
@@ -128,7 +165,9 @@ class Settings(SettingsSection):
         return {name: key for name, key in super().env_names().items() if name != "sections"}
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, sections: tuple[type[SettingsSection], ...] = ()) -> Settings:  # type: ignore[override]  # the app's settings also take the sections to read
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, sections: tuple[type[SettingsSection], ...] = ()
+    ) -> Settings:  # type: ignore[override]  # the app's settings also take the sections to read
         """Read `FIREBREAK_*` and the platform's own variables, then each section; unknown keys are ignored."""
         env = os.environ if env is None else env
         values = cls.values_from_env(env)

@@ -1,11 +1,11 @@
 """Perf analysis without the server, for CI jobs.
 
-    python -m shared.perf digest SLOW.log [more.log.gz ...] [--format json|md] [--top N]
-        slow-log classes as pt-query-digest groups them;
-    python -m shared.perf analyze FILE... [--format json|md] [--top-n N] [--thresholds JSON] [--out DIR] [--fail-on P0|P1|P2]
-        SPX pairs, slow logs and collector-v1 timings -> the analysis.run JSON or the report.export Markdown,
-        the same as the tools give (same snapshot and report ids); --out also writes the report files and
-        charts; --fail-on exits 3 when a finding of that severity or worse exists (a CI gate).
+python -m shared.perf digest SLOW.log [more.log.gz ...] [--format json|md] [--top N]
+    slow-log classes as pt-query-digest groups them;
+python -m shared.perf analyze FILE... [--format json|md] [--top-n N] [--thresholds JSON] [--out DIR] [--fail-on P0|P1|P2]
+    SPX pairs, slow logs and collector-v1 timings -> the analysis.run JSON or the report.export Markdown,
+    the same as the tools give (same snapshot and report ids); --out also writes the report files and
+    charts; --fail-on exits 3 when a finding of that severity or worse exists (a CI gate).
 """
 
 from __future__ import annotations
@@ -40,15 +40,17 @@ def markdown(report: dict[str, Any], top: int) -> str:
     for c in report["ranked"][:top]:
         q = c["query_time"]
         fp = c["fingerprint"].replace("|", "\\|")[:120]
-        lines.append(f"| {c['rank']} | {c['share_of_time']:.1%} | {c['count']} | {q['sum']:.3f} | {q['p95']:.3f} | {q['max']:.3f} | {c['rows_examined']['avg']:.0f} | `{fp}` |")
+        lines.append(
+            f"| {c['rank']} | {c['share_of_time']:.1%} | {c['count']} | {q['sum']:.3f} | {q['p95']:.3f} | {q['max']:.3f} | {c['rows_examined']['avg']:.0f} | `{fp}` |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def analyze(args: argparse.Namespace) -> int:
     from shared.perf.analysis.ranking import analyze as run_analysis
+    from shared.perf.analysis.report import render
     from shared.perf.artifacts import LocalArtifact, hash_file
     from shared.perf.models import ArtifactRef
-    from shared.perf.analysis.report import render
     from shared.perf.parsers.snapshot import build
 
     artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in args.files]
@@ -69,7 +71,9 @@ def analyze(args: argparse.Namespace) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"report_{rendered.report_id}.md").write_text(rendered.markdown)
-        (args.out / f"report_{rendered.report_id}.json").write_text(json.dumps(rendered.report, indent=1, sort_keys=True))
+        (args.out / f"report_{rendered.report_id}.json").write_text(
+            json.dumps(rendered.report, indent=1, sort_keys=True)
+        )
         for name, svg in rendered.charts.items():
             (args.out / name).write_text(svg)
     sys.stdout.write(json.dumps(result, indent=1) + "\n" if args.format == "json" else rendered.markdown)
@@ -82,7 +86,9 @@ def analyze(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m shared.perf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m shared.perf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("digest", help="aggregate MySQL/MariaDB slow logs (plain or gzip) by query class")
     d.add_argument("files", nargs="+", type=Path)
@@ -94,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--top-n", type=int, default=None, help="items ranked per metric (1..20, default 5)")
     a.add_argument("--thresholds", help='JSON, e.g. \'{"span_self_ms": {"P0": 700, "P1": 280, "P2": 90}}\'')
     a.add_argument("--out", type=Path, help="also write report_<id>.md/.json and the SVG charts here")
-    a.add_argument("--fail-on", choices=["P0", "P1", "P2"], help="exit 3 when a finding at this severity or worse exists")
+    a.add_argument(
+        "--fail-on", choices=["P0", "P1", "P2"], help="exit 3 when a finding at this severity or worse exists"
+    )
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.files if not p.is_file()]
     if missing:

@@ -28,8 +28,8 @@ from urllib.parse import quote
 from shared.core.errors import ValidationFailed
 from shared.core.settings import Settings
 from shared.perf.models import ArtifactRef
-from shared.storage.blob import BlobStore
 from shared.perf.settings import PerfSettings
+from shared.storage.blob import BlobStore
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 MAX_SEGMENTS = 6
@@ -41,8 +41,17 @@ def blob_name(name: str) -> str:
     if len(parts) > MAX_SEGMENTS or not all(_SEGMENT.match(p) and ".." not in p for p in parts):
         raise ValidationFailed(
             f"artifact name {name[:100]!r} is not allowed",
-            details={"errors": [{"field": "name", "problem": "use letters, digits, '.', '_' and '-', with '/' between at most 6 folders; no '..'"}]},
-            recovery_suggestions=["Rename the artifact, e.g. 'spx/run1/spx-full-20260216-web1-4242-1.txt.gz' or 'slow.log'."],
+            details={
+                "errors": [
+                    {
+                        "field": "name",
+                        "problem": "use letters, digits, '.', '_' and '-', with '/' between at most 6 folders; no '..'",
+                    }
+                ]
+            },
+            recovery_suggestions=[
+                "Rename the artifact, e.g. 'spx/run1/spx-full-20260216-web1-4242-1.txt.gz' or 'slow.log'."
+            ],
         )
     return name
 
@@ -165,8 +174,10 @@ class ArtifactFetcher:
         """Why `size` more bytes cannot be read in this request (None if they can); counts them if they can."""
         total = self._settings.section(PerfSettings).max_request_bytes
         if self._used + size > total:
-            return (f"the artifacts of this request would exceed {total} bytes in total (FIREBREAK_PERF_MAX_REQUEST_BYTES): "
-                    "validate or ingest them in smaller groups")
+            return (
+                f"the artifacts of this request would exceed {total} bytes in total (FIREBREAK_PERF_MAX_REQUEST_BYTES): "
+                "validate or ingest them in smaller groups"
+            )
         self._used += size
         return None
 
@@ -189,21 +200,42 @@ class ArtifactFetcher:
                 continue
             head = await self._blobs.open_download(name, offset=0, length=1)
             if head is None:
-                out.append(LocalArtifact(ref, None, error="artifact blob not found: upload it first (POST /api/artifacts?name=...)"))
+                out.append(
+                    LocalArtifact(
+                        ref, None, error="artifact blob not found: upload it first (POST /api/artifacts?name=...)"
+                    )
+                )
                 continue
-            size = int(str(head.properties.content_range).rsplit("/", 1)[-1])  # `bytes 0-0/<blob size>`; `.size` is the range's
+            size = int(
+                str(head.properties.content_range).rsplit("/", 1)[-1]
+            )  # `bytes 0-0/<blob size>`; `.size` is the range's
             limit = self._settings.section(PerfSettings).max_artifact_bytes
-            problem = f"artifact is too large: {size} bytes is over the {limit}-byte artifact limit" if size > limit else self._over_budget(size)
+            problem = (
+                f"artifact is too large: {size} bytes is over the {limit}-byte artifact limit"
+                if size > limit
+                else self._over_budget(size)
+            )
             if problem:
                 out.append(LocalArtifact(ref, None, error=problem))
                 continue
-            out.append(LocalArtifact(ref, None, size, opener=lambda name=name, size=size: io.BufferedReader(BlobReader(self._blobs, name, size, loop))))  # type: ignore[misc]
+            out.append(
+                LocalArtifact(
+                    ref,
+                    None,
+                    size,
+                    opener=lambda name=name, size=size: io.BufferedReader(BlobReader(self._blobs, name, size, loop)),
+                )
+            )  # type: ignore[misc]
         return out
 
     async def _local(self, ref: ArtifactRef) -> LocalArtifact:
         limit = self._settings.section(PerfSettings).max_artifact_bytes
         if not self._settings.section(PerfSettings).allow_local_paths:
-            return LocalArtifact(ref, None, error="local paths are not accepted here: upload the file (POST /api/artifacts or create_upload_url) and pass {\"blob\": name}")
+            return LocalArtifact(
+                ref,
+                None,
+                error='local paths are not accepted here: upload the file (POST /api/artifacts or create_upload_url) and pass {"blob": name}',
+            )
         path = Path(str(ref.path))
         if not path.is_absolute():
             return LocalArtifact(ref, None, error="path must be absolute")
@@ -242,6 +274,8 @@ class ArtifactFetcher:
                 return LocalArtifact(ref, None, error=self._over_budget(remaining + 1))
             return LocalArtifact(ref, None, error=f"artifact is too large: {exc}")
         if got is None:
-            return LocalArtifact(ref, None, error="artifact blob not found: upload it first (POST /api/artifacts?name=...)")
+            return LocalArtifact(
+                ref, None, error="artifact blob not found: upload it first (POST /api/artifacts?name=...)"
+            )
         self._used += got[0]
         return LocalArtifact(ref, target, got[0], got[1])

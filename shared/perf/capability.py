@@ -12,6 +12,7 @@ from shared.tools.capability import Capability
 from shared.tools.checks import Check
 from shared.tools.deps import Deps
 
+
 async def _index_read(deps: Deps) -> str:
     # A point read of an id that never exists: the container answers for this workspace-partitioned index.
     await (await deps.cosmos.container(PERF_RUNS_CONTAINER.name)).read("probe", "probe")

@@ -19,9 +19,21 @@ class ArtifactRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    blob: str | None = Field(None, min_length=1, max_length=512, description="Name returned by POST /api/artifacts (or chosen for an upload URL).")
-    path: str | None = Field(None, min_length=1, max_length=4096, description="Absolute local path; only when FIREBREAK_PERF_ALLOW_LOCAL_PATHS is on.")
-    hints: dict[str, Any] = Field(default_factory=dict, description="Free-form hints echoed in sources[] (for example {\"role\": \"primary\"}).")
+    blob: str | None = Field(
+        None,
+        min_length=1,
+        max_length=512,
+        description="Name returned by POST /api/artifacts (or chosen for an upload URL).",
+    )
+    path: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="Absolute local path; only when FIREBREAK_PERF_ALLOW_LOCAL_PATHS is on.",
+    )
+    hints: dict[str, Any] = Field(
+        default_factory=dict, description='Free-form hints echoed in sources[] (for example {"role": "primary"}).'
+    )
 
     @field_validator("hints")
     @classmethod
@@ -49,11 +61,15 @@ class ArtifactRef(BaseModel):
 class Retention(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    keep_last_n: int | None = Field(None, ge=1, le=1000, description="Keep this many newest snapshots (or bundles) of the workspace.")
-    ttl_days: int | None = Field(None, ge=1, le=3650, description="Remove snapshots (or bundles) older than this many days.")
+    keep_last_n: int | None = Field(
+        None, ge=1, le=1000, description="Keep this many newest snapshots (or bundles) of the workspace."
+    )
+    ttl_days: int | None = Field(
+        None, ge=1, le=3650, description="Remove snapshots (or bundles) older than this many days."
+    )
 
 
-_ARTIFACTS = "The artifacts: [{\"blob\": name}] as uploaded (SPX .json + .txt.gz pairs, slow logs, collector-v1 timings)."
+_ARTIFACTS = 'The artifacts: [{"blob": name}] as uploaded (SPX .json + .txt.gz pairs, slow logs, collector-v1 timings).'
 
 
 class ValidateRequest(ToolInput):
@@ -82,8 +98,13 @@ class ValidateResult(ToolOutput):
 
 class IngestRequest(ToolInput):
     artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200, description=_ARTIFACTS)
-    environment_hints: dict[str, Any] = Field(default_factory=dict, description="Where the artifacts came from, e.g. {\"env\": \"staging\", \"app\": \"checkout\"}; kept in the run's metadata.")
-    retention: Retention | None = Field(None, description="Override the workspace's snapshot retention for this ingest.")
+    environment_hints: dict[str, Any] = Field(
+        default_factory=dict,
+        description='Where the artifacts came from, e.g. {"env": "staging", "app": "checkout"}; kept in the run\'s metadata.',
+    )
+    retention: Retention | None = Field(
+        None, description="Override the workspace's snapshot retention for this ingest."
+    )
 
     @field_validator("environment_hints")
     @classmethod
@@ -113,7 +134,9 @@ class IngestResult(ToolOutput):
     normalized_snapshot_id: str
     counts: SnapshotCounts
     sources: list[Source]
-    created: bool = Field(description="False when the same content was ingested before (same id; the run is refreshed).")
+    created: bool = Field(
+        description="False when the same content was ingested before (same id; the run is refreshed)."
+    )
     removed_by_retention: list[str] = Field(default_factory=list)
     next_action: str
 
@@ -121,7 +144,9 @@ class IngestResult(ToolOutput):
 class SnapshotRef(ToolInput):
     """A snapshot by id; the spec's `snapshot_id` is accepted as an alias."""
 
-    normalized_snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="From artifacts.ingest or runs.list.")
+    normalized_snapshot_id: str | None = Field(
+        None, pattern=SNAPSHOT_ID, description="From artifacts.ingest or runs.list."
+    )
     snapshot_id: str | None = Field(None, pattern=SNAPSHOT_ID, description="Alias of normalized_snapshot_id.")
 
     @model_validator(mode="after")
@@ -139,7 +164,10 @@ class SnapshotRef(ToolInput):
 
 class AnalysisRequest(SnapshotRef):
     top_n: int | None = Field(None, description="Items ranked per metric; clamped to 1..20, default 5.")
-    thresholds: dict[str, Any] | None = Field(None, description="{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0.")
+    thresholds: dict[str, Any] | None = Field(
+        None,
+        description="{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0.",
+    )
 
 
 class AnalysisResult(ToolOutput):
@@ -202,7 +230,11 @@ class RunDetail(ToolOutput):
 
 
 class UploadUrlRequest(ToolInput):
-    name: str = Field(min_length=1, max_length=512, description="The blob name to upload to (letters, digits, '.', '_', '-'; '/' between folders), e.g. 'spx/run1/spx-full-....txt.gz'.")
+    name: str = Field(
+        min_length=1,
+        max_length=512,
+        description="The blob name to upload to (letters, digits, '.', '_', '-'; '/' between folders), e.g. 'spx/run1/spx-full-....txt.gz'.",
+    )
 
 
 class UploadUrlResult(ToolOutput):

@@ -16,11 +16,10 @@ from shared.core.errors import RateLimited
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf.analysis import ranking as analysis_mod
+from shared.perf.analysis import report as report_mod
+from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
 from shared.perf.collect import plan as collect_plan
 from shared.perf.collect import run as collect_run
-from shared.perf.analysis import report as report_mod
-from shared.perf.parsers import snapshot as snapshot_mod
-from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
 from shared.perf.models import (
     AnalysisRequest,
     AnalysisResult,
@@ -42,11 +41,12 @@ from shared.perf.models import (
     ValidateResult,
     ValidationItem,
 )
+from shared.perf.parsers import snapshot as snapshot_mod
+from shared.perf.settings import PerfSettings
 from shared.perf.store import PERF_RUNS_CONTAINER, PerfStore
 from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosDatabase
 from shared.tools.invoke import Orchestrations, ProgressFn
-from shared.perf.settings import PerfSettings
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
 
@@ -57,14 +57,23 @@ async def _tell(progress: ProgressFn | None, done: float, total: float, message:
 
 
 def _summary(doc: dict[str, Any]) -> RunSummary:
-    return RunSummary(normalized_snapshot_id=doc["snapshot_id"], created_at=doc["created_at"], updated_at=doc["updated_at"], counts=SnapshotCounts(**doc["counts"]),
-                      environment_hints=doc.get("environment_hints", {}), sources=[Source(**s) for s in doc.get("sources", [])], report_ids=doc.get("report_ids", []))
+    return RunSummary(
+        normalized_snapshot_id=doc["snapshot_id"],
+        created_at=doc["created_at"],
+        updated_at=doc["updated_at"],
+        counts=SnapshotCounts(**doc["counts"]),
+        environment_hints=doc.get("environment_hints", {}),
+        sources=[Source(**s) for s in doc.get("sources", [])],
+        report_ids=doc.get("report_ids", []),
+    )
 
 
 class PerfService:
     """The perf tools' use cases over one worker's storage; build it with `perf_service(deps)`."""
 
-    def __init__(self, blobs: BlobStore, cosmos: CosmosDatabase, settings: Settings, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, blobs: BlobStore, cosmos: CosmosDatabase, settings: Settings, clock: Callable[[], datetime]
+    ) -> None:
         self.blobs, self.cosmos, self.settings, self.clock = blobs, cosmos, settings, clock
 
     async def store(self, principal: Principal) -> PerfStore:
@@ -79,11 +88,16 @@ class PerfService:
             detections = await asyncio.to_thread(snapshot_mod.validate, local)
         items = [ValidationItem(**d.to_dict()) for d in detections]
         ok = sum(1 for i in items if i.ok)
-        nxt = ("All artifacts are usable: call artifacts.ingest with the same list." if ok == len(items)
-               else "Fix or drop the artifacts with ok=false (see errors[]), then call artifacts.ingest.")
+        nxt = (
+            "All artifacts are usable: call artifacts.ingest with the same list."
+            if ok == len(items)
+            else "Fix or drop the artifacts with ok=false (see errors[]), then call artifacts.ingest."
+        )
         return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
 
-    async def ingest(self, principal: Principal, req: IngestRequest, progress: ProgressFn | None = None) -> IngestResult:
+    async def ingest(
+        self, principal: Principal, req: IngestRequest, progress: ProgressFn | None = None
+    ) -> IngestResult:
         refs = unique_refs(req.artifacts)  # a repeated artifact is fetched and parsed once
         total = len(refs) + 2  # fetch each artifact, parse, store
         async with self._fetcher(principal) as fetcher:
@@ -92,7 +106,9 @@ class PerfService:
                 await _tell(progress, i, total, f"fetching {ref.name}")
                 local.append(await fetcher.fetch(ref, i))
             await _tell(progress, len(local), total, "parsing and normalising")
-            built, detections = await asyncio.to_thread(snapshot_mod.build, local, self.settings.section(PerfSettings).max_statement_bytes)
+            built, detections = await asyncio.to_thread(
+                snapshot_mod.build, local, self.settings.section(PerfSettings).max_statement_bytes
+            )
         await _tell(progress, total - 1, total, "storing the snapshot")
         by_name = {a.name: a for a in local}
         sources = []
@@ -101,29 +117,64 @@ class PerfService:
             hints = dict(a.ref.hints)
             if d.detected_type == "spx":
                 hints["spx"] = {"pair_status": d.metadata.get("pair_status")}
-            sources.append(Source(path=d.name, type=d.detected_type, version=d.detected_version, sha256=a.sha256, size_bytes=a.size, hints=hints))
+            sources.append(
+                Source(
+                    path=d.name,
+                    type=d.detected_type,
+                    version=d.detected_version,
+                    sha256=a.sha256,
+                    size_bytes=a.size,
+                    hints=hints,
+                )
+            )
         content = built.content
-        counts = SnapshotCounts(endpoints=len(content["endpoints"]), queries=len(content["queries"]), spans=len(content["spans"]), profiles=len(content["profiles"]))
-        metadata = {"counts": counts.model_dump(), "environment_hints": req.environment_hints, "sources": [s.model_dump() for s in sources]}
+        counts = SnapshotCounts(
+            endpoints=len(content["endpoints"]),
+            queries=len(content["queries"]),
+            spans=len(content["spans"]),
+            profiles=len(content["profiles"]),
+        )
+        metadata = {
+            "counts": counts.model_dump(),
+            "environment_hints": req.environment_hints,
+            "sources": [s.model_dump() for s in sources],
+        }
         store = await self.store(principal)
         now = self.clock()
         created = await store.save_snapshot(built.snapshot_id, content, metadata, built.flamegraphs, now)
         retention = req.retention or Retention()
-        removed = await store.prune(retention.keep_last_n or self.settings.section(PerfSettings).keep_last_n, retention.ttl_days or self.settings.section(PerfSettings).ttl_days, now)
-        return IngestResult(normalized_snapshot_id=built.snapshot_id, counts=counts, sources=sources, created=created, removed_by_retention=removed,
-                            next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.")
+        removed = await store.prune(
+            retention.keep_last_n or self.settings.section(PerfSettings).keep_last_n,
+            retention.ttl_days or self.settings.section(PerfSettings).ttl_days,
+            now,
+        )
+        return IngestResult(
+            normalized_snapshot_id=built.snapshot_id,
+            counts=counts,
+            sources=sources,
+            created=created,
+            removed_by_retention=removed,
+            next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.",
+        )
 
-    async def _analysis(self, store: PerfStore, req: AnalysisRequest) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    async def _analysis(
+        self, store: PerfStore, req: AnalysisRequest
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         """(analysis, snapshot content, snapshot metadata)."""
         content, metadata = await store.load_snapshot(req.id)
-        result = await asyncio.to_thread(analysis_mod.analyze, content, req.id, top_n=req.top_n, thresholds=req.thresholds)
+        result = await asyncio.to_thread(
+            analysis_mod.analyze, content, req.id, top_n=req.top_n, thresholds=req.thresholds
+        )
         return result, content, metadata
 
     async def analysis(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> AnalysisResult:
         result, _, _ = await self._analysis(await self.store(principal), req)
         s = result["summary"]
-        nxt = ("Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
-               if s["finding_count"] else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds.")
+        nxt = (
+            "Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
+            if s["finding_count"]
+            else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds."
+        )
         if result["open_questions"]:
             nxt += " Thresholds are conservative defaults: pass your own (see open_questions)."
         return AnalysisResult(**result, correlation_id=correlation_id, next_action=nxt)
@@ -133,20 +184,33 @@ class PerfService:
         result, content, metadata = await self._analysis(store, req)
         flames = await store.load_flames(req.id, metadata, [p["key"] for p in report_mod.flame_profiles(content)])
         rendered = await asyncio.to_thread(report_mod.render, content, result, flames)
-        files = await store.save_report(req.id, rendered.report_id, rendered.markdown, rendered.report, rendered.charts, self.clock())
+        files = await store.save_report(
+            req.id, rendered.report_id, rendered.markdown, rendered.report, rendered.charts, self.clock()
+        )
         return ReportResult(
-            normalized_snapshot_id=req.id, report_id=rendered.report_id,
-            markdown_path=store.report_blob(f"report_{rendered.report_id}.md"), json_path=store.report_blob(f"report_{rendered.report_id}.json"),
-            charts=[store.report_blob(n) for n in sorted(rendered.charts)], downloads={f: DOWNLOAD_ROUTE + f for f in files},
-            markdown=rendered.markdown, report=rendered.report, correlation_id=correlation_id,
+            normalized_snapshot_id=req.id,
+            report_id=rendered.report_id,
+            markdown_path=store.report_blob(f"report_{rendered.report_id}.md"),
+            json_path=store.report_blob(f"report_{rendered.report_id}.json"),
+            charts=[store.report_blob(n) for n in sorted(rendered.charts)],
+            downloads={f: DOWNLOAD_ROUTE + f for f in files},
+            markdown=rendered.markdown,
+            report=rendered.report,
+            correlation_id=correlation_id,
             next_action="Share the Markdown (download it with its charts from downloads[], same credentials as the tools); re-run after a fix and compare the findings.",
         )
 
     async def runs_list(self, principal: Principal, req: RunsListRequest) -> RunsListResult:
         store = await self.store(principal)
         docs, token = await store.list_runs(req.limit, req.continuation)
-        return RunsListResult(runs=[_summary(d) for d in docs], continuation=token,
-                              retention={"keep_last_n": self.settings.section(PerfSettings).keep_last_n, "ttl_days": self.settings.section(PerfSettings).ttl_days})
+        return RunsListResult(
+            runs=[_summary(d) for d in docs],
+            continuation=token,
+            retention={
+                "keep_last_n": self.settings.section(PerfSettings).keep_last_n,
+                "ttl_days": self.settings.section(PerfSettings).ttl_days,
+            },
+        )
 
     async def runs_get(self, principal: Principal, req: RunsGetRequest) -> RunDetail:
         store = await self.store(principal)
@@ -154,26 +218,56 @@ class PerfService:
         reports = await store.reports(req.id)
         base = store.snapshot_dir(req.id)
         return RunDetail(
-            run=_summary(doc), snapshot_path=f"{base}/snapshot.json", metadata_path=f"{base}/metadata.json", profiles=doc.get("profiles", []),
-            reports=[{"report_id": r["report_id"], "created_at": r["created_at"], "finding_count": r["finding_count"], "downloads": {f: DOWNLOAD_ROUTE + f for f in r["files"]}}
-                     for r in sorted(reports, key=lambda r: r["created_at"])],
+            run=_summary(doc),
+            snapshot_path=f"{base}/snapshot.json",
+            metadata_path=f"{base}/metadata.json",
+            profiles=doc.get("profiles", []),
+            reports=[
+                {
+                    "report_id": r["report_id"],
+                    "created_at": r["created_at"],
+                    "finding_count": r["finding_count"],
+                    "downloads": {f: DOWNLOAD_ROUTE + f for f in r["files"]},
+                }
+                for r in sorted(reports, key=lambda r: r["created_at"])
+            ],
             next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
         )
 
-    async def collect(self, principal: Principal, req: collect_plan.CollectRequest, correlation_id: str, orchestrations: Orchestrations | None = None,
-                      progress: ProgressFn | None = None) -> collect_plan.CollectResult:
+    async def collect(
+        self,
+        principal: Principal,
+        req: collect_plan.CollectRequest,
+        correlation_id: str,
+        orchestrations: Orchestrations | None = None,
+        progress: ProgressFn | None = None,
+    ) -> collect_plan.CollectResult:
         plan = await collect_plan.plan(req, self.settings, self.blobs, principal.workspace_id, self.clock())
         paths = collect_run.paths_of(principal.workspace_id, plan.bundle_id)
         worst = collect_plan.worst_case_seconds(req)
         if worst > self.settings.section(PerfSettings).collect_inline_seconds and orchestrations is not None:
             stored, secret = collect_plan.split_secrets(plan)
-            started = await orchestrations.start(collect_plan.ORCHESTRATOR, principal, stored.model_dump(mode="json"), secret.sealed(), correlation_id=correlation_id)
+            started = await orchestrations.start(
+                collect_plan.ORCHESTRATOR,
+                principal,
+                stored.model_dump(mode="json"),
+                secret.sealed(),
+                correlation_id=correlation_id,
+            )
             return collect_plan.CollectResult(
-                bundle_id=plan.bundle_id, state="running", **paths, artifact_counts=collect_run.inventory_counts(plan, []), ingest_artifacts=[], correlation_id=correlation_id,
-                run_id=started.run_id, status_url=started.status_url,
-                next_action=(f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call get_run_status with run_id "
-                             f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
-                             "artifact_counts and ingest_artifacts for artifacts.ingest."),
+                bundle_id=plan.bundle_id,
+                state="running",
+                **paths,
+                artifact_counts=collect_run.inventory_counts(plan, []),
+                ingest_artifacts=[],
+                correlation_id=correlation_id,
+                run_id=started.run_id,
+                status_url=started.status_url,
+                next_action=(
+                    f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call get_run_status with run_id "
+                    f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
+                    "artifact_counts and ingest_artifacts for artifacts.ingest."
+                ),
             )
         samples: list[dict[str, Any]] = []
         for i, path in enumerate(plan.url_paths):
@@ -182,12 +276,20 @@ class PerfService:
         done = await self.finish_collect(principal.workspace_id, plan, samples)
         failed = sum(1 for s in samples if s["error"])
         return collect_plan.CollectResult(
-            bundle_id=plan.bundle_id, state="completed", **paths, artifact_counts=done["artifact_counts"], ingest_artifacts=done["ingest_artifacts"],
-            removed_by_retention=done["removed_by_retention"], correlation_id=correlation_id,
-            next_action=(f"{failed} sample(s) failed (see timings.json errors). " if failed else "") + "Call artifacts.ingest with ingest_artifacts as artifacts.",
+            bundle_id=plan.bundle_id,
+            state="completed",
+            **paths,
+            artifact_counts=done["artifact_counts"],
+            ingest_artifacts=done["ingest_artifacts"],
+            removed_by_retention=done["removed_by_retention"],
+            correlation_id=correlation_id,
+            next_action=(f"{failed} sample(s) failed (see timings.json errors). " if failed else "")
+            + "Call artifacts.ingest with ingest_artifacts as artifacts.",
         )
 
-    async def finish_collect(self, workspace_id: str, plan: collect_plan.BundlePlan, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    async def finish_collect(
+        self, workspace_id: str, plan: collect_plan.BundlePlan, samples: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         """Write the bundle of a collect.run for its owner `workspace_id` (inline, or from the orchestration's last activity)."""
         store = PerfStore(self.blobs, await self.cosmos.container(PERF_RUNS_CONTAINER.name), workspace_id)
         return await collect_run.finish(plan, samples, store, self.settings, self.clock)
@@ -202,22 +304,43 @@ class PerfService:
         store = await self.store(principal)
         used, quota = await store.stored_artifact_bytes(), self.settings.section(PerfSettings).workspace_quota_bytes
         if used >= quota:
-            raise RateLimited(f"this workspace stores {used} bytes of artifacts, its quota is {quota} (FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
-                              details={"stored_bytes": used, "quota_bytes": quota},
-                              recovery_suggestions=["Ingest and let retention remove old collect bundles, or delete unused uploads, then ask again."])
+            raise RateLimited(
+                f"this workspace stores {used} bytes of artifacts, its quota is {quota} (FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
+                details={"stored_bytes": used, "quota_bytes": quota},
+                recovery_suggestions=[
+                    "Ingest and let retention remove old collect bundles, or delete unused uploads, then ask again."
+                ],
+            )
         url = await self.blobs.upload_url(name, minutes=minutes, write=True)
         if url:
             now = self.clock()
-            busy_until = await store.claim_upload_url(now, now + timedelta(minutes=minutes), self.settings.section(PerfSettings).max_upload_urls)
+            busy_until = await store.claim_upload_url(
+                now, now + timedelta(minutes=minutes), self.settings.section(PerfSettings).max_upload_urls
+            )
             if busy_until:
-                raise RateLimited(f"this workspace already holds {self.settings.section(PerfSettings).max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
-                                  details={"max_open_upload_urls": self.settings.section(PerfSettings).max_upload_urls, "next_slot_at": busy_until},
-                                  recovery_suggestions=[f"Use the URLs already issued, or retry after {busy_until}.", "POST /api/artifacts?name=... uploads without a URL."])
+                raise RateLimited(
+                    f"this workspace already holds {self.settings.section(PerfSettings).max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
+                    details={
+                        "max_open_upload_urls": self.settings.section(PerfSettings).max_upload_urls,
+                        "next_slot_at": busy_until,
+                    },
+                    recovery_suggestions=[
+                        f"Use the URLs already issued, or retry after {busy_until}.",
+                        "POST /api/artifacts?name=... uploads without a URL.",
+                    ],
+                )
         return UploadUrlResult(
-            blob=req.name, upload_url=url, method="PUT", headers={"x-ms-blob-type": "BlockBlob"}, expires_in_minutes=minutes,
+            blob=req.name,
+            upload_url=url,
+            method="PUT",
+            headers={"x-ms-blob-type": "BlockBlob"},
+            expires_in_minutes=minutes,
             alternative=f"POST /api/artifacts?name={req.name} with the file as the body (raw or multipart/form-data)",
-            next_action=(f"PUT the file to upload_url with header x-ms-blob-type: BlockBlob, then pass {{\"blob\": \"{req.name}\"}} to artifacts.validate / artifacts.ingest."
-                         if url else "This deployment cannot sign upload URLs: use the alternative route."),
+            next_action=(
+                f'PUT the file to upload_url with header x-ms-blob-type: BlockBlob, then pass {{"blob": "{req.name}"}} to artifacts.validate / artifacts.ingest.'
+                if url
+                else "This deployment cannot sign upload URLs: use the alternative route."
+            ),
         )
 
 
@@ -234,6 +357,8 @@ class PerfDeps(Protocol):
     def clock(self) -> Callable[[], datetime]: ...
 
 
-def perf_service(deps: PerfDeps, *, settings: Settings | None = None, clock: Callable[[], datetime] | None = None) -> PerfService:
+def perf_service(
+    deps: PerfDeps, *, settings: Settings | None = None, clock: Callable[[], datetime] | None = None
+) -> PerfService:
     """The one way to build a PerfService: from the app's wiring; tests may swap its settings or clock."""
     return PerfService(deps.blobs, deps.cosmos, settings or deps.settings, clock or deps.clock)

@@ -15,10 +15,12 @@ from typing import Any
 from shared.core.errors import Conflict, NotFound
 from shared.perf.artifacts import workspace_prefix
 from shared.storage.blob import BlobStore
-from shared.storage.cosmos import CosmosContainer
 from shared.storage.containers import ContainerSpec
+from shared.storage.cosmos import CosmosContainer
 
-PERF_RUNS_CONTAINER = ContainerSpec("perf_runs", "/workspace_id", "Perf snapshot and report index for runs.list / runs.get.")
+PERF_RUNS_CONTAINER = ContainerSpec(
+    "perf_runs", "/workspace_id", "Perf snapshot and report index for runs.list / runs.get."
+)
 
 JSON = "application/json"
 
@@ -39,74 +41,141 @@ class PerfStore:
         return f"{self.prefix}/reports/{file_name}"
 
     # -- snapshots -------------------------------------------------------------------------------
-    async def save_snapshot(self, sid: str, content: dict[str, Any], metadata: dict[str, Any], flames: dict[str, str], now: datetime) -> bool:
+    async def save_snapshot(
+        self, sid: str, content: dict[str, Any], metadata: dict[str, Any], flames: dict[str, str], now: datetime
+    ) -> bool:
         """Store a snapshot; False (and only the index refreshed) when this content is already stored."""
         existing = await self.runs.read(f"snapshot_{sid}", self.workspace)
         stamp = now.isoformat()
         if existing is not None:
             # Re-ingesting refreshes the run; hints given before survive an ingest that gives none.
-            existing.update(updated_at=stamp, environment_hints=metadata["environment_hints"] or existing.get("environment_hints", {}), sources=metadata["sources"])
+            existing.update(
+                updated_at=stamp,
+                environment_hints=metadata["environment_hints"] or existing.get("environment_hints", {}),
+                sources=metadata["sources"],
+            )
             await self.runs.upsert(existing)
             return False
         base = self.snapshot_dir(sid)
         keys = [p["key"] for p in content["profiles"]]
         # Serialising and parsing snapshots is CPU work proportional to their size: off the event loop.
-        files = {f"{base}/snapshot.json": await asyncio.to_thread(json.dumps, content, sort_keys=True, separators=(",", ":")),
-                 f"{base}/metadata.json": json.dumps({**metadata, "normalized_snapshot_id": sid, "created_at": stamp, "flamegraphs": {k: _flame_name(i) for i, k in enumerate(keys) if k in flames}}, indent=1)}
+        files = {
+            f"{base}/snapshot.json": await asyncio.to_thread(
+                json.dumps, content, sort_keys=True, separators=(",", ":")
+            ),
+            f"{base}/metadata.json": json.dumps(
+                {
+                    **metadata,
+                    "normalized_snapshot_id": sid,
+                    "created_at": stamp,
+                    "flamegraphs": {k: _flame_name(i) for i, k in enumerate(keys) if k in flames},
+                },
+                indent=1,
+            ),
+        }
         files.update({f"{base}/{_flame_name(i)}": flames[k] for i, k in enumerate(keys) if k in flames})
-        await asyncio.gather(*(self.blobs.put(name, data, content_type=JSON if name.endswith(".json") else "text/plain") for name, data in files.items()))
-        await self.runs.upsert({
-            "id": f"snapshot_{sid}", "type": "snapshot", "workspace_id": self.workspace, "snapshot_id": sid, "created_at": stamp, "updated_at": stamp,
-            "counts": metadata["counts"], "environment_hints": metadata["environment_hints"], "sources": metadata["sources"],
-            "profiles": [{"key": p["key"], "kind": p["kind"], "endpoint": p["endpoint"], "wall_ms": p["wall_ms"]} for p in content["profiles"]],
-            "report_ids": [],
-        })
+        await asyncio.gather(
+            *(
+                self.blobs.put(name, data, content_type=JSON if name.endswith(".json") else "text/plain")
+                for name, data in files.items()
+            )
+        )
+        await self.runs.upsert(
+            {
+                "id": f"snapshot_{sid}",
+                "type": "snapshot",
+                "workspace_id": self.workspace,
+                "snapshot_id": sid,
+                "created_at": stamp,
+                "updated_at": stamp,
+                "counts": metadata["counts"],
+                "environment_hints": metadata["environment_hints"],
+                "sources": metadata["sources"],
+                "profiles": [
+                    {"key": p["key"], "kind": p["kind"], "endpoint": p["endpoint"], "wall_ms": p["wall_ms"]}
+                    for p in content["profiles"]
+                ],
+                "report_ids": [],
+            }
+        )
         return True
 
     async def index(self, sid: str) -> dict[str, Any]:
         doc = await self.runs.read(f"snapshot_{sid}", self.workspace)
         if doc is None or doc.get("type") != "snapshot":
-            raise NotFound(f"No snapshot {sid} in this workspace", details={"normalized_snapshot_id": sid},
-                           recovery_suggestions=["Call runs.list for the workspace's snapshots, or artifacts.ingest to create one."])
+            raise NotFound(
+                f"No snapshot {sid} in this workspace",
+                details={"normalized_snapshot_id": sid},
+                recovery_suggestions=[
+                    "Call runs.list for the workspace's snapshots, or artifacts.ingest to create one."
+                ],
+            )
         return doc
 
     async def load_snapshot(self, sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """(content, metadata) of an indexed snapshot: two blob reads."""
         await self.index(sid)
         base = self.snapshot_dir(sid)
-        raw, meta_raw = await asyncio.gather(self.blobs.get(f"{base}/snapshot.json"), self.blobs.get(f"{base}/metadata.json"))
+        raw, meta_raw = await asyncio.gather(
+            self.blobs.get(f"{base}/snapshot.json"), self.blobs.get(f"{base}/metadata.json")
+        )
         if raw is None or meta_raw is None:
-            raise NotFound(f"Snapshot {sid} is indexed but its files are gone", recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."])
+            raise NotFound(
+                f"Snapshot {sid} is indexed but its files are gone",
+                recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."],
+            )
         return await asyncio.to_thread(json.loads, raw), json.loads(meta_raw)
 
     async def load_flames(self, sid: str, metadata: dict[str, Any], keys: list[str]) -> dict[str, str]:
         """Collapsed stacks of the given profiles only (a report draws a few, analysis none)."""
         names = {k: n for k, n in metadata.get("flamegraphs", {}).items() if k in keys}
         texts = await asyncio.gather(*(self.blobs.get(f"{self.snapshot_dir(sid)}/{n}") for n in names.values()))
-        return {k: t.decode() for k, t in zip(names, texts) if t is not None}
+        return {k: t.decode() for k, t in zip(names, texts, strict=False) if t is not None}
 
     # -- reports -----------------------------------------------------------------------------------
-    async def save_report(self, sid: str, rid: str, markdown: str, report: dict[str, Any], charts: dict[str, str], now: datetime) -> list[str]:
-        files = {f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"), f"report_{rid}.json": (await asyncio.to_thread(json.dumps, report, indent=1, sort_keys=True), JSON)}
+    async def save_report(
+        self, sid: str, rid: str, markdown: str, report: dict[str, Any], charts: dict[str, str], now: datetime
+    ) -> list[str]:
+        files = {
+            f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"),
+            f"report_{rid}.json": (await asyncio.to_thread(json.dumps, report, indent=1, sort_keys=True), JSON),
+        }
         files.update({name: (svg, "image/svg+xml") for name, svg in charts.items()})
-        await asyncio.gather(*(self.blobs.put(self.report_blob(name), data, content_type=ct) for name, (data, ct) in files.items()))
-        await self.runs.upsert({"id": f"report_{rid}", "type": "report", "workspace_id": self.workspace, "snapshot_id": sid, "report_id": rid,
-                                "created_at": now.isoformat(), "files": sorted(files), "finding_count": report["summary"]["finding_count"]})
+        await asyncio.gather(
+            *(self.blobs.put(self.report_blob(name), data, content_type=ct) for name, (data, ct) in files.items())
+        )
+        await self.runs.upsert(
+            {
+                "id": f"report_{rid}",
+                "type": "report",
+                "workspace_id": self.workspace,
+                "snapshot_id": sid,
+                "report_id": rid,
+                "created_at": now.isoformat(),
+                "files": sorted(files),
+                "finding_count": report["summary"]["finding_count"],
+            }
+        )
         doc = await self.index(sid)
         if rid not in doc.get("report_ids", []):
-            doc["report_ids"] = sorted(doc.get("report_ids", []) + [rid])
+            doc["report_ids"] = sorted([*doc.get("report_ids", []), rid])
             await self.runs.upsert(doc)
         return sorted(files)
 
     async def reports(self, sid: str) -> list[dict[str, Any]]:
-        return await self.runs.query_all(self.workspace, "c.type = 'report' AND c.snapshot_id = @sid", {"@sid": sid}, limit=200)
+        return await self.runs.query_all(
+            self.workspace, "c.type = 'report' AND c.snapshot_id = @sid", {"@sid": sid}, limit=200
+        )
 
     async def report_file(self, file_name: str) -> bytes:
         """A report file by name, only if its report is indexed in this workspace."""
         rid = file_name.removeprefix("report_")[:16]
         doc = await self.runs.read(f"report_{rid}", self.workspace)
         if doc is None or file_name not in doc.get("files", []):
-            raise NotFound(f"No report file {file_name!r} in this workspace", recovery_suggestions=["Use a name from report.export's downloads."])
+            raise NotFound(
+                f"No report file {file_name!r} in this workspace",
+                recovery_suggestions=["Use a name from report.export's downloads."],
+            )
         data = await self.blobs.get(self.report_blob(file_name))
         if data is None:
             raise NotFound(f"Report file {file_name!r} was removed (retention)")
@@ -125,7 +194,12 @@ class PerfStore:
             open_urls = sorted(t for t in (doc or {}).get("expires", []) if t > now.isoformat())
             if len(open_urls) >= max_open:
                 return open_urls[0]
-            fresh = {"id": "upload_urls", "type": "upload_urls", "workspace_id": self.workspace, "expires": open_urls + [expires.isoformat()]}
+            fresh = {
+                "id": "upload_urls",
+                "type": "upload_urls",
+                "workspace_id": self.workspace,
+                "expires": [*open_urls, expires.isoformat()],
+            }
             try:
                 if doc is None:
                     await self.runs.create(fresh)
@@ -138,11 +212,19 @@ class PerfStore:
 
     # -- listing and retention ---------------------------------------------------------------------
     async def list_runs(self, limit: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:
-        return await self.runs.query(self.workspace, "c.type = 'snapshot'", order_by="c.updated_at DESC", max_items=limit, continuation=continuation)
+        return await self.runs.query(
+            self.workspace,
+            "c.type = 'snapshot'",
+            order_by="c.updated_at DESC",
+            max_items=limit,
+            continuation=continuation,
+        )
 
     async def _expired(self, kind: str, keep_last_n: int, ttl_days: int | None, now: datetime) -> list[dict[str, Any]]:
         """Index entries of `kind` beyond the newest keep_last_n or not refreshed for ttl_days."""
-        docs = await self.runs.query_all(self.workspace, "c.type = @kind", {"@kind": kind}, order_by="c.updated_at DESC", limit=5000)
+        docs = await self.runs.query_all(
+            self.workspace, "c.type = @kind", {"@kind": kind}, order_by="c.updated_at DESC", limit=5000
+        )
         cutoff = (now - timedelta(days=ttl_days)).isoformat() if ttl_days else None
         return [d for i, d in enumerate(docs) if i >= keep_last_n or (cutoff and d["updated_at"] < cutoff)]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.perf.collect.plan import CollectRequest, CollectResult
 from shared.perf import models
+from shared.perf.collect.plan import CollectRequest, CollectResult
 from shared.perf.service import PerfService, perf_service
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
@@ -65,10 +65,16 @@ def _ingest_tool(name: str, title: str, doc: str) -> None:
 
 # The spec's implemented name and its planned alias: one handler, two declarations.
 _ingest_tool("artifacts.ingest", "Ingest perf artifacts into a snapshot", _INGEST_DOC)
-_ingest_tool("ingest.bundle", "Ingest perf artifacts (alias of artifacts.ingest)", "Alias of artifacts.ingest (the spec's planned name); same arguments and result.\n\n" + _INGEST_DOC)
+_ingest_tool(
+    "ingest.bundle",
+    "Ingest perf artifacts (alias of artifacts.ingest)",
+    "Alias of artifacts.ingest (the spec's planned name); same arguments and result.\n\n" + _INGEST_DOC,
+)
 
 
-@toolset.tool("analysis.run", title="Rank and grade a perf snapshot", read_only=True, idempotent=True, render=_render_analysis)
+@toolset.tool(
+    "analysis.run", title="Rank and grade a perf snapshot", read_only=True, idempotent=True, render=_render_analysis
+)
 async def analysis_run(ctx: ToolContext, args: models.AnalysisRequest) -> models.AnalysisResult:
     """Rank a snapshot's endpoints, query classes and functions and grade them P0/P1/P2 against thresholds.
 

@@ -33,7 +33,12 @@ def test_health_answers_while_the_crafted_slow_log_is_ingested(paths_host: HostP
     def ingest() -> None:
         in_flight.set()
         try:
-            outcome["response"] = httpx.post(f"{paths_host.base_url}/api/tools/artifacts.ingest", json={"artifacts": [{"path": str(log)}]}, headers=headers, timeout=900)
+            outcome["response"] = httpx.post(
+                f"{paths_host.base_url}/api/tools/artifacts.ingest",
+                json={"artifacts": [{"path": str(log)}]},
+                headers=headers,
+                timeout=900,
+            )
         finally:
             in_flight.clear()
 
@@ -56,17 +61,33 @@ def test_hostile_spx_metadata_is_a_validation_error_not_a_500(paths_host: HostPr
     meta.write_bytes((hostile / "spx-meta-count-text.json").read_bytes())
     trace = tmp_path / "hostile.txt.gz"
     import gzip
+
     trace.write_bytes(gzip.compress(b"[events]\n0 1 0 0\n0 0 5 5\n[functions]\nmain\n"))
     headers = {"x-dev-workspace": f"ws-hostile-{uuid.uuid4().hex[:8]}"}
     for tool in ("artifacts.validate", "artifacts.ingest"):
-        r = httpx.post(f"{paths_host.base_url}/api/tools/{tool}", json={"artifacts": [{"path": str(meta)}, {"path": str(trace)}]}, headers=headers, timeout=60)
+        r = httpx.post(
+            f"{paths_host.base_url}/api/tools/{tool}",
+            json={"artifacts": [{"path": str(meta)}, {"path": str(trace)}]},
+            headers=headers,
+            timeout=60,
+        )
         if tool == "artifacts.validate":
-            assert r.status_code == 200 and not r.json()["results"][0]["ok"] and "called_function_count" in r.json()["results"][0]["errors"][0]
+            assert r.status_code == 200
+            assert not r.json()["results"][0]["ok"]
+            assert "called_function_count" in r.json()["results"][0]["errors"][0]
         else:
-            assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR" and "called_function_count" in r.json()["error"]["message"]
+            assert r.status_code == 400
+            assert r.json()["error"]["code"] == "VALIDATION_ERROR"
+            assert "called_function_count" in r.json()["error"]["message"]
 
 
 def test_oversized_hints_are_a_validation_error(paths_host: HostProcess) -> None:
-    r = httpx.post(f"{paths_host.base_url}/api/tools/artifacts.validate", json={"artifacts": [{"blob": "a.log", "hints": {"x": "y" * 5000}}]},
-                   headers={"x-dev-workspace": "ws-hints"}, timeout=30)
-    assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR" and "hints" in r.text
+    r = httpx.post(
+        f"{paths_host.base_url}/api/tools/artifacts.validate",
+        json={"artifacts": [{"blob": "a.log", "hints": {"x": "y" * 5000}}]},
+        headers={"x-dev-workspace": "ws-hints"},
+        timeout=30,
+    )
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert "hints" in r.text

@@ -35,12 +35,23 @@ def paths_host(start_host: Callable[..., HostProcess]) -> HostProcess:
 
 def test_upload_raw_and_multipart_then_ingest_and_download(host: HostProcess) -> None:
     headers = ws()
-    raw = httpx.post(f"{host.base_url}/api/artifacts", params={"name": "logs/small.log"}, content=SLOW.read_bytes(), headers=headers, timeout=60)
+    raw = httpx.post(
+        f"{host.base_url}/api/artifacts",
+        params={"name": "logs/small.log"},
+        content=SLOW.read_bytes(),
+        headers=headers,
+        timeout=60,
+    )
     assert raw.status_code == 201, raw.text
     [item] = raw.json()["artifacts"]
-    assert item["blob"] == "logs/small.log" and item["detected_type"] == "mysql_slow_log" and item["size_bytes"] == SLOW.stat().st_size
-    files = [("file", (f"{TINY.name}.json", Path(f"{TINY}.json").read_bytes())), ("file", (f"{TINY.name}.txt.gz", Path(f"{TINY}.txt.gz").read_bytes())),
-             ("file", ("timings.json", TIMINGS.read_bytes()))]
+    assert item["blob"] == "logs/small.log"
+    assert item["detected_type"] == "mysql_slow_log"
+    assert item["size_bytes"] == SLOW.stat().st_size
+    files = [
+        ("file", (f"{TINY.name}.json", Path(f"{TINY}.json").read_bytes())),
+        ("file", (f"{TINY.name}.txt.gz", Path(f"{TINY}.txt.gz").read_bytes())),
+        ("file", ("timings.json", TIMINGS.read_bytes())),
+    ]
     multi = httpx.post(f"{host.base_url}/api/artifacts", files=files, headers=headers, timeout=60)
     assert multi.status_code == 201, multi.text
     blobs = [a["blob"] for a in multi.json()["artifacts"]]
@@ -52,11 +63,14 @@ def test_upload_raw_and_multipart_then_ingest_and_download(host: HostProcess) ->
     report = call(host, "report.export", {"normalized_snapshot_id": sid}, headers).json()
     for name, url in report["downloads"].items():
         got = httpx.get(f"{host.base_url}{url}", headers=headers, timeout=30)
-        assert got.status_code == 200 and got.content
+        assert got.status_code == 200
+        assert got.content
         if name.endswith(".md"):
-            assert got.text == report["markdown"] and got.headers["content-type"].startswith("text/markdown")
+            assert got.text == report["markdown"]
+            assert got.headers["content-type"].startswith("text/markdown")
         if name.endswith(".svg"):
-            assert got.headers["content-type"].startswith("image/svg+xml") and "default-src 'none'" in got.headers["content-security-policy"]
+            assert got.headers["content-type"].startswith("image/svg+xml")
+            assert "default-src 'none'" in got.headers["content-security-policy"]
     # Another workspace can neither download the report nor read the snapshot.
     other = ws()
     md_url = report["downloads"]["report_" + report["report_id"] + ".md"]
@@ -67,74 +81,156 @@ def test_upload_raw_and_multipart_then_ingest_and_download(host: HostProcess) ->
 def test_upload_url_round_trip(host: HostProcess) -> None:
     headers = ws()
     got = call(host, "create_upload_url", {"name": "big/small.log"}, headers).json()
-    assert got["upload_url"] and got["method"] == "PUT"
+    assert got["upload_url"]
+    assert got["method"] == "PUT"
     put = httpx.put(got["upload_url"], content=SLOW.read_bytes(), headers=got["headers"], timeout=60)
     assert put.status_code == 201, put.text
     r = call(host, "artifacts.validate", {"artifacts": [{"blob": "big/small.log"}]}, headers).json()
     assert r["counts"] == {"ok": 1, "failed": 0}
 
 
-@pytest.mark.parametrize("query, body, content_type, status", [
-    ({}, b"# Time: 2026-01-01T00:00:00Z\n", "application/octet-stream", 400),  # no name
-    ({"name": "../x.log"}, b"# Time: 2026-01-01T00:00:00Z\n", "application/octet-stream", 400),
-    ({"name": "empty.log"}, b"", "application/octet-stream", 400),
-    ({"name": "junk.bin"}, bytes(range(256)) * 10, "application/octet-stream", 400),
-    ({}, b"--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nnot a file\r\n--x--\r\n", "multipart/form-data; boundary=x", 400),
-    ({}, b"garbage", "multipart/form-data; boundary=", 400),
-])
-def test_bad_uploads_are_400_with_the_envelope(host: HostProcess, query: dict, body: bytes, content_type: str, status: int) -> None:
+@pytest.mark.parametrize(
+    ("query", "body", "content_type", "status"),
+    [
+        ({}, b"# Time: 2026-01-01T00:00:00Z\n", "application/octet-stream", 400),  # no name
+        ({"name": "../x.log"}, b"# Time: 2026-01-01T00:00:00Z\n", "application/octet-stream", 400),
+        ({"name": "empty.log"}, b"", "application/octet-stream", 400),
+        ({"name": "junk.bin"}, bytes(range(256)) * 10, "application/octet-stream", 400),
+        (
+            {},
+            b'--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nnot a file\r\n--x--\r\n',
+            "multipart/form-data; boundary=x",
+            400,
+        ),
+        ({}, b"garbage", "multipart/form-data; boundary=", 400),
+    ],
+)
+def test_bad_uploads_are_400_with_the_envelope(
+    host: HostProcess, query: dict, body: bytes, content_type: str, status: int
+) -> None:
     workspace = ws()
-    r = httpx.post(f"{host.base_url}/api/artifacts", params=query, content=body, headers={**workspace, "content-type": content_type}, timeout=30)
-    assert r.status_code == status and r.json()["error"]["code"] == "VALIDATION_ERROR" and r.json()["error"]["correlation_id"]
-    listed = call(host, "artifacts.validate", {"artifacts": [{"blob": query.get("name", "x.log").replace("../", "")}]}, workspace).json()
+    r = httpx.post(
+        f"{host.base_url}/api/artifacts",
+        params=query,
+        content=body,
+        headers={**workspace, "content-type": content_type},
+        timeout=30,
+    )
+    assert r.status_code == status
+    assert r.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert r.json()["error"]["correlation_id"]
+    listed = call(
+        host, "artifacts.validate", {"artifacts": [{"blob": query.get("name", "x.log").replace("../", "")}]}, workspace
+    ).json()
     assert listed["counts"]["ok"] == 0
 
 
 def test_local_paths_are_refused_unless_allowed(start_host: Callable[..., HostProcess]) -> None:
     deployed_like = start_host({"FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "false"})
     r = call(deployed_like, "artifacts.validate", {"artifacts": [{"path": str(SLOW)}]}, ws()).json()
-    assert r["counts"]["failed"] == 1 and "local paths are not accepted" in r["results"][0]["errors"][0]
+    assert r["counts"]["failed"] == 1
+    assert "local paths are not accepted" in r["results"][0]["errors"][0]
 
 
 async def test_spec_examples_over_mcp(paths_host: HostProcess) -> None:
     """The spec's request for each tool (paths of our fixtures), over MCP, with its correlation_id."""
     artifacts = [{"path": f"{TINY}.json"}, {"path": f"{TINY}.txt.gz"}, {"path": str(SLOW)}, {"path": str(TIMINGS)}]
     async with Client(f"{paths_host.base_url}/api/mcp") as client:
-        val = (await client.call_tool("artifacts.validate", {"correlation_id": "corr-val-001", "artifacts": artifacts})).structured_content
+        val = (
+            await client.call_tool("artifacts.validate", {"correlation_id": "corr-val-001", "artifacts": artifacts})
+        ).structured_content
         assert val["counts"] == {"ok": 4, "failed": 0}
         assert [(r["detected_type"], r["detected_version"]) for r in val["results"]] == [
-            ("spx", "spx-json-v2"), ("spx", "spx-text-gz-v1"), ("mysql_slow_log", "mysql-slowlog-v1"), ("ttfb_timings", "collector-v1")]
+            ("spx", "spx-json-v2"),
+            ("spx", "spx-text-gz-v1"),
+            ("mysql_slow_log", "mysql-slowlog-v1"),
+            ("ttfb_timings", "collector-v1"),
+        ]
         assert all(r["metadata"]["pair_status"] == "paired" for r in val["results"][:2])
 
-        ing = (await client.call_tool("artifacts.ingest", {"correlation_id": "corr-ing-001", "artifacts": artifacts, "environment_hints": {"env": "staging", "app": "checkout"}})).structured_content
+        ing = (
+            await client.call_tool(
+                "artifacts.ingest",
+                {
+                    "correlation_id": "corr-ing-001",
+                    "artifacts": artifacts,
+                    "environment_hints": {"env": "staging", "app": "checkout"},
+                },
+            )
+        ).structured_content
         sid = ing["normalized_snapshot_id"]
-        assert len(sid) == 64 and set(ing["counts"]) >= {"endpoints", "queries", "spans"}
-        assert {s["type"] for s in ing["sources"]} == {"spx", "mysql_slow_log", "ttfb_timings"} and all(len(s["sha256"]) == 64 for s in ing["sources"])
+        assert len(sid) == 64
+        assert set(ing["counts"]) >= {"endpoints", "queries", "spans"}
+        assert {s["type"] for s in ing["sources"]} == {"spx", "mysql_slow_log", "ttfb_timings"}
+        assert all(len(s["sha256"]) == 64 for s in ing["sources"])
         alias = (await client.call_tool("ingest.bundle", {"artifacts": artifacts})).structured_content
         assert alias["normalized_snapshot_id"] == sid
 
-        ana = (await client.call_tool("analysis.run", {"correlation_id": "corr-ana-001", "normalized_snapshot_id": sid, "top_n": 5})).structured_content
-        assert ana["correlation_id"] == "corr-ana-001" and ana["summary"]["top_n"] == 5 and len(ana["open_questions"]) == 5
-        assert ana["ranking_thresholds"]["endpoint_ttfb_ms"] == {"P0": 1500, "P1": 800, "P2": 300, "source": "default_conservative"}
-        overrides = {"endpoint_ttfb_ms": {"P0": 1200, "P1": 700, "P2": 250}, "endpoint_wall_ms": {"P0": 1800, "P1": 900, "P2": 350},
-                     "query_total_time_ms": {"P0": 8000, "P1": 2500, "P2": 900}, "span_self_ms": {"P0": 700, "P1": 280, "P2": 90}, "span_total_ms": {"P0": 1200, "P1": 600, "P2": 220}}
-        ana2 = (await client.call_tool("analysis.run", {"correlation_id": "corr-ana-002", "normalized_snapshot_id": sid, "top_n": 5, "thresholds": overrides})).structured_content
-        assert ana2["open_questions"] == [] and all(v["source"] == "provided" for v in ana2["ranking_thresholds"].values())
+        ana = (
+            await client.call_tool(
+                "analysis.run", {"correlation_id": "corr-ana-001", "normalized_snapshot_id": sid, "top_n": 5}
+            )
+        ).structured_content
+        assert ana["correlation_id"] == "corr-ana-001"
+        assert ana["summary"]["top_n"] == 5
+        assert len(ana["open_questions"]) == 5
+        assert ana["ranking_thresholds"]["endpoint_ttfb_ms"] == {
+            "P0": 1500,
+            "P1": 800,
+            "P2": 300,
+            "source": "default_conservative",
+        }
+        overrides = {
+            "endpoint_ttfb_ms": {"P0": 1200, "P1": 700, "P2": 250},
+            "endpoint_wall_ms": {"P0": 1800, "P1": 900, "P2": 350},
+            "query_total_time_ms": {"P0": 8000, "P1": 2500, "P2": 900},
+            "span_self_ms": {"P0": 700, "P1": 280, "P2": 90},
+            "span_total_ms": {"P0": 1200, "P1": 600, "P2": 220},
+        }
+        ana2 = (
+            await client.call_tool(
+                "analysis.run",
+                {"correlation_id": "corr-ana-002", "normalized_snapshot_id": sid, "top_n": 5, "thresholds": overrides},
+            )
+        ).structured_content
+        assert ana2["open_questions"] == []
+        assert all(v["source"] == "provided" for v in ana2["ranking_thresholds"].values())
 
-        rep = (await client.call_tool("report.export", {"correlation_id": "corr-rep-001", "normalized_snapshot_id": sid, "top_n": 5})).structured_content
-        assert rep["correlation_id"] == "corr-rep-001" and rep["markdown"].startswith("# Executive Summary") and len(rep["report_id"]) == 16
-        assert rep["markdown_path"].endswith(f"report_{rep['report_id']}.md") and rep["report"]["open_questions"] == ana["open_questions"]
+        rep = (
+            await client.call_tool(
+                "report.export", {"correlation_id": "corr-rep-001", "normalized_snapshot_id": sid, "top_n": 5}
+            )
+        ).structured_content
+        assert rep["correlation_id"] == "corr-rep-001"
+        assert rep["markdown"].startswith("# Executive Summary")
+        assert len(rep["report_id"]) == 16
+        assert rep["markdown_path"].endswith(f"report_{rep['report_id']}.md")
+        assert rep["report"]["open_questions"] == ana["open_questions"]
 
         runs = (await client.call_tool("runs.list", {})).structured_content
         assert sid in [r["normalized_snapshot_id"] for r in runs["runs"]]
         got = (await client.call_tool("runs.get", {"snapshot_id": sid})).structured_content
         assert rep["report_id"] in [r["report_id"] for r in got["reports"]]
 
-        bad = await client.call_tool("analysis.run", {"correlation_id": "corr-bad-001", "normalized_snapshot_id": sid, "thresholds": {"span_self_ms": {"P0": 1, "P1": 2, "P2": 3}}})
-        assert bad.is_error and bad.structured_content["error"]["code"] == "VALIDATION_ERROR" and bad.structured_content["error"]["correlation_id"] == "corr-bad-001"
+        bad = await client.call_tool(
+            "analysis.run",
+            {
+                "correlation_id": "corr-bad-001",
+                "normalized_snapshot_id": sid,
+                "thresholds": {"span_self_ms": {"P0": 1, "P1": 2, "P2": 3}},
+            },
+        )
+        assert bad.is_error
+        assert bad.structured_content["error"]["code"] == "VALIDATION_ERROR"
+        assert bad.structured_content["error"]["correlation_id"] == "corr-bad-001"
         missing = await client.call_tool("analysis.run", {"normalized_snapshot_id": "0" * 64})
-        assert missing.is_error and missing.structured_content["error"]["code"] == "NOT_FOUND"
-        broken = await client.call_tool("artifacts.ingest", {"correlation_id": "corr-ing-bad", "artifacts": [{"path": f"{TINY}.json"}]})
+        assert missing.is_error
+        assert missing.structured_content["error"]["code"] == "NOT_FOUND"
+        broken = await client.call_tool(
+            "artifacts.ingest", {"correlation_id": "corr-ing-bad", "artifacts": [{"path": f"{TINY}.json"}]}
+        )
         error = broken.structured_content["error"]
-        assert broken.is_error and error["code"] == "VALIDATION_ERROR" and error["details"]["results"][0]["metadata"]["pair_status"] == "partial"
+        assert broken.is_error
+        assert error["code"] == "VALIDATION_ERROR"
+        assert error["details"]["results"][0]["metadata"]["pair_status"] == "partial"
     assert json.dumps(rep["report"])  # the JSON report is plain JSON

@@ -20,13 +20,22 @@ def _part(name: str, data: bytes, filename: str | None = None) -> bytes:
 
 
 def _validated(host: HostProcess, ws: dict[str, str], names: list[str]) -> int:
-    r = httpx.post(f"{host.base_url}/api/tools/artifacts.validate", json={"artifacts": [{"blob": n} for n in names]}, headers=ws, timeout=60)
+    r = httpx.post(
+        f"{host.base_url}/api/tools/artifacts.validate",
+        json={"artifacts": [{"blob": n} for n in names]},
+        headers=ws,
+        timeout=60,
+    )
     return r.json()["counts"]["ok"]
 
 
 def test_two_hundred_thousand_empty_parts_are_refused_and_nothing_is_written(host: HostProcess) -> None:
     ws = {"x-dev-workspace": f"ws-mp-{uuid.uuid4().hex[:8]}"}
-    body = _part("file", SLOW.read_bytes(), "first.log") + b'--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\n\r\n' * 200_000 + b"--XyZ--\r\n"
+    body = (
+        _part("file", SLOW.read_bytes(), "first.log")
+        + b'--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\n\r\n' * 200_000
+        + b"--XyZ--\r\n"
+    )
     assert len(body) > 2_000_000
     r = httpx.post(f"{host.base_url}/api/artifacts", content=body, headers={**ws, "content-type": CT}, timeout=120)
     assert r.status_code == 400, r.text[:300]

@@ -12,9 +12,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from shared.perf.parsers.snapshot import canonical
 from shared.perf.analysis.svg import flame_graph, offenders_chart
 from shared.perf.analysis.thresholds import DEFAULTS, LEVELS
+from shared.perf.parsers.snapshot import canonical
 
 FLAME_GRAPHS = 3  # the slowest profiles get one each
 
@@ -44,25 +44,37 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
     sid = analysis["normalized_snapshot_id"]
     rid = report_id(sid, analysis)
     summary, findings = analysis["summary"], analysis["findings"]
-    charts = {f"report_{rid}_top.svg": offenders_chart(analysis["aggregates"], analysis["ranking_thresholds"], list(DEFAULTS))}
+    charts = {
+        f"report_{rid}_top.svg": offenders_chart(analysis["aggregates"], analysis["ranking_thresholds"], list(DEFAULTS))
+    }
     flame_files = []
     for i, p in enumerate(flame_profiles(snapshot)):
         if flames.get(p["key"]):
             name = f"report_{rid}_flame_{i + 1}.svg"
-            charts[name] = flame_graph(flames[p["key"]], f"{p['endpoint'] or p['command'] or p['key']} ({p['key']}, {p['wall_ms']:,.1f} ms)")
+            charts[name] = flame_graph(
+                flames[p["key"]], f"{p['endpoint'] or p['command'] or p['key']} ({p['key']}, {p['wall_ms']:,.1f} ms)"
+            )
             flame_files.append((name, p))
 
     md = ["# Executive Summary", ""]
-    md.append(f"Snapshot `{sid}`: {summary['endpoint_count']} endpoint(s), {summary['query_count']} query class(es), "
-              f"{summary['span_count']} function span(s) from {summary['profile_count']} SPX profile(s).")
+    md.append(
+        f"Snapshot `{sid}`: {summary['endpoint_count']} endpoint(s), {summary['query_count']} query class(es), "
+        f"{summary['span_count']} function span(s) from {summary['profile_count']} SPX profile(s)."
+    )
     md.append("")
     if findings:
-        md.append(f"**{summary['finding_count']} finding(s): {summary['p0_count']} P0, {summary['p1_count']} P1, {summary['p2_count']} P2.** Fix first:")
+        md.append(
+            f"**{summary['finding_count']} finding(s): {summary['p0_count']} P0, {summary['p1_count']} P1, {summary['p2_count']} P2.** Fix first:"
+        )
         md.append("")
         for f in findings[:3]:
-            md.append(f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: `{f['metric']}` {f['value_ms']:,.1f} ms, {f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}")
+            md.append(
+                f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: `{f['metric']}` {f['value_ms']:,.1f} ms, {f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}"
+            )
     else:
-        md.append("No finding: nothing reaches a P2 threshold among the top items ranked. See Observations for what was measured.")
+        md.append(
+            "No finding: nothing reaches a P2 threshold among the top items ranked. See Observations for what was measured."
+        )
     md += ["", "# Thresholds Used", "", "| metric | P0 ms | P1 ms | P2 ms | source |", "|---|---|---|---|---|"]
     for metric, levels in analysis["ranking_thresholds"].items():
         md.append(f"| {metric} | {levels['P0']:,} | {levels['P1']:,} | {levels['P2']:,} | {levels['source']} |")
@@ -72,14 +84,20 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
     if findings:
         md += ["| severity | metric | subject | measured ms | threshold ms | over |", "|---|---|---|---|---|---|"]
         for f in findings:
-            md.append(f"| {f['severity']} | {f['metric']} | {_cell(f['subject'])[:120]} | {f['value_ms']:,.1f} | {f['threshold_ms']:,} | {f['over_by_pct']}% |")
+            md.append(
+                f"| {f['severity']} | {f['metric']} | {_cell(f['subject'])[:120]} | {f['value_ms']:,.1f} | {f['threshold_ms']:,} | {f['over_by_pct']}% |"
+            )
         for level in LEVELS:
             group = [f for f in findings if f["severity"] == level]
             if group:
                 md += ["", f"## {level}", ""]
                 for f in group:
-                    md += [f"### {_cell(f['subject'])[:160]}", "", f"- metric: `{f['metric']}` = {f['value_ms']:,.3f} ms (threshold {f['threshold_ms']:,} ms, over by {f['over_by_ms']:,.1f} ms)",
-                           f"- suggestion: {f['suggestion']}"]
+                    md += [
+                        f"### {_cell(f['subject'])[:160]}",
+                        "",
+                        f"- metric: `{f['metric']}` = {f['value_ms']:,.3f} ms (threshold {f['threshold_ms']:,} ms, over by {f['over_by_ms']:,.1f} ms)",
+                        f"- suggestion: {f['suggestion']}",
+                    ]
                     worst = f["evidence"].get("worst_sample")
                     if worst:
                         md += ["- worst sample (literals redacted):", "", "```sql", worst["query"][:1500], "```"]
@@ -89,15 +107,24 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
     md += ["", "## Ranked by metric", ""]
     for metric in DEFAULTS:
         items = analysis["aggregates"].get(metric) or []
-        md.append(f"- `{metric}`: " + (", ".join(f"{_cell(i['subject'])[:60]} {i['value_ms']:,.1f} ms" for i in items) if items else "no data in this snapshot"))
+        md.append(
+            f"- `{metric}`: "
+            + (
+                ", ".join(f"{_cell(i['subject'])[:60]} {i['value_ms']:,.1f} ms" for i in items)
+                if items
+                else "no data in this snapshot"
+            )
+        )
     if flame_files:
         md += ["", "## Flame graphs", ""]
         for name, p in flame_files:
             md += [f"![Flame graph of {p['key']}]({name})", ""]
     md += ["", "## Sources", ""]
     totals = analysis["aggregates"]["totals"]
-    md.append(f"{totals['query_executions']:,} slow-log executions ({totals['query_time_ms']:,.1f} ms), {totals['profiles']} profile(s) "
-              f"({totals['profiled_wall_ms']:,.1f} ms profiled), {totals['timing_samples']} timing sample(s). Report `{rid}`.")
+    md.append(
+        f"{totals['query_executions']:,} slow-log executions ({totals['query_time_ms']:,.1f} ms), {totals['profiles']} profile(s) "
+        f"({totals['profiled_wall_ms']:,.1f} ms profiled), {totals['timing_samples']} timing sample(s). Report `{rid}`."
+    )
     markdown = "\n".join(md) + "\n"
     report = {"report_id": rid, "snapshot_id": sid, **analysis, "charts": sorted(charts)}
     return RenderedReport(rid, markdown, report, charts)

@@ -27,7 +27,10 @@ def _invalid(field: str, problem: str) -> ValidationFailed:
     return ValidationFailed(
         f"thresholds.{field}: {problem}" if field else f"thresholds: {problem}",
         details={"errors": [{"field": f"thresholds.{field}" if field else "thresholds", "problem": problem}]},
-        recovery_suggestions=['Send thresholds as {"<metric>": {"P0": int, "P1": int, "P2": int}} with positive integers and P0 >= P1 >= P2; metrics: ' + ", ".join(DEFAULTS)],
+        recovery_suggestions=[
+            'Send thresholds as {"<metric>": {"P0": int, "P1": int, "P2": int}} with positive integers and P0 >= P1 >= P2; metrics: '
+            + ", ".join(DEFAULTS)
+        ],
     )
 
 
@@ -52,8 +55,13 @@ def _levels(metric: str, value: Any) -> tuple[int, int, int]:
 def resolve(thresholds: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """(ranking_thresholds with each metric's source, open_questions)."""
     if thresholds is None:
-        ranking = {m: {**dict(zip(LEVELS, v)), "source": "default_conservative"} for m, v in DEFAULTS.items()}
-        questions = [f'OPEN_QUESTION: provide params.thresholds.{m} as {{"P0":int,"P1":int,"P2":int}} to replace conservative defaults.' for m in DEFAULTS]
+        ranking = {
+            m: {**dict(zip(LEVELS, v, strict=False)), "source": "default_conservative"} for m, v in DEFAULTS.items()
+        }
+        questions = [
+            f'OPEN_QUESTION: provide params.thresholds.{m} as {{"P0":int,"P1":int,"P2":int}} to replace conservative defaults.'
+            for m in DEFAULTS
+        ]
         return ranking, questions
     if not isinstance(thresholds, dict):
         raise _invalid("", "must be an object keyed by metric")
@@ -63,9 +71,12 @@ def resolve(thresholds: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     ranking = {}
     for metric, default in DEFAULTS.items():
         if metric in thresholds:
-            ranking[metric] = {**dict(zip(LEVELS, _levels(metric, thresholds[metric]))), "source": "provided"}
+            ranking[metric] = {
+                **dict(zip(LEVELS, _levels(metric, thresholds[metric]), strict=False)),
+                "source": "provided",
+            }
         else:
-            ranking[metric] = {**dict(zip(LEVELS, default)), "source": "default_conservative"}
+            ranking[metric] = {**dict(zip(LEVELS, default, strict=False)), "source": "default_conservative"}
     return ranking, []
 
 
@@ -73,7 +84,9 @@ def clamp_top_n(value: Any) -> int:
     if value is None:
         return TOP_N_DEFAULT
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationFailed("top_n must be an integer", details={"errors": [{"field": "top_n", "problem": "not an integer"}]})
+        raise ValidationFailed(
+            "top_n must be an integer", details={"errors": [{"field": "top_n", "problem": "not an integer"}]}
+        )
     return max(TOP_N_MIN, min(TOP_N_MAX, value))
 
 

@@ -30,7 +30,12 @@ def orchestrate(ctx: RunContext, stored: dict[str, Any]) -> Generator[Any, Any, 
     ctx.set_custom_status({"stage": "writing bundle", "paths_done": total, "paths_total": total})
     done = yield ctx.call_activity(BUNDLE_ACTIVITY, samples)
     ctx.set_custom_status({"stage": "done", "paths_done": total, "paths_total": total})
-    return {**done, "state": "completed", "correlation_id": ctx.correlation_id, "next_action": "Call artifacts.ingest with ingest_artifacts as artifacts."}
+    return {
+        **done,
+        "state": "completed",
+        "correlation_id": ctx.correlation_id,
+        "next_action": "Call artifacts.ingest with ingest_artifacts as artifacts.",
+    }
 
 
 async def probe_path(run: ActiveRun, index: Any, deps: Deps) -> list[dict[str, Any]]:

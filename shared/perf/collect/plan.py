@@ -32,9 +32,9 @@ from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
 from shared.perf.artifacts import artifact_blob, blob_name, workspace_prefix
 from shared.perf.models import Retention
+from shared.perf.settings import PerfSettings
 from shared.storage.blob import BlobStore
 from shared.tools.registry import ToolInput, ToolOutput
-from shared.perf.settings import PerfSettings
 
 MAX_FILES_PER_DIR = 500
 ORCHESTRATOR = "perf_collect_orchestrator"
@@ -48,8 +48,21 @@ _URL_PATH = re.compile(r"/[\x21-\x7e]{0,2047}")
 MAX_URL_PATHS = 50
 # Headers the probe itself controls: a caller's Host would front another virtual host behind the checked
 # address; the framing headers would desynchronise the request.
-_RESERVED_HEADERS = frozenset({"host", "connection", "content-length", "transfer-encoding", "te", "trailer", "upgrade", "keep-alive", "expect",
-                               "proxy-authorization", "proxy-connection"})
+_RESERVED_HEADERS = frozenset(
+    {
+        "host",
+        "connection",
+        "content-length",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "keep-alive",
+        "expect",
+        "proxy-authorization",
+        "proxy-connection",
+    }
+)
 # Path parameters (";jsessionid=...", also percent-encoded as %3B) carry session tokens like query strings do.
 _PATH_PARAMS = re.compile(r"(?:;|%3[bB])[^/]*")
 MAX_HEADERS = 50
@@ -58,24 +71,61 @@ MAX_HEADERS = 50
 class RedactionRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    strip_query_params: bool = Field(True, description="Record URL paths without their query strings, path parameters (;jsessionid=...) and fragments.")
+    strip_query_params: bool = Field(
+        True,
+        description="Record URL paths without their query strings, path parameters (;jsessionid=...) and fragments.",
+    )
     redact_url_userinfo: bool = Field(True, description="Record URLs without user:password@.")
 
 
 class CollectRequest(ToolInput):
-    spx_dirs: list[str] = Field(default_factory=list, max_length=20, description="Blob prefixes under your artifacts holding SPX .json/.txt.gz files (local directories where local paths are allowed).")
-    slow_log_path: str | None = Field(None, max_length=1024, description="Blob name of the slow log under your artifacts (a local file where local paths are allowed).")
-    base_url: str = Field(min_length=1, max_length=2048, description="https URL of a non-production deployment to probe.")
-    url_paths: list[str] = Field(min_length=1, max_length=MAX_URL_PATHS, description="Paths to GET, each starting with '/', ASCII only (percent-encode anything else).")
-    headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_HEADERS, description="Headers to send; only names in headers_allowlist are sent. Values are kept encrypted while a long run needs them and never recorded.")
-    headers_allowlist: list[str] = Field(default_factory=list, max_length=MAX_HEADERS, description="Header names (case-insensitive) that may be sent; others are dropped.")
+    spx_dirs: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Blob prefixes under your artifacts holding SPX .json/.txt.gz files (local directories where local paths are allowed).",
+    )
+    slow_log_path: str | None = Field(
+        None,
+        max_length=1024,
+        description="Blob name of the slow log under your artifacts (a local file where local paths are allowed).",
+    )
+    base_url: str = Field(
+        min_length=1, max_length=2048, description="https URL of a non-production deployment to probe."
+    )
+    url_paths: list[str] = Field(
+        min_length=1,
+        max_length=MAX_URL_PATHS,
+        description="Paths to GET, each starting with '/', ASCII only (percent-encode anything else).",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=MAX_HEADERS,
+        description="Headers to send; only names in headers_allowlist are sent. Values are kept encrypted while a long run needs them and never recorded.",
+    )
+    headers_allowlist: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_HEADERS,
+        description="Header names (case-insensitive) that may be sent; others are dropped.",
+    )
     sample_count: int = Field(3, ge=1, le=20, description="Measured samples per path.")
     concurrency: int = Field(1, ge=1, le=4, description="Samples in flight at once per path.")
-    timeout_ms: int = Field(3000, ge=200, le=15000, description="Per-sample time limit; a slower sample is recorded as an error.")
-    warmup_count: int = Field(1, ge=0, le=5, description="Unmeasured requests per path before the samples (kept in timings.json as warmup).")
-    redaction_rules: RedactionRules = Field(default_factory=RedactionRules, description="What is left out of recorded URLs.")
-    output_dir: str | None = Field(None, max_length=100, description="A label for the bundle (letters, digits, '.', '_', '-'); bundles always live under your workspace's bundles/.")
-    retention: Retention | None = Field(None, description="Bundle retention for this workspace (keep_last_n, ttl_days).")
+    timeout_ms: int = Field(
+        3000, ge=200, le=15000, description="Per-sample time limit; a slower sample is recorded as an error."
+    )
+    warmup_count: int = Field(
+        1, ge=0, le=5, description="Unmeasured requests per path before the samples (kept in timings.json as warmup)."
+    )
+    redaction_rules: RedactionRules = Field(
+        default_factory=RedactionRules, description="What is left out of recorded URLs."
+    )
+    output_dir: str | None = Field(
+        None,
+        max_length=100,
+        description="A label for the bundle (letters, digits, '.', '_', '-'); bundles always live under your workspace's bundles/.",
+    )
+    retention: Retention | None = Field(
+        None, description="Bundle retention for this workspace (keep_last_n, ttl_days)."
+    )
 
     @field_validator("url_paths")
     @classmethod
@@ -91,14 +141,18 @@ class CollectRequest(ToolInput):
 def check_paths(paths: list[str]) -> list[str]:
     for p in paths:
         if not _URL_PATH.fullmatch(p):
-            raise ValueError(f"{p[:80]!r}: each path must start with '/' and hold only visible ASCII characters (no spaces; percent-encode others), at most 2048")
+            raise ValueError(
+                f"{p[:80]!r}: each path must start with '/' and hold only visible ASCII characters (no spaces; percent-encode others), at most 2048"
+            )
     return paths
 
 
 def check_headers(headers: dict[str, str]) -> dict[str, str]:
     for k, v in headers.items():
         if not _HEADER_NAME.fullmatch(k) or not _HEADER_VALUE.fullmatch(v):
-            raise ValueError(f"header {k[:60]!r} has an invalid name or value (visible ASCII, spaces inside, at most 4096 characters)")
+            raise ValueError(
+                f"header {k[:60]!r} has an invalid name or value (visible ASCII, spaces inside, at most 4096 characters)"
+            )
         if k.lower() in _RESERVED_HEADERS:
             raise ValueError(f"header {k!r} is set by the probe itself and cannot be sent")
     return headers
@@ -127,7 +181,7 @@ class RecordedValues(BaseModel):
     @field_validator("headers", "headers_dropped")
     @classmethod
     def _names(cls, names: list[str]) -> list[str]:
-        check_headers({n: "" for n in names})
+        check_headers(dict.fromkeys(names, ""))
         return names
 
 
@@ -219,8 +273,12 @@ class CollectResult(ToolOutput):
     timings_path: str
     artifact_counts: dict[str, int]
     ingest_artifacts: list[dict[str, str]]
-    run_id: str | None = Field(None, description="The background run when state is 'running': pass it to get_run_status.")
-    status_url: str | None = Field(None, description="When state is 'running': GET this route (same credentials) for the run's status.")
+    run_id: str | None = Field(
+        None, description="The background run when state is 'running': pass it to get_run_status."
+    )
+    status_url: str | None = Field(
+        None, description="When state is 'running': GET this route (same credentials) for the run's status."
+    )
     removed_by_retention: list[str] = Field(default_factory=list)
     correlation_id: str
     next_action: str
@@ -253,8 +311,13 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
         if local and d.startswith("/"):
             root = Path(d)
             if not root.is_dir():
-                raise ValidationFailed(f"SPX directory not found: {d}", details={"errors": [{"field": "spx_dirs", "problem": "not a directory"}]})
-            found = sorted(str(p) for p in root.iterdir() if p.is_file() and p.name.endswith((".json", ".txt.gz")))[:MAX_FILES_PER_DIR]
+                raise ValidationFailed(
+                    f"SPX directory not found: {d}",
+                    details={"errors": [{"field": "spx_dirs", "problem": "not a directory"}]},
+                )
+            found = sorted(str(p) for p in root.iterdir() if p.is_file() and p.name.endswith((".json", ".txt.gz")))[
+                :MAX_FILES_PER_DIR
+            ]
             items += [{"path": p, "type": "spx"} for p in found]
             continue
         prefix = artifact_blob(workspace, blob_name(d.strip("/"))) + "/"
@@ -262,23 +325,34 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
         names = []
         async for n in blobs.list(prefix):
             if n.endswith((".json", ".txt.gz")):
-                names.append(n[len(base):])
+                names.append(n[len(base) :])
             if len(names) >= MAX_FILES_PER_DIR:
                 break
         if not names:
-            raise ValidationFailed(f"no SPX files (.json/.txt.gz) under {d!r} in your artifacts", details={"errors": [{"field": "spx_dirs", "problem": "empty or missing prefix"}]},
-                                   recovery_suggestions=["Upload the SPX pairs with names under that prefix (POST /api/artifacts?name=<prefix>/<file>)."])
+            raise ValidationFailed(
+                f"no SPX files (.json/.txt.gz) under {d!r} in your artifacts",
+                details={"errors": [{"field": "spx_dirs", "problem": "empty or missing prefix"}]},
+                recovery_suggestions=[
+                    "Upload the SPX pairs with names under that prefix (POST /api/artifacts?name=<prefix>/<file>)."
+                ],
+            )
         items += [{"blob": n, "type": "spx"} for n in sorted(names)]
     if req.slow_log_path:
         if local and req.slow_log_path.startswith("/"):
             if not Path(req.slow_log_path).is_file():
-                raise ValidationFailed("slow_log_path must point to a readable file", details={"errors": [{"field": "slow_log_path", "problem": "not a file"}]})
+                raise ValidationFailed(
+                    "slow_log_path must point to a readable file",
+                    details={"errors": [{"field": "slow_log_path", "problem": "not a file"}]},
+                )
             items.append({"path": req.slow_log_path, "type": "mysql_slow_log"})
         else:
             name = blob_name(req.slow_log_path.strip("/"))
             full = artifact_blob(workspace, name)
             if not [n async for n in blobs.list(full) if n == full]:
-                raise ValidationFailed(f"slow log {name!r} is not in your artifacts", details={"errors": [{"field": "slow_log_path", "problem": "blob not found"}]})
+                raise ValidationFailed(
+                    f"slow log {name!r} is not in your artifacts",
+                    details={"errors": [{"field": "slow_log_path", "problem": "blob not found"}]},
+                )
             items.append({"blob": name, "type": "mysql_slow_log"})
     return items
 
@@ -307,7 +381,12 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
             base_url=base_url,
             url_paths=req.url_paths,
             headers=sent,
-            probe=ProbeSettings(sample_count=req.sample_count, concurrency=req.concurrency, timeout_ms=req.timeout_ms, warmup_count=req.warmup_count),
+            probe=ProbeSettings(
+                sample_count=req.sample_count,
+                concurrency=req.concurrency,
+                timeout_ms=req.timeout_ms,
+                warmup_count=req.warmup_count,
+            ),
             redaction_rules=rules,
             recorded=RecordedValues(
                 base_url=redact_url(base_url, rules),
@@ -328,7 +407,9 @@ def split_secrets(plan: CollectPlan) -> tuple[StoredPlan, PlanSecrets]:
     fields = {name: getattr(plan, name) for name in BundlePlan.model_fields}
     # Not validated here: the record is checked where it is trusted, at claim (StoredPlan.from_record), as before.
     stored = StoredPlan.model_construct(**{**fields, "url_paths": recorded, "header_names": sorted(plan.headers)})
-    return stored, PlanSecrets.model_construct(headers=plan.headers, url_paths=plan.url_paths if recorded != plan.url_paths else None)
+    return stored, PlanSecrets.model_construct(
+        headers=plan.headers, url_paths=plan.url_paths if recorded != plan.url_paths else None
+    )
 
 
 def validate_stored_plan(stored: dict[str, Any]) -> dict[str, Any]:
@@ -348,4 +429,9 @@ def with_secrets(stored: dict[str, Any], secret: dict[str, Any], workspace: str)
     paths = sealed.url_paths or plan.url_paths
     if [recorded_path(p, plan.redaction_rules.strip_query_params) for p in paths] != plan.url_paths:
         raise ValueError("the run's secret paths do not match its plan")
-    return CollectPlan(**plan.model_dump(exclude={"header_names", "url_paths"}), workspace_id=workspace, headers=sealed.headers, url_paths=paths)
+    return CollectPlan(
+        **plan.model_dump(exclude={"header_names", "url_paths"}),
+        workspace_id=workspace,
+        headers=sealed.headers,
+        url_paths=paths,
+    )

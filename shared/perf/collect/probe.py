@@ -42,7 +42,13 @@ async def probe(guard: OutboundGuard, url: str, path: str, headers: dict[str, st
                 timings["tls"] = _ms(start, time.perf_counter())
             default_port = 443 if target.scheme == "https" else 80
             host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
-            lines = [f"GET {path} HTTP/1.1", f"Host: {host_header}", f"User-Agent: {USER_AGENT}", "Accept: */*", "Connection: close"]
+            lines = [
+                f"GET {path} HTTP/1.1",
+                f"Host: {host_header}",
+                f"User-Agent: {USER_AGENT}",
+                "Accept: */*",
+                "Connection: close",
+            ]
             lines += [f"{k}: {v}" for k, v in headers.items()]
             writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
             await writer.drain()

@@ -17,13 +17,16 @@ from shared.core.settings import Settings
 from shared.perf.artifacts import artifact_blob
 from shared.perf.collect.plan import BundlePlan, CollectPlan, recorded_path
 from shared.perf.collect.probe import probe
-from shared.perf.store import PerfStore
 from shared.perf.settings import PerfSettings
+from shared.perf.store import PerfStore
 
 
 def inventory_counts(plan: BundlePlan, samples: list[dict[str, Any]]) -> dict[str, int]:
-    return {"spx_files": sum(1 for i in plan.inventory if i["type"] == "spx"), "inventory_items": len(plan.inventory),
-            "timing_samples": sum(1 for s in samples if not s["warmup"])}
+    return {
+        "spx_files": sum(1 for i in plan.inventory if i["type"] == "spx"),
+        "inventory_items": len(plan.inventory),
+        "timing_samples": sum(1 for s in samples if not s["warmup"]),
+    }
 
 
 async def run_path(plan: CollectPlan, path: str, settings: Settings) -> list[dict[str, Any]]:
@@ -44,7 +47,9 @@ async def run_path(plan: CollectPlan, path: str, settings: Settings) -> list[dic
     return warm + list(measured)
 
 
-async def finish(plan: BundlePlan, samples: list[dict[str, Any]], store: PerfStore, settings: Settings, now: Callable[[], datetime]) -> dict[str, Any]:
+async def finish(
+    plan: BundlePlan, samples: list[dict[str, Any]], store: PerfStore, settings: Settings, now: Callable[[], datetime]
+) -> dict[str, Any]:
     """Write timings.json and manifest.json (timings first: a manifest always points at a whole bundle), index it, apply retention.
 
     `plan` may be the full plan or the stored one: the bundle holds recorded values only. `store` is the run owner's.
@@ -52,22 +57,60 @@ async def finish(plan: BundlePlan, samples: list[dict[str, Any]], store: PerfSto
     ws, bundle_id = store.workspace, plan.bundle_id
     rel = f"bundles/{bundle_id}"
     recorded = plan.recorded
-    timings = {"format": "collector-v1", "base_url": recorded.base_url, "created_at": plan.created_at, "samples": samples}
-    ingest = [{k: v for k, v in item.items() if k in ("blob", "path")} for item in plan.inventory] + [{"blob": f"{rel}/timings.json"}]
-    manifest = {
-        "format": "collector-bundle-v1", "run": {"bundle_id": bundle_id, "created_at": plan.created_at, "finished_at": now().isoformat()},
-        "base_url": recorded.base_url, "url_paths": plan.recorded_paths(),
-        "headers": recorded.headers, "headers_dropped": recorded.headers_dropped, "probe": plan.probe.model_dump(),
-        "redaction_rules": plan.redaction_rules.model_dump(), "inventory": plan.inventory, "timings": f"{rel}/timings.json", "ingest_artifacts": ingest,
+    timings = {
+        "format": "collector-v1",
+        "base_url": recorded.base_url,
+        "created_at": plan.created_at,
+        "samples": samples,
     }
-    await store.blobs.put(artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json")
-    await store.blobs.put(artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json")
+    ingest = [{k: v for k, v in item.items() if k in ("blob", "path")} for item in plan.inventory] + [
+        {"blob": f"{rel}/timings.json"}
+    ]
+    manifest = {
+        "format": "collector-bundle-v1",
+        "run": {"bundle_id": bundle_id, "created_at": plan.created_at, "finished_at": now().isoformat()},
+        "base_url": recorded.base_url,
+        "url_paths": plan.recorded_paths(),
+        "headers": recorded.headers,
+        "headers_dropped": recorded.headers_dropped,
+        "probe": plan.probe.model_dump(),
+        "redaction_rules": plan.redaction_rules.model_dump(),
+        "inventory": plan.inventory,
+        "timings": f"{rel}/timings.json",
+        "ingest_artifacts": ingest,
+    }
+    await store.blobs.put(
+        artifact_blob(ws, f"{rel}/timings.json"), json.dumps(timings, indent=1), content_type="application/json"
+    )
+    await store.blobs.put(
+        artifact_blob(ws, f"{rel}/manifest.json"), json.dumps(manifest, indent=1), content_type="application/json"
+    )
     counts = inventory_counts(plan, samples)
-    await store.runs.upsert({"id": bundle_id, "type": "bundle", "workspace_id": ws, "bundle_id": bundle_id, "created_at": plan.created_at, "updated_at": plan.created_at,
-                       "artifact_counts": counts, "ingest_artifacts": ingest, "errors": sum(1 for s in samples if s["error"])})
+    await store.runs.upsert(
+        {
+            "id": bundle_id,
+            "type": "bundle",
+            "workspace_id": ws,
+            "bundle_id": bundle_id,
+            "created_at": plan.created_at,
+            "updated_at": plan.created_at,
+            "artifact_counts": counts,
+            "ingest_artifacts": ingest,
+            "errors": sum(1 for s in samples if s["error"]),
+        }
+    )
     retention = plan.retention
-    removed = await store.prune_bundles(retention.keep_last_n or settings.section(PerfSettings).keep_last_n, retention.ttl_days or settings.section(PerfSettings).ttl_days, now())
-    return {"bundle_id": bundle_id, "artifact_counts": counts, "ingest_artifacts": ingest, "removed_by_retention": removed}
+    removed = await store.prune_bundles(
+        retention.keep_last_n or settings.section(PerfSettings).keep_last_n,
+        retention.ttl_days or settings.section(PerfSettings).ttl_days,
+        now(),
+    )
+    return {
+        "bundle_id": bundle_id,
+        "artifact_counts": counts,
+        "ingest_artifacts": ingest,
+        "removed_by_retention": removed,
+    }
 
 
 def paths_of(workspace: str, bundle_id: str) -> dict[str, str]:

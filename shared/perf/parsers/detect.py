@@ -26,7 +26,9 @@ MAX_DECOMPRESSED = 4 * 1024**3
 MAX_RATIO = 200  # SPX traces compress ~4x, slow logs ~10-20x; a bomb is thousands of times
 _CHUNK = 1024 * 1024
 _SPX_KEYS = {"key", "enabled_metrics", "wall_time_ms", "recorded_call_count"}
-_SLOW_MARKERS = re.compile(rb"^(# Time: |# User@Host: |# Query_time: |\S*(?:mysqld|mariadbd)\S*, Version: )", re.M)
+_SLOW_MARKERS = re.compile(
+    rb"^(# Time: |# User@Host: |# Query_time: |\S*(?:mysqld|mariadbd)\S*, Version: )", re.MULTILINE
+)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
@@ -40,14 +42,23 @@ class Detection:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.name, "ok": self.ok, "detected_type": self.detected_type, "detected_version": self.detected_version, "errors": self.errors, "metadata": self.metadata}
+        return {
+            "path": self.name,
+            "ok": self.ok,
+            "detected_type": self.detected_type,
+            "detected_version": self.detected_version,
+            "errors": self.errors,
+            "metadata": self.metadata,
+        }
 
 
 def safe_name(name: str) -> str:
     """The base name of an uploaded artifact, refusing traversal, hidden files and odd characters."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     if name != base or not _SAFE_NAME.match(base) or ".." in base:
-        raise ValueError(f"artifact name {name!r} is not allowed: use letters, digits, '.', '_' and '-' only, without directories")
+        raise ValueError(
+            f"artifact name {name!r} is not allowed: use letters, digits, '.', '_' and '-' only, without directories"
+        )
     return base
 
 
@@ -99,8 +110,16 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
         lines = head.split(b"\n", SNIFF_LINES)[1:SNIFF_LINES]
         first = lines[0].split() if lines else []
         if len(first) < 3 or not all(t.lstrip(b"-").replace(b".", b"", 1).isdigit() for t in first):
-            return _failed(name, "spx", "trace does not start with an event line '<fn> <0|1> <values...>'", "spx-text-gz-v1")
-        return Detection(name, True, "spx", "spx-text-gz-v1", metadata={"key": _spx_key(name), "metric_count": len(first) - 2, "compressed": gzipped})
+            return _failed(
+                name, "spx", "trace does not start with an event line '<fn> <0|1> <values...>'", "spx-text-gz-v1"
+            )
+        return Detection(
+            name,
+            True,
+            "spx",
+            "spx-text-gz-v1",
+            metadata={"key": _spx_key(name), "metric_count": len(first) - 2, "compressed": gzipped},
+        )
     if b"\x00" in head[:4096]:
         return _failed(name, "unknown", "binary content: not an SPX trace, a slow log or a timings file")
     text_head = head.lstrip()
@@ -113,7 +132,11 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # not just a multi-byte character cut by the sniff window
             return _failed(name, "unknown", f"not UTF-8 text (invalid byte at offset {exc.start})")
-    return _failed(name, "unknown", f"no slow-log header or '# Time:'/'# User@Host:' line in the first {SNIFF_LINES} lines, not an SPX trace or metadata, not collector timings")
+    return _failed(
+        name,
+        "unknown",
+        f"no slow-log header or '# Time:'/'# User@Host:' line in the first {SNIFF_LINES} lines, not an SPX trace or metadata, not collector timings",
+    )
 
 
 def _spx_key(name: str) -> str:
@@ -133,16 +156,26 @@ def _detect_json(name: str, size: int, open_stream: Callable[[], BinaryIO], gzip
         doc = json.loads(data)
     except (ValueError, RecursionError) as exc:
         return _failed(name, "unknown", f"invalid JSON: {str(exc)[:120]}")
-    if isinstance(doc, dict) and _SPX_KEYS <= set(doc):
+    if isinstance(doc, dict) and set(doc) >= _SPX_KEYS:
         wrong = spx_metadata.problems(doc)
         if wrong:
             return Detection(name, False, "spx", "spx-json-v2", wrong)
         metrics = doc["enabled_metrics"]
-        return Detection(name, True, "spx", "spx-json-v2", metadata={
-            "key": doc.get("key"), "enabled_metrics": metrics, "wall_time_us": doc.get("wall_time_ms"),  # SPX's wall_time_ms is in microseconds
-            "http_method": doc.get("http_method"), "http_request_uri": doc.get("http_request_uri"), "cli": doc.get("cli"),
-            "recorded_call_count": doc.get("recorded_call_count"),
-        })
+        return Detection(
+            name,
+            True,
+            "spx",
+            "spx-json-v2",
+            metadata={
+                "key": doc.get("key"),
+                "enabled_metrics": metrics,
+                "wall_time_us": doc.get("wall_time_ms"),  # SPX's wall_time_ms is in microseconds
+                "http_method": doc.get("http_method"),
+                "http_request_uri": doc.get("http_request_uri"),
+                "cli": doc.get("cli"),
+                "recorded_call_count": doc.get("recorded_call_count"),
+            },
+        )
     if isinstance(doc, dict) and doc.get("format") == "collector-v1":
         samples = doc.get("samples")
         if not isinstance(samples, list):
@@ -154,9 +187,17 @@ def _detect_json(name: str, size: int, open_stream: Callable[[], BinaryIO], gzip
 def _detect_slowlog(name: str, head: bytes, gzipped: bool) -> Detection:
     flavor = "mariadb" if b"mariadbd" in head or b"MariaDB" in head or b"# Thread_id:" in head else "mysql"
     version = re.search(rb", Version: (\S+)", head)
-    return Detection(name, True, "mysql_slow_log", "mysql-slowlog-v1", metadata={
-        "flavor": flavor, "server_version": version.group(1).decode(errors="replace") if version else None, "compressed": gzipped,
-    })
+    return Detection(
+        name,
+        True,
+        "mysql_slow_log",
+        "mysql-slowlog-v1",
+        metadata={
+            "flavor": flavor,
+            "server_version": version.group(1).decode(errors="replace") if version else None,
+            "compressed": gzipped,
+        },
+    )
 
 
 def _stem(name: str) -> str:
@@ -200,9 +241,15 @@ def pair_spx(detections: Iterable[Detection]) -> list[Detection]:
             continue
         m.metadata["pair_status"], m.ok = "partial", False
         key = m.metadata.get("key")
-        wanted = f"{_stem(m.name)}.txt.gz" + (f" or {key}.txt.gz" if key and f"{key}.txt.gz" != f"{_stem(m.name)}.txt.gz" else "")
-        m.errors.append(f"SPX trace (.txt.gz) for {m.name} is missing: none of the artifacts is {wanted}; send both files of the pair")
+        wanted = f"{_stem(m.name)}.txt.gz" + (
+            f" or {key}.txt.gz" if key and f"{key}.txt.gz" != f"{_stem(m.name)}.txt.gz" else ""
+        )
+        m.errors.append(
+            f"SPX trace (.txt.gz) for {m.name} is missing: none of the artifacts is {wanted}; send both files of the pair"
+        )
     for t in free.values():
         t.metadata["pair_status"], t.ok = "partial", False
-        t.errors.append(f"SPX metadata (.json) for {t.name} is missing: send {_stem(t.name)}.json (or the SPX .json whose key is {_spx_key(t.name)}) with it")
+        t.errors.append(
+            f"SPX metadata (.json) for {t.name} is missing: send {_stem(t.name)}.json (or the SPX .json whose key is {_spx_key(t.name)}) with it"
+        )
     return items

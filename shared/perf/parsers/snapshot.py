@@ -57,11 +57,18 @@ def _r(value: float) -> float:
 
 
 def _stats(values: list[float]) -> dict[str, float]:
-    return {"p50": _r(percentile(values, 0.5)), "p95": _r(percentile(values, 0.95)), "max": _r(max(values)), "count": len(values)}
+    return {
+        "p50": _r(percentile(values, 0.5)),
+        "p95": _r(percentile(values, 0.95)),
+        "max": _r(max(values)),
+        "count": len(values),
+    }
 
 
 def canonical(content: Any) -> bytes:
-    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
+        "utf-8"
+    )
 
 
 def snapshot_id(content: dict[str, Any]) -> str:
@@ -76,8 +83,13 @@ class Built:
 
 
 def _invalid(name: str, problem: str) -> ValidationFailed:
-    return ValidationFailed(f"{name}: {problem}", details={"errors": [{"field": name, "problem": problem}]},
-                            recovery_suggestions=["Run artifacts.validate on the same artifacts to see each one's status, fix or drop the failing one."])
+    return ValidationFailed(
+        f"{name}: {problem}",
+        details={"errors": [{"field": name, "problem": problem}]},
+        recovery_suggestions=[
+            "Run artifacts.validate on the same artifacts to see each one's status, fix or drop the failing one."
+        ],
+    )
 
 
 def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[str, Any], SpxProfile]:
@@ -140,19 +152,28 @@ def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict
     for name in sorted(chosen):
         f = chosen[name]
         fn = index[name]
-        spans.append({
-            "span_id": _short_id(key, name),
-            "profile": key,
-            "function": name,
-            "calls": f.calls,
-            "self_ms": _r(f.exclusive[wt] / _NS_PER_MS),
-            "total_ms": _r(f.inclusive[wt] / _NS_PER_MS),
-            "max_recursion": f.max_recursion,
-            "is_root": fn in roots,
-            "share_of_wall": _r(f.inclusive[wt] / profile.wall_time_ns) if profile.wall_time_ns else 0.0,
-            "top_callees": [{"function": profile.functions[c].name, "total_ms": _r(t / _NS_PER_MS)} for c, t in callees.get(fn, [])],
-            "metrics": {m: {"inclusive": _r(f.inclusive[k]), "exclusive": _r(f.exclusive[k])} for k, m in enumerate(metrics) if m not in ("wt", "ct", "it")},
-        })
+        spans.append(
+            {
+                "span_id": _short_id(key, name),
+                "profile": key,
+                "function": name,
+                "calls": f.calls,
+                "self_ms": _r(f.exclusive[wt] / _NS_PER_MS),
+                "total_ms": _r(f.inclusive[wt] / _NS_PER_MS),
+                "max_recursion": f.max_recursion,
+                "is_root": fn in roots,
+                "share_of_wall": _r(f.inclusive[wt] / profile.wall_time_ns) if profile.wall_time_ns else 0.0,
+                "top_callees": [
+                    {"function": profile.functions[c].name, "total_ms": _r(t / _NS_PER_MS)}
+                    for c, t in callees.get(fn, [])
+                ],
+                "metrics": {
+                    m: {"inclusive": _r(f.inclusive[k]), "exclusive": _r(f.exclusive[k])}
+                    for k, m in enumerate(metrics)
+                    if m not in ("wt", "ct", "it")
+                },
+            }
+        )
     return info, spans
 
 
@@ -160,25 +181,30 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for c in report["ranked"][:MAX_QUERIES]:
         q = c["query_time"]
-        out.append({
-            "query_id": _short_id(c["fingerprint"]),
-            "fingerprint": c["fingerprint"],
-            "count": c["count"],
-            "total_time_ms": _r(q["sum"] * 1000),
-            "avg_ms": _r(q["avg"] * 1000),
-            "p95_ms": _r(q["p95"] * 1000),
-            "max_ms": _r(q["max"] * 1000),
-            "lock_time_ms": _r(c["lock_time"]["sum"] * 1000),
-            "rows_examined_avg": _r(c["rows_examined"]["avg"]),
-            "rows_sent_avg": _r(c["rows_sent"]["avg"]),
-            "share_of_time": c["share_of_time"],
-            "databases": c["databases"],
-            "users": c["users"],
-            "first_seen": c["first_seen"],
-            "last_seen": c["last_seen"],
-            "worst_sample": {"query": c["worst_sample"]["query"], "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000)},
-            "truncated_statements": c["truncated_statements"],
-        })
+        out.append(
+            {
+                "query_id": _short_id(c["fingerprint"]),
+                "fingerprint": c["fingerprint"],
+                "count": c["count"],
+                "total_time_ms": _r(q["sum"] * 1000),
+                "avg_ms": _r(q["avg"] * 1000),
+                "p95_ms": _r(q["p95"] * 1000),
+                "max_ms": _r(q["max"] * 1000),
+                "lock_time_ms": _r(c["lock_time"]["sum"] * 1000),
+                "rows_examined_avg": _r(c["rows_examined"]["avg"]),
+                "rows_sent_avg": _r(c["rows_sent"]["avg"]),
+                "share_of_time": c["share_of_time"],
+                "databases": c["databases"],
+                "users": c["users"],
+                "first_seen": c["first_seen"],
+                "last_seen": c["last_seen"],
+                "worst_sample": {
+                    "query": c["worst_sample"]["query"],
+                    "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000),
+                },
+                "truncated_statements": c["truncated_statements"],
+            }
+        )
     return out
 
 
@@ -189,14 +215,39 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
             method, path = e["endpoint"].split(" ", 1)
             key = f"{method} {path.split('?', 1)[0]}"
             phases = e["phases_ms"]
-            merged[key] = {"endpoint": key, "samples": e["samples"], "errors": e["errors"], "error_rate": e["error_rate"], "statuses": e["statuses"],
-                           "ttfb_ms": phases.get("ttfb"), "total_ms": phases.get("total"), "phases_ms": phases, "wall_ms": None, "profiles": [], "sources": ["timings"]}
+            merged[key] = {
+                "endpoint": key,
+                "samples": e["samples"],
+                "errors": e["errors"],
+                "error_rate": e["error_rate"],
+                "statuses": e["statuses"],
+                "ttfb_ms": phases.get("ttfb"),
+                "total_ms": phases.get("total"),
+                "phases_ms": phases,
+                "wall_ms": None,
+                "profiles": [],
+                "sources": ["timings"],
+            }
     walls: dict[str, list[float]] = {}
     for p in profiles:
         if p["endpoint"]:
             walls.setdefault(p["endpoint"], []).append(p["wall_ms"])
-            slot = merged.setdefault(p["endpoint"], {"endpoint": p["endpoint"], "samples": 0, "errors": 0, "error_rate": 0.0, "statuses": {}, "ttfb_ms": None,
-                                                      "total_ms": None, "phases_ms": {}, "wall_ms": None, "profiles": [], "sources": []})
+            slot = merged.setdefault(
+                p["endpoint"],
+                {
+                    "endpoint": p["endpoint"],
+                    "samples": 0,
+                    "errors": 0,
+                    "error_rate": 0.0,
+                    "statuses": {},
+                    "ttfb_ms": None,
+                    "total_ms": None,
+                    "phases_ms": {},
+                    "wall_ms": None,
+                    "profiles": [],
+                    "sources": [],
+                },
+            )
             slot["profiles"].append(p["key"])
             if "spx" not in slot["sources"]:
                 slot["sources"].append("spx")
@@ -207,7 +258,9 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
     return [merged[k] for k in sorted(merged)]
 
 
-def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEMENT_BYTES) -> tuple[Built, list[Detection]]:
+def build(
+    artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEMENT_BYTES
+) -> tuple[Built, list[Detection]]:
     """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise.
 
     Slow-log statements keep `max_statement_bytes` (the setting perf_max_statement_bytes)."""
@@ -215,9 +268,12 @@ def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEME
     failed = [d for d in detections if not d.ok]
     if failed:
         raise ValidationFailed(
-            f"{len(failed)} of {len(detections)} artifact(s) failed validation: " + "; ".join(f"{d.name}: {d.errors[0] if d.errors else 'invalid'}" for d in failed[:3]),
+            f"{len(failed)} of {len(detections)} artifact(s) failed validation: "
+            + "; ".join(f"{d.name}: {d.errors[0] if d.errors else 'invalid'}" for d in failed[:3]),
             details={"results": [d.to_dict() for d in detections]},
-            recovery_suggestions=["Fix or drop the failing artifacts (see details.results) and ingest again; artifacts.validate shows the same results without ingesting."],
+            recovery_suggestions=[
+                "Fix or drop the failing artifacts (see details.results) and ingest again; artifacts.validate shows the same results without ingesting."
+            ],
         )
     by_name = {a.name: a for a in artifacts}
     spx_halves: dict[str, dict[str, LocalArtifact]] = {}
@@ -234,7 +290,7 @@ def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEME
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
     profiles, spans, flames = [], [], {}
-    metas = {name: json_key for name, json_key in ((d.name, str(d.metadata.get("key"))) for d in detections if d.detected_version == "spx-json-v2")}
+    metas = dict(((d.name, str(d.metadata.get("key"))) for d in detections if d.detected_version == "spx-json-v2"))
     # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
     for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
         pair = spx_halves[name]
@@ -253,7 +309,10 @@ def build(artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEME
     try:
         queries = _queries(digest(entries())) if slowlogs else []
     except (EOFError, OSError, zlib.error) as exc:
-        raise _invalid(slowlogs[0].name if len(slowlogs) == 1 else "slow logs", f"cannot read: {type(exc).__name__}: {str(exc)[:200]}") from None
+        raise _invalid(
+            slowlogs[0].name if len(slowlogs) == 1 else "slow logs",
+            f"cannot read: {type(exc).__name__}: {str(exc)[:200]}",
+        ) from None
     content = {
         "schema": SCHEMA,
         "inputs": sorted({a.sha256 for a in artifacts}),

@@ -63,10 +63,23 @@ def aggregate_timings(doc: TimingsFile) -> list[dict[str, Any]]:
         for phase in PHASES:
             values = [v for s in samples if (v := getattr(s.timings_ms, phase)) is not None and not s.error]
             if values:
-                phases[phase] = {"p50": round(percentile(values, 0.5), 3), "p95": round(percentile(values, 0.95), 3), "max": round(max(values), 3)}
+                phases[phase] = {
+                    "p50": round(percentile(values, 0.5), 3),
+                    "p95": round(percentile(values, 0.95), 3),
+                    "max": round(max(values), 3),
+                }
         statuses: dict[str, int] = {}
         for s in samples:
             key = str(s.status) if s.status else "error"
             statuses[key] = statuses.get(key, 0) + 1
-        endpoints.append({"endpoint": f"{method} {path}", "samples": len(samples), "errors": errors, "error_rate": round(errors / len(samples), 4), "statuses": statuses, "phases_ms": phases})
+        endpoints.append(
+            {
+                "endpoint": f"{method} {path}",
+                "samples": len(samples),
+                "errors": errors,
+                "error_rate": round(errors / len(samples), 4),
+                "statuses": statuses,
+                "phases_ms": phases,
+            }
+        )
     return sorted(endpoints, key=lambda e: (-e["phases_ms"].get("ttfb", {}).get("p95", 0.0), e["endpoint"]))

@@ -20,8 +20,13 @@ BLOCK_BYTES = 4 * 1024 * 1024
 
 
 def _invalid(message: str, problem: str, field: str = "(body)") -> ValidationFailed:
-    return ValidationFailed(message, details={"errors": [{"field": field, "problem": problem}]},
-                            recovery_suggestions=["POST the file as the body with ?name=<file name>, or as multipart/form-data with a filename per part."])
+    return ValidationFailed(
+        message,
+        details={"errors": [{"field": field, "problem": problem}]},
+        recovery_suggestions=[
+            "POST the file as the body with ?name=<file name>, or as multipart/form-data with a filename per part."
+        ],
+    )
 
 
 def split_body(body: bytes, content_type: str, name: str | None) -> list[tuple[str, bytes]]:
@@ -31,7 +36,9 @@ def split_body(body: bytes, content_type: str, name: str | None) -> list[tuple[s
             parts = parse_multipart(body, content_type, max_parts=MAX_PARTS)
         except MultipartError as exc:
             raise _invalid(str(exc), exc.problem) from None
-        files = [(p.filename or (name if len(parts) == 1 else None), p.data) for p in parts if p.filename or len(parts) == 1]
+        files = [
+            (p.filename or (name if len(parts) == 1 else None), p.data) for p in parts if p.filename or len(parts) == 1
+        ]
         if not files:
             raise _invalid("multipart body has no file part", "add a part with a filename")
         out = []
@@ -50,24 +57,39 @@ def _check(name: str, data: bytes) -> dict[str, Any]:
         raise _invalid(f"{name}: empty file (0 bytes)", "empty", name)
     d = detect(name, len(data), lambda: io.BytesIO(data))
     if not d.ok:
-        raise ValidationFailed(f"{name}: {d.errors[0] if d.errors else 'not a usable artifact'}", details={"errors": [{"field": name, "problem": e} for e in d.errors], "detection": d.to_dict()},
-                               recovery_suggestions=["Upload the artifact as written by SPX, the MySQL server or collect.run (gzip must be complete)."])
+        raise ValidationFailed(
+            f"{name}: {d.errors[0] if d.errors else 'not a usable artifact'}",
+            details={"errors": [{"field": name, "problem": e} for e in d.errors], "detection": d.to_dict()},
+            recovery_suggestions=[
+                "Upload the artifact as written by SPX, the MySQL server or collect.run (gzip must be complete)."
+            ],
+        )
     return d.to_dict()
 
 
 def _chunks(data: bytes) -> Any:
     view = memoryview(data)
     for start in range(0, len(view), BLOCK_BYTES):
-        yield view[start:start + BLOCK_BYTES]
+        yield view[start : start + BLOCK_BYTES]
 
 
-async def store_uploads(blobs: BlobStore, workspace_id: str, body: bytes, content_type: str, name: str | None) -> list[dict[str, Any]]:
+async def store_uploads(
+    blobs: BlobStore, workspace_id: str, body: bytes, content_type: str, name: str | None
+) -> list[dict[str, Any]]:
     files = [(blob_name(n), data) for n, data in await asyncio.to_thread(split_body, body, content_type, name)]
     checked = [await asyncio.to_thread(_check, n, data) for n, data in files]
     stored = []
-    for (n, data), detection in zip(files, checked):
+    for (n, data), detection in zip(files, checked, strict=False):
         # Staged blocks, SHA-256 on the way; the blob appears only when its block list is committed.
         size, sha256 = await blobs.put_blocks(artifact_blob(workspace_id, n), _chunks(data))
-        stored.append({"blob": n, "size_bytes": size, "sha256": sha256, "detected_type": detection["detected_type"],
-                       "detected_version": detection["detected_version"], "metadata": detection["metadata"]})
+        stored.append(
+            {
+                "blob": n,
+                "size_bytes": size,
+                "sha256": sha256,
+                "detected_type": detection["detected_type"],
+                "detected_version": detection["detected_version"],
+                "metadata": detection["metadata"],
+            }
+        )
     return stored

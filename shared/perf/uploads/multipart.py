@@ -51,13 +51,15 @@ def boundary_of(content_type: str) -> bytes:
         raise MultipartError("the multipart boundary must be ASCII", "bad boundary") from None
 
 
-def parse_multipart(body: bytes, content_type: str, *, max_parts: int = MAX_PARTS, max_total_bytes: int | None = None) -> list[Part]:
+def parse_multipart(
+    body: bytes, content_type: str, *, max_parts: int = MAX_PARTS, max_total_bytes: int | None = None
+) -> list[Part]:
     """Every part of `body`, refusing as soon as a limit is crossed (parts, header bytes, total bytes)."""
     reader = _Reader(boundary_of(content_type), max_parts, len(body) if max_total_bytes is None else max_total_bytes)
     view = memoryview(body)
     try:
         for start in range(0, len(view), _CHUNK):
-            reader.feed(bytes(view[start:start + _CHUNK]))
+            reader.feed(bytes(view[start : start + _CHUNK]))
             if reader.decoder.state in (State.EPILOGUE, State.COMPLETE):
                 break  # whatever follows the closing boundary is an epilogue: not read
         reader.feed(None)
@@ -70,7 +72,9 @@ def parse_multipart(body: bytes, content_type: str, *, max_parts: int = MAX_PART
     except ValueError as exc:  # the decoder's own complaints: no Content-Disposition, a body cut short
         if "Content-Disposition" in str(exc):
             raise MultipartError("a multipart part has no Content-Disposition header", "malformed") from None
-        raise MultipartError("multipart body ends before its closing boundary (check the boundary)", "truncated") from None
+        raise MultipartError(
+            "multipart body ends before its closing boundary (check the boundary)", "truncated"
+        ) from None
     if not reader.parts:
         raise MultipartError("multipart body without parts (check the boundary)", "no parts")
     return reader.parts
@@ -93,8 +97,14 @@ class _Reader:
         while not isinstance(event, (NeedData, Epilogue)):
             if isinstance(event, (Field, File)):
                 if sum(len(k) + len(v) + 4 for k, v in event.headers.items()) > MAX_PART_HEADER_BYTES:
-                    raise MultipartError(f"part {len(self.parts) + 1} has more than {MAX_PART_HEADER_BYTES} bytes of headers", "part headers too large")
-                self._current, self._chunks = Part(event.name, event.filename if isinstance(event, File) else None, b""), []
+                    raise MultipartError(
+                        f"part {len(self.parts) + 1} has more than {MAX_PART_HEADER_BYTES} bytes of headers",
+                        "part headers too large",
+                    )
+                self._current, self._chunks = (
+                    Part(event.name, event.filename if isinstance(event, File) else None, b""),
+                    [],
+                )
             elif isinstance(event, Data):
                 self._total += len(event.data)
                 if self._total > self._limit:

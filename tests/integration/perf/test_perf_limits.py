@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from shared.tools.deps import Deps
 from shared.core.errors import RateLimited
 from shared.identity.models import Principal
 from shared.perf.models import ArtifactRef, IngestRequest, UploadUrlRequest, ValidateRequest
 from shared.perf.service import PerfService, perf_service
-from shared.perf.uploads.intake import store_uploads
 from shared.perf.settings import PerfSettings
+from shared.perf.uploads.intake import store_uploads
+from shared.tools.deps import Deps
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = FIXTURES / "spx" / "spx-full-20261122_030646-vm-31166-1804289383"
@@ -27,7 +27,9 @@ def principal() -> Principal:
 
 
 def service(deps: Deps, **settings: object) -> PerfService:
-    return perf_service(deps, settings=deps.settings.with_section(deps.settings.section(PerfSettings).model_copy(update=settings)))
+    return perf_service(
+        deps, settings=deps.settings.with_section(deps.settings.section(PerfSettings).model_copy(update=settings))
+    )
 
 
 async def put(deps: Deps, who: Principal, name: str, data: bytes) -> ArtifactRef:
@@ -42,7 +44,8 @@ async def test_one_blob_listed_200_times_is_read_once_and_nothing_is_written(dep
     before = deps.blobs.requests
     result = await service(deps).validate(who, ValidateRequest(artifacts=[ref] * 200))
     # The old fetcher downloaded the blob 200 times into 200 temporary files.
-    assert [r.path for r in result.results] == ["logs/slow.log"] and result.counts.ok == 1
+    assert [r.path for r in result.results] == ["logs/slow.log"]
+    assert result.counts.ok == 1
     assert deps.blobs.requests - before <= 3  # its size, then the head it sniffs (one ranged read)
     assert {p for p in Path(tempfile.gettempdir()).glob("firebreak-perf-*") if any(p.iterdir())} <= temp_before
 
@@ -51,7 +54,8 @@ async def test_an_empty_blob_is_reported_not_a_500(deps: Deps) -> None:
     who = principal()
     await deps.blobs.put(f"perf/{who.workspace_id}/artifacts/empty.log", b"")  # an upload URL can leave one
     result = await service(deps).validate(who, ValidateRequest(artifacts=[ArtifactRef(blob="empty.log")]))
-    assert not result.results[0].ok and "empty" in result.results[0].errors[0]
+    assert not result.results[0].ok
+    assert "empty" in result.results[0].errors[0]
 
 
 async def test_ingest_of_a_repeated_ref_parses_it_once(deps: Deps) -> None:
@@ -59,7 +63,8 @@ async def test_ingest_of_a_repeated_ref_parses_it_once(deps: Deps) -> None:
     ref = await put(deps, who, "logs/slow.log", SLOW.read_bytes())
     once = await service(deps).ingest(who, IngestRequest(artifacts=[ref]))
     repeated = await service(deps).ingest(who, IngestRequest(artifacts=[ref] * 50))
-    assert repeated.normalized_snapshot_id == once.normalized_snapshot_id and len(repeated.sources) == 1
+    assert repeated.normalized_snapshot_id == once.normalized_snapshot_id
+    assert len(repeated.sources) == 1
 
 
 async def test_the_request_byte_budget_refuses_what_does_not_fit(deps: Deps) -> None:
@@ -73,7 +78,8 @@ async def test_the_request_byte_budget_refuses_what_does_not_fit(deps: Deps) -> 
     assert "FIREBREAK_PERF_MAX_REQUEST_BYTES" in result.results[1].errors[0]
     with pytest.raises(Exception) as failed:
         await tight.ingest(who, IngestRequest(artifacts=[first, second]))
-    assert getattr(failed.value, "code", None) == "VALIDATION_ERROR" and "FIREBREAK_PERF_MAX_REQUEST_BYTES" in str(failed.value.details)
+    assert getattr(failed.value, "code", None) == "VALIDATION_ERROR"
+    assert "FIREBREAK_PERF_MAX_REQUEST_BYTES" in str(failed.value.details)
 
 
 async def test_a_gzip_trace_is_sniffed_and_checked_whole_from_the_stream(deps: Deps) -> None:
@@ -81,22 +87,30 @@ async def test_a_gzip_trace_is_sniffed_and_checked_whole_from_the_stream(deps: D
     refs = [await put(deps, who, f"spx/{TINY.name}{s}", Path(f"{TINY}{s}").read_bytes()) for s in (".json", ".txt.gz")]
     before = deps.blobs.requests
     result = await service(deps).validate(who, ValidateRequest(artifacts=refs))
-    assert [r.ok for r in result.results] == [True, True] and all(r.metadata["pair_status"] == "paired" for r in result.results)
-    assert deps.blobs.requests - before <= 8  # per blob: its size, the head, the gzip read whole (one range each, they are small)
+    assert [r.ok for r in result.results] == [True, True]
+    assert all(r.metadata["pair_status"] == "paired" for r in result.results)
+    assert (
+        deps.blobs.requests - before <= 8
+    )  # per blob: its size, the head, the gzip read whole (one range each, they are small)
 
 
 async def test_spx_pairs_by_file_stem_then_key_and_names_the_unpaired(deps: Deps, tmp_path: Path) -> None:
     who = principal()
     # `run1.json` holds SPX's key (spx-full-...), its trace is `run1.txt.gz`: they pair by stem.
-    refs = [await put(deps, who, "runs/run1.json", Path(f"{TINY}.json").read_bytes()),
-            await put(deps, who, "runs/run1.txt.gz", Path(f"{TINY}.txt.gz").read_bytes()),
-            await put(deps, who, "runs/lonely.txt.gz", Path(f"{TINY}.txt.gz").read_bytes())]
+    refs = [
+        await put(deps, who, "runs/run1.json", Path(f"{TINY}.json").read_bytes()),
+        await put(deps, who, "runs/run1.txt.gz", Path(f"{TINY}.txt.gz").read_bytes()),
+        await put(deps, who, "runs/lonely.txt.gz", Path(f"{TINY}.txt.gz").read_bytes()),
+    ]
     result = await service(deps).validate(who, ValidateRequest(artifacts=refs))
     by_path = {r.path: r for r in result.results}
-    assert by_path["runs/run1.json"].ok and by_path["runs/run1.txt.gz"].ok
+    assert by_path["runs/run1.json"].ok
+    assert by_path["runs/run1.txt.gz"].ok
     assert by_path["runs/run1.txt.gz"].metadata["pair"] == "runs/run1.json"
     lonely = by_path["runs/lonely.txt.gz"]
-    assert not lonely.ok and "runs/lonely.txt.gz" in lonely.errors[0] and "runs/lonely.json" in lonely.errors[0]
+    assert not lonely.ok
+    assert "runs/lonely.txt.gz" in lonely.errors[0]
+    assert "runs/lonely.json" in lonely.errors[0]
     ingest = await service(deps).ingest(who, IngestRequest(artifacts=refs[:2]))
     assert ingest.counts.profiles == 1
 
@@ -108,7 +122,8 @@ async def test_upload_urls_stop_at_the_workspace_quota(deps: Deps) -> None:
         assert (await few.upload_url(who, UploadUrlRequest(name=f"u/{i}.log"))).upload_url
     with pytest.raises(RateLimited) as refused:
         await few.upload_url(who, UploadUrlRequest(name="u/2.log"))
-    assert refused.value.details["max_open_upload_urls"] == 2 and refused.value.details["next_slot_at"]
+    assert refused.value.details["max_open_upload_urls"] == 2
+    assert refused.value.details["next_slot_at"]
     other = principal()  # the count is per workspace
     assert (await few.upload_url(other, UploadUrlRequest(name="u/0.log"))).upload_url
 

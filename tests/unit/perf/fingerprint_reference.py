@@ -2,22 +2,25 @@
 
 Quadratic on crafted input (tests/fixtures/hostile): only call it on short statements.
 """
+
 from __future__ import annotations
 
 import re
 
 _MYSQLDUMP = re.compile(r"\ASELECT /\*!40001 SQL_NO_CACHE \*/ \* FROM `")
 _TOOLKIT = re.compile(r"/\*\w+\.\w+:[0-9]/[0-9]\*/")
-_CALL = re.compile(r"\A\s*(call\s+\S+)\(", re.I)
-_MULTI_INSERT = re.compile(r"\A((?:INSERT|REPLACE)(?: IGNORE)?\s+INTO.+?VALUES\s*\(.*?\))\s*,\s*\(", re.I | re.S)
-_MULTILINE_COMMENT = re.compile(r"/\*[^!].*?\*/", re.S | re.M)
+_CALL = re.compile(r"\A\s*(call\s+\S+)\(", re.IGNORECASE)
+_MULTI_INSERT = re.compile(
+    r"\A((?:INSERT|REPLACE)(?: IGNORE)?\s+INTO.+?VALUES\s*\(.*?\))\s*,\s*\(", re.IGNORECASE | re.DOTALL
+)
+_MULTILINE_COMMENT = re.compile(r"/\*[^!].*?\*/", re.DOTALL | re.MULTILINE)
 _ONELINE_COMMENT = re.compile(r"(?:--|#)[^'\"\r\n]*(?=[\r\n]|\Z)")
-_USE = re.compile(r"\Ause \S+\Z", re.I)
+_USE = re.compile(r"\Ause \S+\Z", re.IGNORECASE)
 _ESCAPED_QUOTE = re.compile(r"\\[\"']")
-_DOUBLE_QUOTED = re.compile(r'".*?"', re.S)
-_SINGLE_QUOTED = re.compile(r"'.*?'", re.S)
+_DOUBLE_QUOTED = re.compile(r'".*?"', re.DOTALL)
+_SINGLE_QUOTED = re.compile(r"'.*?'", re.DOTALL)
 # pt-query-digest folds booleans; the standalone pt-fingerprint 3.2.1 does not. The digest is the reference.
-_BOOLEAN = re.compile(r"\bfalse\b|\btrue\b", re.I)
+_BOOLEAN = re.compile(r"\bfalse\b|\btrue\b", re.IGNORECASE)
 _NUMBER = re.compile(r"[0-9+-][0-9a-f.xb+-]*")
 _LEFTOVER = re.compile(r"[xb.+-]\?")
 _WHITESPACE = re.compile(r"[ \n\t\r\f]+")
@@ -25,8 +28,8 @@ _NULL = re.compile(r"\bnull\b")
 _IN_VALUES = re.compile(r"\b(in|values?)(?:[\s,]*\([\s?,]*\))+")
 _UNION = re.compile(r"\b(select\s.*?)(?:(\sunion(?:\sall)?)\s\1)+")
 _LIMIT = re.compile(r"\blimit \?(?:, ?\?| offset \?)?")
-_ORDER_BY = re.compile(r"\border by ", re.I)
-_ASC = re.compile(r"\s+asc\b", re.I)
+_ORDER_BY = re.compile(r"\border by ", re.IGNORECASE)
+_ASC = re.compile(r"\s+asc\b", re.IGNORECASE)
 
 
 def fingerprint(query: str) -> str:

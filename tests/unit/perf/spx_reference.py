@@ -15,7 +15,7 @@ MAX_TREE_NODES = 200_000
 
 
 class _Frame:
-    __slots__ = ("fn", "start", "children", "node")
+    __slots__ = ("children", "fn", "node", "start")
 
     def __init__(self, fn: int, start: list[float], node: int) -> None:
         self.fn, self.start, self.node = fn, start, node
@@ -60,10 +60,12 @@ def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_c
 
     def end(fn: int, values: list[float]) -> None:
         if not stack or stack[-1].fn != fn:
-            raise TraceFormatError(f"end event of function {fn} does not close the open frame {stack[-1].fn if stack else None} (event {events})")
+            raise TraceFormatError(
+                f"end event of function {fn} does not close the open frame {stack[-1].fn if stack else None} (event {events})"
+            )
         frame = stack.pop()
-        incl = [e - s for e, s in zip(values, frame.start)]
-        excl = [i - c for i, c in zip(incl, frame.children)]
+        incl = [e - s for e, s in zip(values, frame.start, strict=False)]
+        excl = [i - c for i, c in zip(incl, frame.children, strict=False)]
         calls[fn] = calls.get(fn, 0) + 1
         acc = exclusive.setdefault(fn, [0.0] * m)
         for k in range(m):
@@ -116,9 +118,23 @@ def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_c
     if stack:
         raise TraceFormatError(f"{len(stack)} frame(s) left open at the end of the trace")
     functions = [
-        FunctionStats(name=names[i] if i < len(names) else f"#{i}", calls=calls.get(i, 0), inclusive=inclusive.get(i, [0.0] * m),
-                      exclusive=exclusive.get(i, [0.0] * m), max_recursion=recursion.get(i, 0))
+        FunctionStats(
+            name=names[i] if i < len(names) else f"#{i}",
+            calls=calls.get(i, 0),
+            inclusive=inclusive.get(i, [0.0] * m),
+            exclusive=exclusive.get(i, [0.0] * m),
+            max_recursion=recursion.get(i, 0),
+        )
         for i in range(max(len(names), max(calls, default=-1) + 1))
     ]
-    return SpxProfile(metrics=list(metrics), functions=functions, tree=tree, max_depth=max_depth, events=events, totals=last,
-                      repaired_lines=repaired, malformed_lines=malformed, tree_truncated=truncated)
+    return SpxProfile(
+        metrics=list(metrics),
+        functions=functions,
+        tree=tree,
+        max_depth=max_depth,
+        events=events,
+        totals=last,
+        repaired_lines=repaired,
+        malformed_lines=malformed,
+        tree_truncated=truncated,
+    )

@@ -30,32 +30,47 @@ def test_spx_pair_is_detected_and_paired() -> None:
     assert (meta.detected_type, meta.detected_version, meta.ok) == ("spx", "spx-json-v2", True)
     assert (trace.detected_type, trace.detected_version, trace.ok) == ("spx", "spx-text-gz-v1", True)
     assert meta.metadata["pair_status"] == trace.metadata["pair_status"] == "paired"
-    assert meta.metadata["enabled_metrics"] == ["wt", "zm"] and trace.metadata["metric_count"] == 2
+    assert meta.metadata["enabled_metrics"] == ["wt", "zm"]
+    assert trace.metadata["metric_count"] == 2
 
 
 def test_spx_json_without_its_trace_is_partial_with_an_error() -> None:
     (meta,) = pair_spx([detect_file(FIXTURES / "spx" / f"{TINY}.json")])
-    assert meta.metadata["pair_status"] == "partial" and not meta.ok and "trace (.txt.gz)" in meta.errors[0]
+    assert meta.metadata["pair_status"] == "partial"
+    assert not meta.ok
+    assert "trace (.txt.gz)" in meta.errors[0]
 
 
-@pytest.mark.parametrize("name, flavor", [("small.log", "mariadb"), ("mysql80-sample.log", "mysql")])
+@pytest.mark.parametrize(("name", "flavor"), [("small.log", "mariadb"), ("mysql80-sample.log", "mysql")])
 def test_slow_logs(name: str, flavor: str) -> None:
     d = detect_file(FIXTURES / "slowlog" / name)
-    assert (d.ok, d.detected_type, d.detected_version, d.metadata["flavor"]) == (True, "mysql_slow_log", "mysql-slowlog-v1", flavor)
+    assert (d.ok, d.detected_type, d.detected_version, d.metadata["flavor"]) == (
+        True,
+        "mysql_slow_log",
+        "mysql-slowlog-v1",
+        flavor,
+    )
     gz = gzip.compress((FIXTURES / "slowlog" / name).read_bytes())
     assert detect_bytes(name + ".gz", gz).metadata["compressed"] is True
 
 
 def test_collector_timings() -> None:
     d = detect_bytes("timings.json", json.dumps({"format": "collector-v1", "samples": [{"url": "/health"}]}).encode())
-    assert (d.ok, d.detected_type, d.detected_version, d.metadata) == (True, "ttfb_timings", "collector-v1", {"samples": 1})
+    assert (d.ok, d.detected_type, d.detected_version, d.metadata) == (
+        True,
+        "ttfb_timings",
+        "collector-v1",
+        {"samples": 1},
+    )
 
 
 def _truncated_trace() -> bytes:
     import random
 
     rng = random.Random(1)
-    lines = "\n".join(f"{rng.randrange(50)} {rng.randrange(2)} {rng.randrange(10**9)} {rng.randrange(10**7)}" for _ in range(20000))
+    lines = "\n".join(
+        f"{rng.randrange(50)} {rng.randrange(2)} {rng.randrange(10**9)} {rng.randrange(10**7)}" for _ in range(20000)
+    )
     whole = gzip.compress(f"[events]\n{lines}\n".encode())
     return whole[: len(whole) // 2]
 
@@ -77,7 +92,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("name, data, error", BAD, ids=[b[0] for b in BAD])
+@pytest.mark.parametrize(("name", "data", "error"), BAD, ids=[b[0] for b in BAD])
 def test_bad_input_corpus(name: str, data: bytes, error: str) -> None:
     started = time.perf_counter()
     d = detect_bytes(name, data)
@@ -85,11 +100,15 @@ def test_bad_input_corpus(name: str, data: bytes, error: str) -> None:
     assert time.perf_counter() - started < 30  # bounded work: a guard against hangs, not a performance test
 
 
-@pytest.mark.parametrize("name", ["../etc/passwd", "a/b.log", "..", ".hidden", "x\\y.log", "name with space.log", "", "ünïcode.log", "a" * 300])
+@pytest.mark.parametrize(
+    "name",
+    ["../etc/passwd", "a/b.log", "..", ".hidden", "x\\y.log", "name with space.log", "", "ünïcode.log", "a" * 300],
+)
 def test_unsafe_names_are_refused(name: str) -> None:
     with pytest.raises(ValueError):
         safe_name(name)
 
 
 def test_safe_names_pass() -> None:
-    assert safe_name(f"{TINY}.txt.gz") == f"{TINY}.txt.gz" and safe_name("slow-2026_11.log") == "slow-2026_11.log"
+    assert safe_name(f"{TINY}.txt.gz") == f"{TINY}.txt.gz"
+    assert safe_name("slow-2026_11.log") == "slow-2026_11.log"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from shared.perf.analysis.svg import MAX_ROWS
 from shared.perf.parsers.slowlog.aggregate import MAX_FINGERPRINT_CHARS, MAX_SAMPLE_CHARS
 from shared.perf.parsers.snapshot import MAX_QUERIES as MAX_QUERIES_IN_SNAPSHOT
 from shared.perf.parsers.spx.export import MAX_COLLAPSED_BYTES
-from shared.perf.analysis.svg import MAX_ROWS
 from tests.fixtures.hostile.corpus import CASES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,8 +25,13 @@ HANG_GUARD_SECONDS = 600
 
 
 def _run(name: str, tmp_path: Path) -> dict:
-    done = subprocess.run([sys.executable, "-m", "tests.fixtures.hostile.corpus", name, str(tmp_path / name)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.fixtures.hostile.corpus", name, str(tmp_path / name)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -41,9 +46,11 @@ def test_hostile_input_gets_a_clear_error_or_a_bounded_result(name: str, tmp_pat
         return
     assert result["outcome"] == "ok", result
     if case.kind == "flame":
-        assert result["frames"] <= MAX_ROWS and result["svg_bytes"] < 1024 * 1024
+        assert result["frames"] <= MAX_ROWS
+        assert result["svg_bytes"] < 1024 * 1024
         return
-    assert result["longest_fingerprint"] <= MAX_FINGERPRINT_CHARS + 40 and result["longest_sample"] <= MAX_SAMPLE_CHARS
+    assert result["longest_fingerprint"] <= MAX_FINGERPRINT_CHARS + 40
+    assert result["longest_sample"] <= MAX_SAMPLE_CHARS
     assert result["collapsed_bytes"] <= MAX_COLLAPSED_BYTES + 64
     if case.kind == "slowlog" and name != "slowlog-6000-classes":
         assert (result["queries"], result["executions"]) == (1, 1), result
@@ -51,16 +58,19 @@ def test_hostile_input_gets_a_clear_error_or_a_bounded_result(name: str, tmp_pat
 
 def test_a_100_mb_statement_is_kept_truncated(tmp_path: Path) -> None:
     result = _run("slowlog-100mb-statement", tmp_path)
-    assert result["truncated_statements"] == 1 and result["peak_rss_mb"] < 200
+    assert result["truncated_statements"] == 1
+    assert result["peak_rss_mb"] < 200
 
 
 def test_classes_beyond_the_cap_are_counted_together(tmp_path: Path) -> None:
     result = _run("slowlog-6000-classes", tmp_path)
     # 6000 distinct tables, 5000 classes kept: the other 1000 executions land in one overflow class,
     # which ranks first (most total time); the snapshot keeps its top classes.
-    assert result["queries"] == MAX_QUERIES_IN_SNAPSHOT and result["executions"] == 1000 + MAX_QUERIES_IN_SNAPSHOT - 1
+    assert result["queries"] == MAX_QUERIES_IN_SNAPSHOT
+    assert result["executions"] == 1000 + MAX_QUERIES_IN_SNAPSHOT - 1
 
 
 def test_a_deep_chain_exports_within_the_output_budget(tmp_path: Path) -> None:
     result = _run("spx-chain-depth-20000", tmp_path)
-    assert result["max_depth"] == 20_000 and 0 < result["collapsed_bytes"] <= MAX_COLLAPSED_BYTES + 64
+    assert result["max_depth"] == 20_000
+    assert 0 < result["collapsed_bytes"] <= MAX_COLLAPSED_BYTES + 64

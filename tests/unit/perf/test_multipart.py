@@ -45,7 +45,7 @@ def test_header_bytes_are_capped_while_parsing() -> None:
         parse_multipart(part("f", b"x", "f.log", big) + END, CT)
     assert caught.value.problem == "part headers too large"
     # Headers that never end (no blank line): refused once the buffer passes the cap, not at the end of the body.
-    endless = b"--XyZ\r\nContent-Disposition: form-data; name=\"f\"\r\nX-Pad: " + b"a" * 10_000_000
+    endless = b'--XyZ\r\nContent-Disposition: form-data; name="f"\r\nX-Pad: ' + b"a" * 10_000_000
     with pytest.raises(MultipartError) as caught:
         parse_multipart(endless, CT)
     assert caught.value.problem == "part headers too large"
@@ -57,15 +57,18 @@ def test_total_bytes_are_capped() -> None:
     assert caught.value.problem == "too large"
 
 
-@pytest.mark.parametrize("body, content_type, problem", [
-    (b"garbage", CT, "truncated"),
-    (part("f", b"x", "f.log"), CT, "truncated"),
-    (b"--XyZ\r\nX-No-Disposition: 1\r\n\r\nx\r\n" + END, CT, "malformed"),
-    (b'--XyZ\r\nContent-Disposition: form-data; name="\xff"\r\n\r\nx\r\n' + END, CT, "malformed"),
-    (END, CT, "no parts"),
-    (part("f", b"x", "f.log") + END, "multipart/form-data; boundary=", "no boundary"),
-    (part("f", b"x", "f.log") + END, "multipart/form-data", "no boundary"),
-])
+@pytest.mark.parametrize(
+    ("body", "content_type", "problem"),
+    [
+        (b"garbage", CT, "truncated"),
+        (part("f", b"x", "f.log"), CT, "truncated"),
+        (b"--XyZ\r\nX-No-Disposition: 1\r\n\r\nx\r\n" + END, CT, "malformed"),
+        (b'--XyZ\r\nContent-Disposition: form-data; name="\xff"\r\n\r\nx\r\n' + END, CT, "malformed"),
+        (END, CT, "no parts"),
+        (part("f", b"x", "f.log") + END, "multipart/form-data; boundary=", "no boundary"),
+        (part("f", b"x", "f.log") + END, "multipart/form-data", "no boundary"),
+    ],
+)
 def test_malformed_bodies_are_clear_errors(body: bytes, content_type: str, problem: str) -> None:
     with pytest.raises(MultipartError) as caught:
         parse_multipart(body, content_type)

@@ -14,20 +14,26 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slowlog"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "shared.perf", "digest", *args], capture_output=True, text=True, cwd=FIXTURES.parents[2])
+    return subprocess.run(
+        [sys.executable, "-m", "shared.perf", "digest", *args], capture_output=True, text=True, cwd=FIXTURES.parents[2]
+    )
 
 
 def test_json_and_markdown(tmp_path: Path) -> None:
     out = run(str(FIXTURES / "small.log"))
     report = json.loads(out.stdout)
-    assert out.returncode == 0 and report["entries"] == 611 and report["classes"] == 142
+    assert out.returncode == 0
+    assert report["entries"] == 611
+    assert report["classes"] == 142
     gz = tmp_path / "small.log.gz"
     gz.write_bytes(gzip.compress((FIXTURES / "small.log").read_bytes()))
     both = json.loads(run(str(FIXTURES / "mysql80-sample.log"), str(gz)).stdout)
     assert both["entries"] == 641
     md = run(str(FIXTURES / "small.log"), "--format", "md", "--top", "3").stdout
     rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| rank")]
-    assert md.startswith("# Slow query digest") and len(rows) == 3 and rows[0].startswith("| 1 |")
+    assert md.startswith("# Slow query digest")
+    assert len(rows) == 3
+    assert rows[0].startswith("| 1 |")
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00" * 1000, b"\xff\xfe" + "é".encode("latin-1") * 50])
@@ -35,16 +41,20 @@ def test_empty_and_binary_files_give_an_empty_digest(tmp_path: Path, content: by
     f = tmp_path / "junk.log"
     f.write_bytes(content)
     out = run(str(f))
-    assert out.returncode == 0 and json.loads(out.stdout)["entries"] == 0
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["entries"] == 0
 
 
 def test_truncated_gzip_and_missing_files_are_clear_errors(tmp_path: Path) -> None:
     gz = tmp_path / "cut.log.gz"
     gz.write_bytes(gzip.compress((FIXTURES / "small.log").read_bytes())[:5000])
     out = run(str(gz))
-    assert out.returncode == 2 and "cannot read the input" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2
+    assert "cannot read the input" in out.stderr
+    assert "Traceback" not in out.stderr
     missing = run(str(tmp_path / "nope.log"))
-    assert missing.returncode == 2 and "not a file" in missing.stderr
+    assert missing.returncode == 2
+    assert "not a file" in missing.stderr
 
 
 SPX = FIXTURES.parent / "spx" / "spx-full-20261122_030646-vm-31168-1804289383"
@@ -52,25 +62,36 @@ TIMINGS = FIXTURES.parent / "perf" / "timings.json"
 
 
 def analyze(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "shared.perf", "analyze", *args], capture_output=True, text=True, cwd=FIXTURES.parents[2])
+    return subprocess.run(
+        [sys.executable, "-m", "shared.perf", "analyze", *args], capture_output=True, text=True, cwd=FIXTURES.parents[2]
+    )
 
 
 def test_analyze_prints_the_tools_analysis_and_report(tmp_path: Path) -> None:
     files = [f"{SPX}.json", f"{SPX}.txt.gz", str(FIXTURES / "small.log"), str(TIMINGS)]
     out = analyze(*files, "--format", "json", "--top-n", "3")
     result = json.loads(out.stdout)
-    assert out.returncode == 0 and len(result["normalized_snapshot_id"]) == 64 and result["summary"]["top_n"] == 3
+    assert out.returncode == 0
+    assert len(result["normalized_snapshot_id"]) == 64
+    assert result["summary"]["top_n"] == 3
     assert result["summary"]["finding_count"] == len(result["findings"]) > 0
     md = analyze(*files, "--out", str(tmp_path), "--fail-on", "P0")
-    assert md.returncode == 3 and md.stdout.startswith("# Executive Summary") and "finding(s) at P0" in md.stderr
+    assert md.returncode == 3
+    assert md.stdout.startswith("# Executive Summary")
+    assert "finding(s) at P0" in md.stderr
     written = sorted(p.name for p in tmp_path.iterdir())
-    assert any(n.endswith(".md") for n in written) and any(n.endswith("_top.svg") for n in written) and any("_flame_" in n for n in written)
+    assert any(n.endswith(".md") for n in written)
+    assert any(n.endswith("_top.svg") for n in written)
+    assert any("_flame_" in n for n in written)
     again = analyze(*reversed(files))  # order does not matter: same snapshot, same report
     assert again.stdout == md.stdout
 
 
 def test_analyze_explains_unusable_inputs(tmp_path: Path) -> None:
     out = analyze(f"{SPX}.json")
-    assert out.returncode == 2 and "missing" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2
+    assert "missing" in out.stderr
+    assert "Traceback" not in out.stderr
     bad = analyze(str(FIXTURES / "small.log"), "--thresholds", '{"span_self_ms": {"P0": 1, "P1": 2, "P2": 3}}')
-    assert bad.returncode == 2 and "P0 >= P1 >= P2" in bad.stderr
+    assert bad.returncode == 2
+    assert "P0 >= P1 >= P2" in bad.stderr

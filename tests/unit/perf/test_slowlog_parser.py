@@ -29,7 +29,9 @@ def classes(name: str) -> Counter:
 
 
 def golden(name: str) -> dict[str, int]:
-    return {k: v["count"] for k, v in json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"].items()}
+    return {
+        k: v["count"] for k, v in json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"].items()
+    }
 
 
 def test_mariadb_log_counts_match_the_fixture_notes() -> None:
@@ -50,24 +52,38 @@ def test_mariadb_log_matches_pt_query_digest_except_where_pt_is_wrong() -> None:
     differing = {k for k in set(ours) | set(pt) if ours.get(k) != pt.get(k)}
     # 1. pt glues the entry after MariaDB's mid-file header ("mariadbd, Version: ...") onto the previous query.
     glued = next(k for k in pt if "mariadbd, version" in k)
-    assert ours["show /*!? global */ status"] == 1 and ours["select count(*) from orders where status = ?"] == 1
+    assert ours["show /*!? global */ status"] == 1
+    assert ours["select count(*) from orders where status = ?"] == 1
     # 2. pt takes the client's `SET timestamp = 1700000000` for the server's line and loses the entry boundary.
     misread = "user@host: report[report] @ [?] set timestamp=?"
     assert pt[misread] == 2
-    assert ours["set timestamp = ?"] == 1 and ours["set timestamp = default"] == 1
+    assert ours["set timestamp = ?"] == 1
+    assert ours["set timestamp = default"] == 1
     assert ours["select now(), count(*) from products where category = ?"] == 1
-    assert differing == {glued, misread, "show /*!? global */ status", "select count(*) from orders where status = ?", "set timestamp = ?", "set timestamp = default", "select now(), count(*) from products where category = ?"}
-    assert sum(ours.values()) == 611 and sum(pt.values()) == 609
+    assert differing == {
+        glued,
+        misread,
+        "show /*!? global */ status",
+        "select count(*) from orders where status = ?",
+        "set timestamp = ?",
+        "set timestamp = default",
+        "select now(), count(*) from products where category = ?",
+    }
+    assert sum(ours.values()) == 611
+    assert sum(pt.values()) == 609
 
 
 def test_mariadb_specifics() -> None:
     es = entries("small.log")
     pinned = [e for e in es if e.timestamp == 1700000000]
-    assert len(pinned) == 3 and pinned[0].query == "SET timestamp = 1700000000"
+    assert len(pinned) == 3
+    assert pinned[0].query == "SET timestamp = 1700000000"
     hash_comment = next(e for e in es if "a hash comment on its own line" in e.query)
-    assert hash_comment.query.startswith("SELECT name FROM customers") and hash_comment.query.rstrip().endswith("WHERE id = 100")
+    assert hash_comment.query.startswith("SELECT name FROM customers")
+    assert hash_comment.query.rstrip().endswith("WHERE id = 100")
     no_schema = next(e for e in es if e.schema == "")
-    assert "QC_hit" in no_schema.extra and no_schema.extra.get("QC_hit") in ("Yes", "No")
+    assert "QC_hit" in no_schema.extra
+    assert no_schema.extra.get("QC_hit") in ("Yes", "No")
     assert any(e.extra.get("Engine_time") == "36.2805" for e in es)  # innodb verbosity lines are kept (milliseconds)
     assert max(len(e.query) for e in es) > 4000  # the 1,000-id IN list
 
@@ -75,18 +91,21 @@ def test_mariadb_specifics() -> None:
 def test_mysql80_specifics() -> None:
     es = entries("mysql80-sample.log")
     assert len(es) == 30
-    assert es[0].time.isoformat() == "2026-02-16T10:25:30.123456+00:00" and es[0].thread_id == 42
-    assert [e.admin_command for e in es if e.admin_command] and all(fingerprint(e.query).startswith("administrator command: ") for e in es if e.admin_command)
+    assert es[0].time.isoformat() == "2026-02-16T10:25:30.123456+00:00"
+    assert es[0].thread_id == 42
+    assert [e.admin_command for e in es if e.admin_command]
+    assert all(fingerprint(e.query).startswith("administrator command: ") for e in es if e.admin_command)
     assert es[-1].time.utcoffset().total_seconds() != 0  # the offset form after the restart
     extra = [e for e in es if "Errno" in e.extra]
-    assert len(extra) == 9 and {e.extra["Errno"] for e in extra} >= {"1064", "3024"}
+    assert len(extra) == 9
+    assert {e.extra["Errno"] for e in extra} >= {"1064", "3024"}
     alice = next(e for e in es if e.user == "alice")
     assert (alice.host, alice.ip) == ("bastion-1.internal", "10.0.4.2")
 
 
 # Expected values are what pt-query-digest 3.2.1 prints for the same query (pt-fingerprint agrees except on booleans).
 @pytest.mark.parametrize(
-    "query, expected",
+    ("query", "expected"),
     [
         ("SELECT * FROM t WHERE id = 42", "select * from t where id = ?"),
         ("select * from t where id=7", "select * from t where id=?"),
@@ -97,7 +116,10 @@ def test_mysql80_specifics() -> None:
         ("SELECT a FROM t ORDER BY a ASC, b ASC LIMIT 10, 20", "select a from t order by a, b limit ?"),
         ("CALL refresh_stats(3)", "call refresh_stats"),
         ("use `shop`", "use ?"),
-        ("SELECT x FROM t WHERE flag = TRUE AND v IS NULL", "select x from t where flag = ? and v is ?"),  # as pt-query-digest (pt-fingerprint keeps true)
+        (
+            "SELECT x FROM t WHERE flag = TRUE AND v IS NULL",
+            "select x from t where flag = ? and v is ?",
+        ),  # as pt-query-digest (pt-fingerprint keeps true)
         ("SELECT\n  a,\n  b\nFROM   t", "select a, b from t"),
     ],
 )
@@ -105,13 +127,18 @@ def test_fingerprints(query: str, expected: str) -> None:
     assert fingerprint(query) == expected
 
 
-@pytest.mark.parametrize("data", [b"", b"\x00\xff\xfe garbage\n", b"# Time: not a header\nSELECT 1;\n", b"# Query_time: x\n"])
+@pytest.mark.parametrize(
+    "data", [b"", b"\x00\xff\xfe garbage\n", b"# Time: not a header\nSELECT 1;\n", b"# Query_time: x\n"]
+)
 def test_junk_yields_no_entries_and_no_crash(data: bytes) -> None:
     assert list(parse(io.BytesIO(data))) == []
 
 
 def _pt_sums(name: str) -> dict[str, float]:
-    return {k: v["query_time_sum"] for k, v in json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"].items()}
+    return {
+        k: v["query_time_sum"]
+        for k, v in json.loads((FIXTURES / f"{name}.pt-query-digest.json").read_text())["classes"].items()
+    }
 
 
 @pytest.mark.parametrize("name", ["mysql80-sample", "small"])
@@ -140,25 +167,39 @@ def test_percentiles_from_the_histogram_are_within_one_bucket() -> None:
     for q in (0.5, 0.95):
         truth = exact[int(q * len(exact)) - 1]
         assert abs(m.percentile(q) - truth) / truth < 0.06
-    assert m.summary()["max"] == round(max(values), 6) and m.count == 5000
+    assert m.summary()["max"] == round(max(values), 6)
+    assert m.count == 5000
 
 
 def test_digest_ranks_by_total_time_and_redacts_samples() -> None:
     from shared.perf.parsers.slowlog.aggregate import digest, redact_literals
 
     report = digest(entries("small.log"))
-    assert report["entries"] == 611 and report["classes"] == 142
+    assert report["entries"] == 611
+    assert report["classes"] == 142
     totals = [c["query_time"]["sum"] for c in report["ranked"]]
     assert totals == sorted(totals, reverse=True)
     assert sum(c["count"] for c in report["ranked"]) == 611
     for c in report["ranked"]:
-        assert "'" not in c["worst_sample"]["query"] or "''" in c["worst_sample"]["query"] or c["worst_sample"]["query"].count("'") % 2 == 0
-    assert redact_literals("SELECT * FROM t WHERE email = 'a@b.c' AND id IN (1, 2) AND x = X'CAFE' AND y = -3.5e2") == "SELECT * FROM t WHERE email = ? AND id IN (?, ?) AND x = ? AND y = ?"
+        assert (
+            "'" not in c["worst_sample"]["query"]
+            or "''" in c["worst_sample"]["query"]
+            or c["worst_sample"]["query"].count("'") % 2 == 0
+        )
+    assert (
+        redact_literals("SELECT * FROM t WHERE email = 'a@b.c' AND id IN (1, 2) AND x = X'CAFE' AND y = -3.5e2")
+        == "SELECT * FROM t WHERE email = ? AND id IN (?, ?) AND x = ? AND y = ?"
+    )
 
 
 @pytest.mark.parametrize(
     "query",
-    ["SELECT * FROM sbtest3 WHERE id = 42 AND c = '12-34' LIMIT 5, 10", "INSERT INTO t VALUES (1, 0x1F, 3e2, -7), (8, 0x2A, 4e5, +9)", "SELECT 1.5, x'0A', b'1010' FROM t1", "use db2"],
+    [
+        "SELECT * FROM sbtest3 WHERE id = 42 AND c = '12-34' LIMIT 5, 10",
+        "INSERT INTO t VALUES (1, 0x1F, 3e2, -7), (8, 0x2A, 4e5, +9)",
+        "SELECT 1.5, x'0A', b'1010' FROM t1",
+        "use db2",
+    ],
 )
 def test_fingerprint_is_invariant_under_digit_substitution(query: str) -> None:
     # The aggregate's fingerprint cache relies on this.

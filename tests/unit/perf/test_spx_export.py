@@ -37,9 +37,12 @@ def test_speedscope_profile_is_well_formed(key: str) -> None:
     doc = speedscope(p, key)
     prof = doc["profiles"][0]
     assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
-    assert prof["type"] == "sampled" and prof["unit"] == "nanoseconds" and len(prof["samples"]) == len(prof["weights"])
+    assert prof["type"] == "sampled"
+    assert prof["unit"] == "nanoseconds"
+    assert len(prof["samples"]) == len(prof["weights"])
     frames = len(doc["shared"]["frames"])
     assert all(0 <= i < frames for sample in prof["samples"] for i in sample)
     roots = sum(p.tree[n].inclusive[p.metrics.index("wt")] for n in p.tree[0].children.values())
-    assert prof["endValue"] == pytest.approx(roots) and all(w > 0 for w in prof["weights"])
+    assert prof["endValue"] == pytest.approx(roots)
+    assert all(w > 0 for w in prof["weights"])
     json.dumps(doc)  # serialisable as is

@@ -34,7 +34,9 @@ def test_tiny_by_hand() -> None:
     assert (leaf.calls, leaf.inclusive[wt], leaf.exclusive[wt]) == (3, 853, 853)
     # Recursion: 9 calls, the outermost's inclusive counted once, exclusive summed over all calls.
     assert (fib.calls, fib.inclusive[wt], fib.exclusive[wt], fib.max_recursion) == (9, 17058, 17058, 3)
-    assert p.max_depth == 5 and p.events == 38 and p.wall_time_ns == 2201380
+    assert p.max_depth == 5
+    assert p.events == 38
+    assert p.wall_time_ns == 2201380
     assert meta["wall_time_ms"] == int(p.wall_time_ns // 1000)  # SPX's "ms" field is microseconds
     assert sum(f.calls for f in p.functions) == meta["recorded_call_count"]
 
@@ -43,7 +45,8 @@ KEYS = sorted(p.name[: -len(".json")] for p in FIXTURES.glob("spx-full-*.json"))
 
 
 def test_all_fixture_pairs_are_here() -> None:
-    assert len(KEYS) == 14 and all((FIXTURES / f"{k}.txt.gz").exists() for k in KEYS)
+    assert len(KEYS) == 14
+    assert all((FIXTURES / f"{k}.txt.gz").exists() for k in KEYS)
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -51,7 +54,7 @@ def test_every_fixture_is_consistent(key: str) -> None:
     meta, p = profile(FIXTURES, key)
     assert sum(f.calls for f in p.functions) == meta["recorded_call_count"] == p.events // 2
     wt = p.metrics.index("wt")
-    roots = [n for n in p.tree[0].children.values()]
+    roots = list(p.tree[0].children.values())
     # Exclusive times add up to the root calls' inclusive time exactly; that is the whole wall time for
     # a single root, and a little less with several roots (SPX_BUILTINS: compile, script, shutdown).
     roots_inclusive = sum(p.tree[n].inclusive[wt] for n in roots)
@@ -77,6 +80,7 @@ def test_unbalanced_traces_are_errors() -> None:
 
 # -- the vectorised aggregator against the line-by-line oracle ---------------------------------------
 
+
 def _paths(profile) -> dict[tuple[int, ...], tuple[int, list[float]]]:
     """The call tree by call path (node numbering is an implementation detail: the oracle numbers
     nodes in event order, the vectorised aggregator level by level within a block)."""
@@ -85,18 +89,25 @@ def _paths(profile) -> dict[tuple[int, ...], tuple[int, list[float]]]:
         index, path = todo.pop()
         node = profile.tree[index]
         out[path] = (node.calls, node.inclusive)
-        todo.extend((child, path + (fn,)) for fn, child in node.children.items())
+        todo.extend((child, (*path, fn)) for fn, child in node.children.items())
     assert len(out) == len(profile.tree)
     return out
 
 
 def _same(fast, slow, tree: bool = True) -> None:
-    assert [(f.name, f.calls, f.inclusive, f.exclusive, f.max_recursion) for f in fast.functions] == \
-        [(f.name, f.calls, f.inclusive, f.exclusive, f.max_recursion) for f in slow.functions]
+    assert [(f.name, f.calls, f.inclusive, f.exclusive, f.max_recursion) for f in fast.functions] == [
+        (f.name, f.calls, f.inclusive, f.exclusive, f.max_recursion) for f in slow.functions
+    ]
     if tree:
         assert _paths(fast) == _paths(slow)
-    assert (fast.max_depth, fast.events, fast.totals, fast.repaired_lines, fast.malformed_lines, fast.tree_truncated) == \
-        (slow.max_depth, slow.events, slow.totals, slow.repaired_lines, slow.malformed_lines, slow.tree_truncated)
+    assert (
+        fast.max_depth,
+        fast.events,
+        fast.totals,
+        fast.repaired_lines,
+        fast.malformed_lines,
+        fast.tree_truncated,
+    ) == (slow.max_depth, slow.events, slow.totals, slow.repaired_lines, slow.malformed_lines, slow.tree_truncated)
 
 
 @pytest.mark.parametrize("block", [trace_module.BLOCK_BYTES, 4096])
@@ -144,14 +155,24 @@ def test_truncated_tree_matches_the_oracle(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(spx_reference, "MAX_TREE_NODES", 40)
     monkeypatch.setattr(trace_module, "BLOCK_BYTES", 2000)
     fast, slow = aggregate_trace(lines, ["wt", "zm"]), spx_reference.aggregate_trace(lines, ["wt", "zm"])
-    assert fast.tree_truncated and len(fast.tree) == 40
+    assert fast.tree_truncated
+    assert len(fast.tree) == 40
     # Which 39 paths are kept depends on the numbering order; what is counted is not lost.
     assert sum(n.calls for n in fast.tree) == sum(n.calls for n in slow.tree) == sum(f.calls for f in slow.functions)
     _same(fast, slow, tree=False)
 
 
 def test_junk_lines_are_counted_not_fatal() -> None:
-    lines = [b"[events]\n", b"0 1 0 0\n", b"x y z w\n", b"\n", b"1 1 2 2\n", b"1 0 5 5 7 7 7 7 7\n", b"1 0 5 5\n", b"0 0 9 9\n"]
+    lines = [
+        b"[events]\n",
+        b"0 1 0 0\n",
+        b"x y z w\n",
+        b"\n",
+        b"1 1 2 2\n",
+        b"1 0 5 5 7 7 7 7 7\n",
+        b"1 0 5 5\n",
+        b"0 0 9 9\n",
+    ]
     p = aggregate_trace(lines, ["wt", "zm"])
     assert (p.malformed_lines, p.events, p.function("#1").calls) == (2, 4, 1)
 

@@ -34,9 +34,9 @@ CACHE_CHARS = 16 * 1024 * 1024
 OVERFLOW_CLASS = f"/* further classes beyond the {MAX_CLASSES}-class cap */"
 
 # A literal that the statement's cap (or the sample's) cut open is redacted to the end, not left in clear.
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*(?:'|\\?\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\\?\Z)", re.S)
-_NUMBER = re.compile(r"(?<![\w.])[+-]?(?:0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\b", re.I)
-_HEX_BIT = re.compile(r"\b[xb]'[0-9a-f]*'", re.I)
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*(?:'|\\?\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\\?\Z)", re.DOTALL)
+_NUMBER = re.compile(r"(?<![\w.])[+-]?(?:0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\b", re.IGNORECASE)
+_HEX_BIT = re.compile(r"\b[xb]'[0-9a-f]*'", re.IGNORECASE)
 
 
 def redact_literals(query: str) -> str:
@@ -53,7 +53,7 @@ def _bucket(value: float) -> int:
 
 
 def _bucket_value(index: int) -> float:
-    return 0.0 if index == 0 else _MIN * _BASE ** index
+    return 0.0 if index == 0 else _MIN * _BASE**index
 
 
 @dataclass
@@ -146,7 +146,11 @@ class QueryClass:
             "users": dict(sorted(self.users.items())),
             "first_seen": self.first_seen.isoformat() if self.first_seen else None,
             "last_seen": self.last_seen.isoformat() if self.last_seen else None,
-            "worst_sample": {"query_time": self.worst_query_time, "query": self.worst_sample, "byte_offset": self.worst_offset},
+            "worst_sample": {
+                "query_time": self.worst_query_time,
+                "query": self.worst_sample,
+                "byte_offset": self.worst_offset,
+            },
             "truncated_statements": self.truncated,
         }
 
@@ -165,7 +169,9 @@ def class_key(fp: str) -> str:
     """The fingerprint as stored: whole up to MAX_FINGERPRINT_CHARS, else its head and a hash of the whole."""
     if len(fp) <= MAX_FINGERPRINT_CHARS:
         return fp
-    return f"{fp[:MAX_FINGERPRINT_CHARS]} /*... {hashlib.sha256(fp.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}*/"
+    return (
+        f"{fp[:MAX_FINGERPRINT_CHARS]} /*... {hashlib.sha256(fp.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}*/"
+    )
 
 
 def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
@@ -201,5 +207,10 @@ def digest(entries: Iterable[SlowEntry], *, order_by: str = "query_time") -> dic
         "entries": sum(c.count for c in ranked),
         "classes": len(ranked),
         "query_time_total": round(total_time, 6),
-        "ranked": [dict(c.to_dict(), rank=i + 1, share_of_time=round(c.query_time.total / total_time, 4) if total_time else 0.0) for i, c in enumerate(ranked)],
+        "ranked": [
+            dict(
+                c.to_dict(), rank=i + 1, share_of_time=round(c.query_time.total / total_time, 4) if total_time else 0.0
+            )
+            for i, c in enumerate(ranked)
+        ],
     }

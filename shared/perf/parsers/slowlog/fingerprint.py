@@ -19,18 +19,18 @@ UNION_COMPARE_BUDGET = 32 * 1024 * 1024
 
 _MYSQLDUMP = re.compile(r"\ASELECT /\*!40001 SQL_NO_CACHE \*/ \* FROM `")
 _TOOLKIT = re.compile(r"/\*\w++\.\w++:[0-9]/[0-9]\*/")
-_CALL = re.compile(r"\A\s*+(call\s++)(\S++)", re.I)
-_INSERT_HEAD = re.compile(r"\A(?:INSERT|REPLACE)(?: IGNORE)?\s++INTO", re.I)
-_VALUES_OPEN = re.compile(r"VALUES\s*+\(", re.I)
+_CALL = re.compile(r"\A\s*+(call\s++)(\S++)", re.IGNORECASE)
+_INSERT_HEAD = re.compile(r"\A(?:INSERT|REPLACE)(?: IGNORE)?\s++INTO", re.IGNORECASE)
+_VALUES_OPEN = re.compile(r"VALUES\s*+\(", re.IGNORECASE)
 _NEXT_ROW = re.compile(r"\)\s*+,\s*+\(")
 _COMMENT_START = re.compile(r"--|#")
 _COMMENT_STOP = re.compile(r"['\"\r\n]")
-_USE = re.compile(r"\Ause \S+\Z", re.I)
+_USE = re.compile(r"\Ause \S+\Z", re.IGNORECASE)
 _ESCAPED_QUOTE = re.compile(r"\\[\"']")
-_DOUBLE_QUOTED = re.compile(r'".*?"', re.S)  # linear: a failed start is only the last, unmatched quote
-_SINGLE_QUOTED = re.compile(r"'.*?'", re.S)
+_DOUBLE_QUOTED = re.compile(r'".*?"', re.DOTALL)  # linear: a failed start is only the last, unmatched quote
+_SINGLE_QUOTED = re.compile(r"'.*?'", re.DOTALL)
 # pt-query-digest folds booleans; the standalone pt-fingerprint 3.2.1 does not. The digest is the reference.
-_BOOLEAN = re.compile(r"\bfalse\b|\btrue\b", re.I)
+_BOOLEAN = re.compile(r"\bfalse\b|\btrue\b", re.IGNORECASE)
 _NUMBER = re.compile(r"[0-9+-][0-9a-f.xb+-]*+")
 _LEFTOVER = re.compile(r"[xb.+-]\?")
 _WHITESPACE = re.compile(r"[ \n\t\r\f]+")
@@ -39,8 +39,8 @@ _IN_VALUES = re.compile(r"\b(in|values?)(?:[\s,]*+\([\s?,]*+\))+")
 _SELECT = re.compile(r"\bselect\s")
 _UNION = re.compile(r"\sunion")
 _LIMIT = re.compile(r"\blimit \?(?:, ?\?| offset \?)?")
-_ORDER_BY = re.compile(r"\border by ", re.I)
-_ASC = re.compile(r"(?<!\s)\s++asc\b", re.I)  # only from a run's first space: a later start fails the same way
+_ORDER_BY = re.compile(r"\border by ", re.IGNORECASE)
+_ASC = re.compile(r"(?<!\s)\s++asc\b", re.IGNORECASE)  # only from a run's first space: a later start fails the same way
 
 
 def _call(query: str) -> str | None:
@@ -73,7 +73,7 @@ def _strip_block_comments(query: str) -> str:
         if start < 0 or start + 2 >= n:
             break
         if query[start + 2] == "!":
-            out.append(query[pos:start + 2])
+            out.append(query[pos : start + 2])
             pos = start + 2
             continue
         end = query.find("*/", start + 3)
@@ -96,7 +96,7 @@ def _strip_line_comments(query: str) -> str:
         stop = _COMMENT_STOP.search(query, m.end())
         end = stop.start() if stop else n
         if end == n or query[end] in "\r\n":
-            out.append(query[pos:m.start()])
+            out.append(query[pos : m.start()])
             pos = end
         scan = end if end > m.start() else m.start() + 1
     out.append(query[pos:])
@@ -115,9 +115,9 @@ def _fold_unions(query: str) -> str:
     for m in _UNION.finditer(query):
         u = m.start()
         sep, g2 = 7, 6
-        if query[u + 6:u + 7].isspace() and query.startswith("all", u + 7) and query[u + 10:u + 11].isspace():
+        if query[u + 6 : u + 7].isspace() and query.startswith("all", u + 7) and query[u + 10 : u + 11].isspace():
             sep, g2 = 11, 10
-        if query[u + sep - 1:u + sep].isspace() and query.startswith("select", u + sep):
+        if query[u + sep - 1 : u + sep].isspace() and query.startswith("select", u + sep):
             unions.append((u, sep, g2))
     if not unions:
         return query
@@ -147,17 +147,21 @@ def _fold_unions(query: str) -> str:
                 break
         if found is None:
             continue
-        x = query[s:found[0]]
-        end, last_sep = found[0] + found[1] + len(x), query[found[0]:found[0] + found[2]]
+        x = query[s : found[0]]
+        end, last_sep = found[0] + found[1] + len(x), query[found[0] : found[0] + found[2]]
         while True:  # more repeats: `\sunion(\sall)?\s` + X again
-            if not (query[end:end + 1].isspace() and query.startswith("union", end + 1)):
+            if not (query[end : end + 1].isspace() and query.startswith("union", end + 1)):
                 break
             sep, g2 = 7, 6
-            if query[end + 6:end + 7].isspace() and query.startswith("all", end + 7) and query[end + 10:end + 11].isspace():
+            if (
+                query[end + 6 : end + 7].isspace()
+                and query.startswith("all", end + 7)
+                and query[end + 10 : end + 11].isspace()
+            ):
                 sep, g2 = 11, 10
-            if not (query[end + sep - 1:end + sep].isspace() and query.startswith(x, end + sep)):
+            if not (query[end + sep - 1 : end + sep].isspace() and query.startswith(x, end + sep)):
                 break
-            last_sep = query[end:end + g2]
+            last_sep = query[end : end + g2]
             end += sep + len(x)
         out.append(query[pos:s])
         out.append(f"{x} /*repeat{last_sep}*/")

@@ -24,19 +24,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO
 
 _TIME_MARIADB = re.compile(rb"^# Time: (\d{2})(\d{2})(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\s*$")
 _TIME_MYSQL = re.compile(rb"^# Time: (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})\s*$")
 # User and host stop at `[` (the lazy `\S*?` of the old pattern retried every `[` of a crafted line).
-_USER_HOST = re.compile(rb"^# User@Host: ([^\s\[]*+)\[([^\]]*+)\] @ ?([^\s\[]*+) ?\[([^\]]*+)\](?:\s++Id:\s*+(\d++))?\s*+$")
+_USER_HOST = re.compile(
+    rb"^# User@Host: ([^\s\[]*+)\[([^\]]*+)\] @ ?([^\s\[]*+) ?\[([^\]]*+)\](?:\s++Id:\s*+(\d++))?\s*+$"
+)
 _HEADER_VERSION = re.compile(rb"^\S*, Version: .* started with:\s*$")
 _HEADER_PORT = re.compile(rb"^Tcp port: ")
 _HEADER_COLUMNS = re.compile(rb"^Time\s+Id\s+Command\s+Argument\s*$")
 _KEY_VALUE = re.compile(rb"(?<!\w)(\w++): (\S*+)")  # from a word's first character only: later starts fail alike
-_USE = re.compile(rb"^use `?([^`;]*)`?;\s*$", re.I)
+_USE = re.compile(rb"^use `?([^`;]*)`?;\s*$", re.IGNORECASE)
 _SET_TIMESTAMP = re.compile(rb"^SET timestamp=(\d+);\s*$")
 _ADMIN = b"# administrator command: "
 MAX_STATEMENT_BYTES = 1024 * 1024
@@ -94,7 +96,7 @@ def _mysql_time(m: re.Match[bytes]) -> datetime:
     stamp, zone = m.group(1).decode(), m.group(2).decode()
     dt = datetime.fromisoformat(stamp)
     if zone == "Z":
-        return dt.replace(tzinfo=timezone.utc)
+        return dt.replace(tzinfo=UTC)
     sign = 1 if zone[0] == "+" else -1
     return dt.replace(tzinfo=timezone(sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))))
 
@@ -112,14 +114,14 @@ def _admin_command(body: bytes) -> bytes | None:
     """`^# administrator command: (.*?);?\\s*$`'s group, without the lazy retries: trailing space, then one `;`."""
     if not body.startswith(_ADMIN):
         return None
-    rest = body[len(_ADMIN):].rstrip(b" \t\n\r\f\v")
+    rest = body[len(_ADMIN) :].rstrip(b" \t\n\r\f\v")
     return rest[:-1] if rest.endswith(b";") else rest
 
 
 class _EntryReader:
     """One parse's state: the entry being read, its statement so far, and what later entries inherit (time, `use`)."""
 
-    __slots__ = ("max_statement_bytes", "entry", "in_query", "query_lines", "query_size", "last_time", "schema")
+    __slots__ = ("entry", "in_query", "last_time", "max_statement_bytes", "query_lines", "query_size", "schema")
 
     def __init__(self, max_statement_bytes: int) -> None:
         self.max_statement_bytes = max_statement_bytes
@@ -162,8 +164,7 @@ class _EntryReader:
         done = self.entry
         if done is not None:
             text = b"".join(self.query_lines).decode("utf-8", "replace").rstrip("\r\n")
-            if text.endswith(";"):
-                text = text[:-1]
+            text = text.removesuffix(";")
             done.query = text
             done.query_bytes = self.query_size
             done.truncated = self.query_size > self.max_statement_bytes
@@ -195,7 +196,11 @@ class _EntryReader:
             done = self.finish()
             entry = self.entry = SlowEntry(offset=start, time=self.last_time, schema=self.schema)
         user, _priv, host, ip, conn = m.groups()
-        entry.user, entry.host, entry.ip = user.decode(errors="replace"), host.decode(errors="replace"), ip.decode(errors="replace")
+        entry.user, entry.host, entry.ip = (
+            user.decode(errors="replace"),
+            host.decode(errors="replace"),
+            ip.decode(errors="replace"),
+        )
         if conn:
             entry.thread_id = int(conn)
         return done
@@ -265,7 +270,7 @@ def _metadata(entry: SlowEntry, body: bytes) -> None:
         if m:
             entry.query_time, entry.lock_time = float(m.group(1)), float(m.group(2))
             entry.rows_sent, entry.rows_examined = int(m.group(3)), int(m.group(4))
-            rest = body[m.end():]
+            rest = body[m.end() :]
             if rest.strip():
                 entry.extra_lines.append(rest)  # MySQL's log_slow_extra fields
             return

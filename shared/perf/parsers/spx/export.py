@@ -23,7 +23,18 @@ MAX_COLLAPSED_BYTES = 4 * 1024 * 1024
 MAX_SPEEDSCOPE_FRAMES = 1_000_000
 DEEPER = "[deeper frames]"
 MORE = "[more stacks]"
-_UNITS = {"wt": "nanoseconds", "ct": "nanoseconds", "it": "nanoseconds", "zm": "bytes", "zmab": "bytes", "zmfb": "bytes", "mor": "bytes", "io": "bytes", "ior": "bytes", "iow": "bytes"}
+_UNITS = {
+    "wt": "nanoseconds",
+    "ct": "nanoseconds",
+    "it": "nanoseconds",
+    "zm": "bytes",
+    "zmab": "bytes",
+    "zmfb": "bytes",
+    "mor": "bytes",
+    "io": "bytes",
+    "ior": "bytes",
+    "iow": "bytes",
+}
 
 
 @dataclass
@@ -76,7 +87,7 @@ def _frames(s: _Stacks, profile: SpxProfile, path: tuple[int, bool]) -> list[int
         out.append(profile.tree[node].fn)
         node = s.parent[node]
     out.reverse()
-    return out + [-1] if deeper else out
+    return [*out, -1] if deeper else out
 
 
 def _within(sizes: list[int], costs: list[float], budget: int) -> tuple[list[int], float]:
@@ -97,15 +108,18 @@ def collapsed(profile: SpxProfile, metric: str = "wt") -> str:
     names = [f.name.replace(";", ":") for f in profile.functions]
     s = _stacks(profile, m, names)
     shown = [i for i, c in enumerate(s.costs) if round(c) > 0]
-    sizes = [s.chars[s.paths[i][0]] + (len(DEEPER) + 1 if s.paths[i][1] else 0) + len(str(int(round(s.costs[i])))) + 2 for i in shown]
+    sizes = [
+        s.chars[s.paths[i][0]] + (len(DEEPER) + 1 if s.paths[i][1] else 0) + len(str(round(s.costs[i]))) + 2
+        for i in shown
+    ]
     kept, rest = _within(sizes, [s.costs[i] for i in shown], MAX_COLLAPSED_BYTES)
     lines = []
     for k in kept:
         i = shown[k]
         frames = [names[fn] if fn >= 0 else DEEPER for fn in _frames(s, profile, s.paths[i])]
-        lines.append(f"{';'.join(frames)} {int(round(s.costs[i]))}")
+        lines.append(f"{';'.join(frames)} {round(s.costs[i])}")
     if round(rest) > 0:
-        lines.append(f"{MORE} {int(round(rest))}")
+        lines.append(f"{MORE} {round(rest)}")
     return "\n".join(sorted(lines)) + ("\n" if lines else "")
 
 
@@ -131,5 +145,15 @@ def speedscope(profile: SpxProfile, name: str, metric: str = "wt") -> dict[str, 
         "exporter": "firebreak",
         "activeProfileIndex": 0,
         "shared": {"frames": [{"name": f.name} for f in profile.functions] + [{"name": DEEPER}, {"name": MORE}]},
-        "profiles": [{"type": "sampled", "name": f"{name} ({metric})", "unit": _UNITS.get(metric, "none"), "startValue": 0, "endValue": total, "samples": samples, "weights": weights}],
+        "profiles": [
+            {
+                "type": "sampled",
+                "name": f"{name} ({metric})",
+                "unit": _UNITS.get(metric, "none"),
+                "startValue": 0,
+                "endValue": total,
+                "samples": samples,
+                "weights": weights,
+            }
+        ],
     }

@@ -24,8 +24,12 @@ def problems(doc: dict[str, Any]) -> list[str]:
     metrics = doc.get("enabled_metrics")
     if not isinstance(metrics, list) or not metrics:
         out.append("SPX metadata without enabled_metrics")
-    elif len(metrics) > MAX_METRICS or not all(isinstance(m, str) and _METRIC.match(m) for m in metrics) or len(set(metrics)) != len(metrics):
-        out.append(f"enabled_metrics must be 1 to {MAX_METRICS} distinct metric names such as \"wt\" or \"zm\"")
+    elif (
+        len(metrics) > MAX_METRICS
+        or not all(isinstance(m, str) and _METRIC.match(m) for m in metrics)
+        or len(set(metrics)) != len(metrics)
+    ):
+        out.append(f'enabled_metrics must be 1 to {MAX_METRICS} distinct metric names such as "wt" or "zm"')
     count = doc.get("called_function_count")
     if count is not None and not (_is_int(count) and 0 <= count <= MAX_FUNCTIONS):
         out.append(f"called_function_count must be a whole number from 0 to {MAX_FUNCTIONS} (got {str(count)[:40]!r})")

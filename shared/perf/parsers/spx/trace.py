@@ -94,7 +94,7 @@ class TraceFormatError(ValueError):
 class _Frame:
     """An open call carried from one block to the next (or, during a repair, the stack the repair reads)."""
 
-    __slots__ = ("fn", "start", "children", "node")
+    __slots__ = ("children", "fn", "node", "start")
 
     def __init__(self, fn: int, start: np.ndarray, children: np.ndarray, node: int) -> None:
         self.fn, self.start, self.children, self.node = fn, start, children, node
@@ -102,7 +102,7 @@ class _Frame:
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
     """`a` extended with zero rows to `size` rows."""
-    return np.concatenate((a, np.zeros((size - len(a),) + a.shape[1:], a.dtype)))
+    return np.concatenate((a, np.zeros((size - len(a), *a.shape[1:]), a.dtype)))
 
 
 def _blocks(source: Any) -> Iterator[bytes]:
@@ -181,7 +181,9 @@ class _Aggregator:
             if self.section == "[events]":
                 self._events(text[pos:stop])
             elif self.section == "[functions]":
-                self.names.extend(n[:MAX_NAME_CHARS].decode("utf-8", "replace") for n in text[pos:stop].split(b"\n")[:-1])
+                self.names.extend(
+                    n[:MAX_NAME_CHARS].decode("utf-8", "replace") for n in text[pos:stop].split(b"\n")[:-1]
+                )
                 if len(self.names) > MAX_FUNCTIONS:
                     raise TraceFormatError(f"the [functions] table has more than {MAX_FUNCTIONS} names")
             pos = stop
@@ -193,12 +195,12 @@ class _Aggregator:
         odd = np.flatnonzero(spaces_per_line != self.width - 1).tolist()
         begin = 0  # byte offset of the first line not yet applied
         line_starts = np.concatenate(([0], ends[:-1] + 1))
-        for i in odd + [len(ends)]:
+        for i in [*odd, len(ends)]:
             cut = int(line_starts[i]) if i < len(ends) else len(block)
             if cut > begin:
                 self._clean_lines(block[begin:cut])
             if i < len(ends):
-                self._odd_line(block[cut:int(ends[i])])
+                self._odd_line(block[cut : int(ends[i])])
                 begin = int(ends[i]) + 1
 
     def _clean_lines(self, block: bytes) -> None:
@@ -218,7 +220,13 @@ class _Aggregator:
                 self._apply_list([(int(tokens[0]), tokens[1], [float(t) for t in tokens[2:]])])
             elif self.width < len(tokens) < 2 * self.width:
                 repaired: list[tuple[int, str, list[float]]] = []
-                _repair(tokens, self.width, self.stack, self.function_count, lambda fn, flag, values: repaired.append((fn, flag, values)))
+                _repair(
+                    tokens,
+                    self.width,
+                    self.stack,
+                    self.function_count,
+                    lambda fn, flag, values: repaired.append((fn, flag, values)),
+                )
                 self._apply_list(repaired)
                 self.repaired += 1
             else:
@@ -232,8 +240,11 @@ class _Aggregator:
         for _, flag, _ in events:
             if flag not in ("0", "1"):
                 raise TraceFormatError(f"event flag {flag!r} is neither 1 nor 0 (event {self.events + 1})")
-        self._apply(np.array([e[0] for e in events], np.int64), np.array([int(e[1]) for e in events], np.int64),
-                    np.array([e[2] for e in events], np.float64).reshape(len(events), self.m))
+        self._apply(
+            np.array([e[0] for e in events], np.int64),
+            np.array([int(e[1]) for e in events], np.int64),
+            np.array([e[2] for e in events], np.float64).reshape(len(events), self.m),
+        )
 
     # -- aggregation ---------------------------------------------------------------------------------
     def _apply(self, fn: np.ndarray, flag: np.ndarray, values: np.ndarray) -> None:
@@ -242,7 +253,9 @@ class _Aggregator:
             return
         bad_flag = np.flatnonzero((flag != 0) & (flag != 1))
         if bad_flag.size:
-            raise TraceFormatError(f"event flag {int(flag[bad_flag[0]])!r} is neither 1 nor 0 (event {self.events + int(bad_flag[0]) + 1})")
+            raise TraceFormatError(
+                f"event flag {int(flag[bad_flag[0]])!r} is neither 1 nor 0 (event {self.events + int(bad_flag[0]) + 1})"
+            )
         if fn.min() < 0 or fn.max() > _MAX_FN:
             raise TraceFormatError(f"function index out of range near event {self.events + 1}")
         carried = len(self.stack)
@@ -255,10 +268,14 @@ class _Aggregator:
         depth = np.cumsum(delta)  # open frames after each event
         if depth.min() < 0:
             first = int(np.argmax(depth < 0))
-            raise TraceFormatError(f"end event of function {int(fn[first])} with no open frame (event {self.events + first - carried + 1})")
+            raise TraceFormatError(
+                f"end event of function {int(fn[first])} with no open frame (event {self.events + first - carried + 1})"
+            )
         self.max_depth = max(self.max_depth, int(depth.max()))
         if self.max_depth > MAX_DEPTH:
-            raise TraceFormatError(f"calls nest deeper than {MAX_DEPTH} frames (event {self.events + int(np.argmax(depth > MAX_DEPTH)) - carried + 1})")
+            raise TraceFormatError(
+                f"calls nest deeper than {MAX_DEPTH} frames (event {self.events + int(np.argmax(depth > MAX_DEPTH)) - carried + 1})"
+            )
         level = depth - flag  # a start's level is the depth before it, an end's the depth after it
         order = np.argsort(level, kind="stable")
         s_level, s_flag = level[order], flag[order]
@@ -271,7 +288,9 @@ class _Aggregator:
         wrong = np.flatnonzero(fn[starts] != fn[ends])
         if wrong.size:
             k = wrong[np.argmin(ends[wrong])]
-            raise TraceFormatError(f"end event of function {int(fn[ends[k]])} does not close the open frame {int(fn[starts[k]])} (event {self.events + int(ends[k]) - carried + 1})")
+            raise TraceFormatError(
+                f"end event of function {int(fn[ends[k]])} does not close the open frame {int(fn[starts[k]])} (event {self.events + int(ends[k]) - carried + 1})"
+            )
 
         # Each start's parent: the last start one level up before it.
         all_starts = order[np.flatnonzero(is_start)]  # sorted by (level, index)
@@ -306,7 +325,9 @@ class _Aggregator:
         self.node_calls[: len(self.node_fn)] += np.bincount(call_nodes, minlength=len(self.node_fn))
         counted = call_nodes != 0
         for k in range(self.m):
-            self.node_inclusive[: len(self.node_fn), k] += np.bincount(call_nodes[counted], weights=inclusive[counted, k], minlength=len(self.node_fn))
+            self.node_inclusive[: len(self.node_fn), k] += np.bincount(
+                call_nodes[counted], weights=inclusive[counted, k], minlength=len(self.node_fn)
+            )
 
         self.stack = [_Frame(int(fn[i]), values[i].copy(), children[i].copy(), int(node[i])) for i in still_open]
         self.events += n
@@ -325,7 +346,9 @@ class _Aggregator:
             if int(fresh.max()) >= limit:
                 bad = int(fresh.max())
                 if self.function_count is not None:
-                    raise TraceFormatError(f"function index {bad} is outside the [functions] table ({limit} functions, the metadata's called_function_count)")
+                    raise TraceFormatError(
+                        f"function index {bad} is outside the [functions] table ({limit} functions, the metadata's called_function_count)"
+                    )
                 raise TraceFormatError(f"function index {bad} is over the limit of {MAX_FUNCTIONS} functions per trace")
             if len(self.raw_of_dense) + len(fresh) > MAX_FUNCTIONS:
                 raise TraceFormatError(f"the trace calls more than {MAX_FUNCTIONS} distinct functions")
@@ -339,7 +362,9 @@ class _Aggregator:
         return self.known_dense[pos]
 
     @staticmethod
-    def _outermost(fn: np.ndarray, starts: np.ndarray, ends: np.ndarray, still_open: np.ndarray, total: int) -> np.ndarray:
+    def _outermost(
+        fn: np.ndarray, starts: np.ndarray, ends: np.ndarray, still_open: np.ndarray, total: int
+    ) -> np.ndarray:
         """Which closed calls have no enclosing call of the same function (their inclusive counts once)."""
         call_start = np.concatenate((starts, still_open))
         call_end = np.concatenate((ends, np.full(len(still_open), total, np.int64)))
@@ -349,7 +374,9 @@ class _Aggregator:
         end_key = call_fn[by_fn] * span + call_end[by_fn]
         reach = np.empty_like(end_key)
         reach[0] = -1
-        reach[1:] = np.maximum.accumulate(end_key)[:-1]  # furthest end among earlier calls (same fn, by construction of the keys)
+        reach[1:] = np.maximum.accumulate(end_key)[
+            :-1
+        ]  # furthest end among earlier calls (same fn, by construction of the keys)
         inside = np.empty(len(by_fn), bool)
         inside[by_fn] = reach > call_fn[by_fn] * span + call_start[by_fn]
         return ~inside[: len(starts)]
@@ -366,7 +393,9 @@ class _Aggregator:
         ids = f[first]
         self.recursion[ids] = np.maximum(self.recursion[ids], peak)
 
-    def _tree_nodes(self, fn: np.ndarray, level: np.ndarray, parent: np.ndarray, all_starts: np.ndarray, carried: int, total: int) -> np.ndarray:
+    def _tree_nodes(
+        self, fn: np.ndarray, level: np.ndarray, parent: np.ndarray, all_starts: np.ndarray, carried: int, total: int
+    ) -> np.ndarray:
         """The call-tree node of every start event, level by level (a node is its parent's node + fn)."""
         node = np.zeros(total, np.int64)
         for i, frame in enumerate(self.stack):
@@ -376,7 +405,7 @@ class _Aggregator:
             return node
         levels = level[fresh]
         bounds = np.concatenate(([0], np.flatnonzero(np.diff(levels)) + 1, [len(fresh)]))
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False):
             events = fresh[a:b]
             parent_node = node[parent[events]] if levels[a] > 0 else np.zeros(b - a, np.int64)
             keys, inverse = np.unique(parent_node * _STRIDE + fn[events], return_inverse=True)
@@ -399,7 +428,9 @@ class _Aggregator:
     def _grow_functions(self, needed: int) -> None:
         if needed > len(self.calls):
             size = max(needed, 2 * len(self.calls))
-            self.calls, self.recursion, self.inclusive, self.exclusive = (_grown(a, size) for a in (self.calls, self.recursion, self.inclusive, self.exclusive))
+            self.calls, self.recursion, self.inclusive, self.exclusive = (
+                _grown(a, size) for a in (self.calls, self.recursion, self.inclusive, self.exclusive)
+            )
 
     def _grow_nodes(self, needed: int) -> None:
         if needed > len(self.node_calls):
@@ -413,10 +444,12 @@ class _Aggregator:
         if self.names and top >= len(self.names):
             raise TraceFormatError(f"function index {top} is outside the [functions] table ({len(self.names)} names)")
         if not self.names and top >= MAX_UNNAMED_FUNCTIONS:
-            raise TraceFormatError(f"function index {top} with no [functions] table (at most {MAX_UNNAMED_FUNCTIONS} unnamed functions)")
+            raise TraceFormatError(
+                f"function index {top} with no [functions] table (at most {MAX_UNNAMED_FUNCTIONS} unnamed functions)"
+            )
         count = max(len(self.names), top + 1)
         self._grow_functions(len(self.raw_of_dense))
-        dense_of = dict(zip(self.raw_of_dense, range(len(self.raw_of_dense))))
+        dense_of = dict(zip(self.raw_of_dense, range(len(self.raw_of_dense)), strict=False))
         functions = []
         for i in range(count):
             name = self.names[i] if i < len(self.names) else f"#{i}"
@@ -424,14 +457,37 @@ class _Aggregator:
             if d is None:
                 functions.append(FunctionStats(name=name, inclusive=[0.0] * self.m, exclusive=[0.0] * self.m))
             else:
-                functions.append(FunctionStats(name=name, calls=int(self.calls[d]), inclusive=self.inclusive[d].tolist(),
-                                               exclusive=self.exclusive[d].tolist(), max_recursion=int(self.recursion[d])))
-        tree = [TreeNode(fn=f, calls=int(c), inclusive=incl) for f, c, incl in
-                zip(self.node_fn, self.node_calls[: len(self.node_fn)].tolist(), self.node_inclusive[: len(self.node_fn)].tolist())]
+                functions.append(
+                    FunctionStats(
+                        name=name,
+                        calls=int(self.calls[d]),
+                        inclusive=self.inclusive[d].tolist(),
+                        exclusive=self.exclusive[d].tolist(),
+                        max_recursion=int(self.recursion[d]),
+                    )
+                )
+        tree = [
+            TreeNode(fn=f, calls=int(c), inclusive=incl)
+            for f, c, incl in zip(
+                self.node_fn,
+                self.node_calls[: len(self.node_fn)].tolist(),
+                self.node_inclusive[: len(self.node_fn)].tolist(),
+                strict=False,
+            )
+        ]
         for key, child in self.node_children.items():
             tree[key // _STRIDE].children[key % _STRIDE] = child
-        return SpxProfile(metrics=list(metrics), functions=functions, tree=tree, max_depth=self.max_depth, events=self.events,
-                          totals=self.last.tolist(), repaired_lines=self.repaired, malformed_lines=self.malformed, tree_truncated=self.truncated)
+        return SpxProfile(
+            metrics=list(metrics),
+            functions=functions,
+            tree=tree,
+            max_depth=self.max_depth,
+            events=self.events,
+            totals=self.last.tolist(),
+            repaired_lines=self.repaired,
+            malformed_lines=self.malformed,
+            tree_truncated=self.truncated,
+        )
 
 
 def aggregate_trace(source: Any, metrics: list[str], function_count: int | None = None) -> SpxProfile:
@@ -456,7 +512,7 @@ def _floats(tokens: list[str]) -> list[float]:
 
 def _repair(tokens: list[str], width: int, stack: list[_Frame], function_count: int | None, apply: Any) -> None:
     """Split a merged line into its two events (see the module docstring)."""
-    second = tokens[-(width - 1):]  # flag + values of the second event
+    second = tokens[-(width - 1) :]  # flag + values of the second event
     before = tokens[: -(width - 1)]
     flag2 = second[0]
     first_fn, first_flag = int(before[0]), before[1]
@@ -476,12 +532,12 @@ def _repair(tokens: list[str], width: int, stack: list[_Frame], function_count: 
             fn2, head = expected, glued[: -len(str(expected))]
         else:
             # A start event: the longest suffix that is a valid function index.
-            limit = function_count if function_count is not None else 10 ** 9
+            limit = function_count if function_count is not None else 10**9
             split = next((k for k in range(1, len(glued)) if int(glued[k:]) < limit), len(glued) - 1)
             fn2, head = int(glued[split:]), glued[:split]
-        first_values = before[2:-1] + [head]
+        first_values = [*before[2:-1], head]
     values2 = _floats(second[1:])
     values1 = _floats(first_values)
-    values1 += values2[len(values1):]  # the first event's lost trailing values: the nearest reading there is
+    values1 += values2[len(values1) :]  # the first event's lost trailing values: the nearest reading there is
     apply(first_fn, first_flag, values1)
     apply(fn2, flag2, values2)
