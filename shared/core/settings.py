@@ -14,7 +14,9 @@ def _csv(value: object) -> list[str]:
         return []
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
-    return list(value)  # type: ignore[arg-type]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    raise ValueError("expected a comma-separated string or a list")
 
 
 class SettingsError(ValueError):
@@ -96,12 +98,14 @@ class Settings(SettingsSection):
     )
     create_resources: bool = Field(
         False,
-        description="Create the Cosmos database, containers and the blob container on first use (local); bicep creates them in Azure.",
+        description="Create the Cosmos database, containers and the blob container on first use (local); "
+        "bicep creates them in Azure.",
     )
 
     blob_connection_string: str | None = Field(
         None,
-        description="Blob storage connection string (locally Azurite); on Azure use blob_account_url and the managed identity.",
+        description="Blob storage connection string (locally Azurite); on Azure use blob_account_url and the "
+        "managed identity.",
     )
     blob_account_url: str | None = Field(
         None, description="https://<account>.blob.core.windows.net for managed identity."
@@ -110,11 +114,14 @@ class Settings(SettingsSection):
 
     mcp_allowed_hosts: list[str] = Field(
         default_factory=list,
-        description="Host header values every route accepts (comma separated, host:* allowed; DNS-rebinding guard). WEBSITE_HOSTNAME is always added, loopback only locally; list a custom domain, Front Door or APIM host here (else 421).",
+        description="Host header values every route accepts (comma separated, host:* allowed; DNS-rebinding "
+        "guard). WEBSITE_HOSTNAME is always added, loopback only locally; list a custom domain, Front "
+        "Door or APIM host here (else 421).",
     )
     mcp_allowed_origins: list[str] = Field(
         default_factory=list,
-        description="Origin header values every route accepts (comma separated); https://$WEBSITE_HOSTNAME is always added.",
+        description="Origin header values every route accepts (comma separated); https://$WEBSITE_HOSTNAME "
+        "is always added.",
     )
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
 
@@ -133,7 +140,8 @@ class Settings(SettingsSection):
 
     llm_endpoint: str | None = Field(
         None,
-        description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); without one, LLM features take their rule-based path.",
+        description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); "
+        "without one, LLM features take their rule-based path.",
     )
     llm_model: str | None = Field(
         None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL)."
@@ -167,7 +175,7 @@ class Settings(SettingsSection):
     @classmethod
     def from_env(
         cls, env: Mapping[str, str] | None = None, sections: tuple[type[SettingsSection], ...] = ()
-    ) -> Settings:  # type: ignore[override]  # the app's settings also take the sections to read
+    ) -> Settings:
         """Read `FIREBREAK_*` and the platform's own variables, then each section; unknown keys are ignored."""
         env = os.environ if env is None else env
         values = cls.values_from_env(env)
@@ -204,5 +212,6 @@ class Settings(SettingsSection):
         if self.entra_audience and not (self.entra_issuer or self.entra_tenant_id):
             raise SettingsError(
                 "Entra ID validation is on (FIREBREAK_ENTRA_AUDIENCE is set) but no issuer is known: set "
-                "FIREBREAK_ENTRA_TENANT_ID (issuer https://login.microsoftonline.com/<tenant>/v2.0) or FIREBREAK_ENTRA_ISSUER."
+                "FIREBREAK_ENTRA_TENANT_ID (issuer https://login.microsoftonline.com/<tenant>/v2.0) or "
+                "FIREBREAK_ENTRA_ISSUER."
             )

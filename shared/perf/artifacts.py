@@ -4,7 +4,8 @@ Blob layout (one container, every name under the workspace's prefix, so no refer
     perf/<workspace>/artifacts/<name>                      uploads (POST /api/artifacts, upload URLs)
     perf/<workspace>/snapshots/snapshot_<id>/snapshot.json  + metadata.json, profile_<n>.collapsed.txt
     perf/<workspace>/reports/report_<id>.md|.json|*.svg
-    perf/<workspace>/artifacts/bundles/<bundle_id>/manifest.json + timings.json (collect.run: an artifact like any upload)
+    perf/<workspace>/artifacts/bundles/<bundle_id>/manifest.json + timings.json
+    (collect.run: an artifact like any upload)
 artifacts.ingest streams each artifact into a temporary file (SHA-256 on the way), so the parsers work
 on a local file whatever the source and memory does not grow with the artifact. artifacts.validate
 writes nothing: detection reads blobs as ranged streams (BlobReader), only as far as it needs.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import functools
 import io
 import os
 import re
@@ -175,7 +177,8 @@ class ArtifactFetcher:
         total = self._settings.section(PerfSettings).max_request_bytes
         if self._used + size > total:
             return (
-                f"the artifacts of this request would exceed {total} bytes in total (FIREBREAK_PERF_MAX_REQUEST_BYTES): "
+                f"the artifacts of this request would exceed {total} bytes in total "
+                f"(FIREBREAK_PERF_MAX_REQUEST_BYTES): "
                 "validate or ingest them in smaller groups"
             )
         self._used += size
@@ -223,9 +226,9 @@ class ArtifactFetcher:
                     ref,
                     None,
                     size,
-                    opener=lambda name=name, size=size: io.BufferedReader(BlobReader(self._blobs, name, size, loop)),
+                    opener=functools.partial(_blob_opener, self._blobs, name, size, loop),
                 )
-            )  # type: ignore[misc]
+            )
         return out
 
     async def _local(self, ref: ArtifactRef) -> LocalArtifact:
@@ -234,15 +237,13 @@ class ArtifactFetcher:
             return LocalArtifact(
                 ref,
                 None,
-                error='local paths are not accepted here: upload the file (POST /api/artifacts or create_upload_url) and pass {"blob": name}',
+                error="local paths are not accepted here: upload the file (POST /api/artifacts or "
+                'create_upload_url) and pass {"blob": name}',
             )
         path = Path(str(ref.path))
-        if not path.is_absolute():
-            return LocalArtifact(ref, None, error="path must be absolute")
-        if not path.is_file():
-            return LocalArtifact(ref, None, error="artifact file not found")
-        if path.stat().st_size > limit:
-            return LocalArtifact(ref, None, error=f"artifact is larger than the {limit}-byte limit")
+        problem = await asyncio.to_thread(_local_file_problem, path, limit)
+        if problem:
+            return LocalArtifact(ref, None, error=problem)
         try:
             size, sha = await asyncio.to_thread(hash_file, path)
         except OSError as exc:
@@ -250,7 +251,8 @@ class ArtifactFetcher:
         return LocalArtifact(ref, path, size, sha)
 
     async def fetch(self, ref: ArtifactRef, index: int) -> LocalArtifact:
-        """One artifact as a local file (blobs are downloaded into the temporary directory), within the request's byte budget."""
+        """One artifact as a local file (blobs are downloaded into the temporary directory), within the
+        request's byte budget."""
         limit = self._settings.section(PerfSettings).max_artifact_bytes
         if ref.path is not None:
             local = await self._local(ref)
@@ -266,7 +268,8 @@ class ArtifactFetcher:
         target.parent.mkdir(parents=True, exist_ok=True)
         remaining = self._settings.section(PerfSettings).max_request_bytes - self._used
         try:
-            with open(target, "wb") as sink:
+            sink = await asyncio.to_thread(open, target, "wb")
+            with sink:
                 got = await self._blobs.download_to(name, sink, limit=min(limit, remaining))
         except ValueError as exc:
             target.unlink(missing_ok=True)
@@ -279,3 +282,19 @@ class ArtifactFetcher:
             )
         self._used += got[0]
         return LocalArtifact(ref, target, got[0], got[1])
+
+
+def _local_file_problem(path: Path, limit: int) -> str | None:
+    """Why a local artifact path cannot be used, or None (file system calls: run off the event loop)."""
+    if not path.is_absolute():
+        return "path must be absolute"
+    if not path.is_file():
+        return "artifact file not found"
+    if path.stat().st_size > limit:
+        return f"artifact is larger than the {limit}-byte limit"
+    return None
+
+
+def _blob_opener(blobs: BlobStore, name: str, size: int, loop: asyncio.AbstractEventLoop) -> io.BufferedReader:
+    """A buffered reader over one blob, for parsers that run in a worker thread."""
+    return io.BufferedReader(BlobReader(blobs, name, size, loop))

@@ -28,7 +28,8 @@ async def _artifacts_list(deps: Deps) -> str:
 
 CAPABILITY = Capability(
     name="perf",
-    summary="Perf artifacts: SPX profiles, MySQL slow logs and TTFB timings into P0/P1/P2 findings and Markdown/JSON/SVG reports.",
+    summary="Perf artifacts: SPX profiles, MySQL slow logs and TTFB timings into P0/P1/P2 findings and "
+    "Markdown/JSON/SVG reports.",
     toolset=toolset,
     settings=PerfSettings,
     containers=(PERF_RUNS_CONTAINER,),

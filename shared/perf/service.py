@@ -154,7 +154,8 @@ class PerfService:
             sources=sources,
             created=created,
             removed_by_retention=removed,
-            next_action=f"Call analysis.run (or report.export for a shareable report) with normalized_snapshot_id {built.snapshot_id}.",
+            next_action=f"Call analysis.run (or report.export for a shareable report) with "
+            f"normalized_snapshot_id {built.snapshot_id}.",
         )
 
     async def _analysis(
@@ -171,7 +172,8 @@ class PerfService:
         result, _, _ = await self._analysis(await self.store(principal), req)
         s = result["summary"]
         nxt = (
-            "Start with the P0/P1 findings' suggestions; call report.export with the same parameters for Markdown/JSON and charts."
+            "Start with the P0/P1 findings' suggestions; call report.export with the same parameters for "
+            "Markdown/JSON and charts."
             if s["finding_count"]
             else "Nothing crosses a threshold: call report.export to share the ranking, or pass stricter thresholds."
         )
@@ -197,7 +199,8 @@ class PerfService:
             markdown=rendered.markdown,
             report=rendered.report,
             correlation_id=correlation_id,
-            next_action="Share the Markdown (download it with its charts from downloads[], same credentials as the tools); re-run after a fix and compare the findings.",
+            next_action="Share the Markdown (download it with its charts from downloads[], same credentials "
+            "as the tools); re-run after a fix and compare the findings.",
         )
 
     async def runs_list(self, principal: Principal, req: RunsListRequest) -> RunsListResult:
@@ -257,15 +260,19 @@ class PerfService:
             return collect_plan.CollectResult(
                 bundle_id=plan.bundle_id,
                 state="running",
-                **paths,
+                bundle_dir=paths["bundle_dir"],
+                manifest_path=paths["manifest_path"],
+                timings_path=paths["timings_path"],
                 artifact_counts=collect_run.inventory_counts(plan, []),
                 ingest_artifacts=[],
                 correlation_id=correlation_id,
                 run_id=started.run_id,
                 status_url=started.status_url,
                 next_action=(
-                    f"The probes may take up to {worst:.0f} s, more than one request allows, so they continue in the background: call get_run_status with run_id "
-                    f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress shows how far it got); its output holds "
+                    f"The probes may take up to {worst:.0f} s, more than one request allows, so they "
+                    f"continue in the background: call get_run_status with run_id "
+                    f"{started.run_id} (or GET {started.status_url}) until state is 'completed' (progress "
+                    f"shows how far it got); its output holds "
                     "artifact_counts and ingest_artifacts for artifacts.ingest."
                 ),
             )
@@ -278,7 +285,9 @@ class PerfService:
         return collect_plan.CollectResult(
             bundle_id=plan.bundle_id,
             state="completed",
-            **paths,
+            bundle_dir=paths["bundle_dir"],
+            manifest_path=paths["manifest_path"],
+            timings_path=paths["timings_path"],
             artifact_counts=done["artifact_counts"],
             ingest_artifacts=done["ingest_artifacts"],
             removed_by_retention=done["removed_by_retention"],
@@ -290,7 +299,8 @@ class PerfService:
     async def finish_collect(
         self, workspace_id: str, plan: collect_plan.BundlePlan, samples: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        """Write the bundle of a collect.run for its owner `workspace_id` (inline, or from the orchestration's last activity)."""
+        """Write the bundle of a collect.run for its owner `workspace_id` (inline, or from the
+        orchestration's last activity)."""
         store = PerfStore(self.blobs, await self.cosmos.container(PERF_RUNS_CONTAINER.name), workspace_id)
         return await collect_run.finish(plan, samples, store, self.settings, self.clock)
 
@@ -305,7 +315,8 @@ class PerfService:
         used, quota = await store.stored_artifact_bytes(), self.settings.section(PerfSettings).workspace_quota_bytes
         if used >= quota:
             raise RateLimited(
-                f"this workspace stores {used} bytes of artifacts, its quota is {quota} (FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
+                f"this workspace stores {used} bytes of artifacts, its quota is {quota} "
+                f"(FIREBREAK_PERF_WORKSPACE_QUOTA_BYTES)",
                 details={"stored_bytes": used, "quota_bytes": quota},
                 recovery_suggestions=[
                     "Ingest and let retention remove old collect bundles, or delete unused uploads, then ask again."
@@ -319,7 +330,8 @@ class PerfService:
             )
             if busy_until:
                 raise RateLimited(
-                    f"this workspace already holds {self.settings.section(PerfSettings).max_upload_urls} unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
+                    f"this workspace already holds {self.settings.section(PerfSettings).max_upload_urls} "
+                    f"unexpired upload URLs (FIREBREAK_PERF_MAX_UPLOAD_URLS)",
                     details={
                         "max_open_upload_urls": self.settings.section(PerfSettings).max_upload_urls,
                         "next_slot_at": busy_until,
@@ -337,7 +349,8 @@ class PerfService:
             expires_in_minutes=minutes,
             alternative=f"POST /api/artifacts?name={req.name} with the file as the body (raw or multipart/form-data)",
             next_action=(
-                f'PUT the file to upload_url with header x-ms-blob-type: BlockBlob, then pass {{"blob": "{req.name}"}} to artifacts.validate / artifacts.ingest.'
+                "PUT the file to upload_url with header x-ms-blob-type: BlockBlob, then pass "
+                f'{{"blob": "{req.name}"}} to artifacts.validate / artifacts.ingest.'
                 if url
                 else "This deployment cannot sign upload URLs: use the alternative route."
             ),

@@ -24,7 +24,8 @@ class PerfSettings(SettingsSection):
     collect_inline_seconds: float = Field(
         60.0,
         gt=0,
-        description="collect.run answers inline when its worst case fits; longer runs continue as a Durable orchestration.",
+        description="collect.run answers inline when its worst case fits; longer runs continue as a Durable "
+        "orchestration.",
     )
     upload_url_minutes: int = Field(
         15, ge=1, le=24 * 60, description="Lifetime of the upload URLs create_upload_url hands out."
@@ -33,7 +34,8 @@ class PerfSettings(SettingsSection):
         1024 * 1024,
         ge=1024,
         le=64 * 1024 * 1024,
-        description="Slow-log statements keep this many bytes (longer ones are marked truncated; their class is that of the kept text).",
+        description="Slow-log statements keep this many bytes (longer ones are marked truncated; their class "
+        "is that of the kept text).",
     )
     max_request_bytes: int = Field(
         1024 * 1024 * 1024,
@@ -43,12 +45,14 @@ class PerfSettings(SettingsSection):
     workspace_quota_bytes: int = Field(
         10 * 1024**3,
         ge=1,
-        description="Stored artifact bytes per workspace above which create_upload_url refuses new URLs (RATE_LIMITED).",
+        description="Stored artifact bytes per workspace above which create_upload_url refuses new URLs "
+        "(RATE_LIMITED).",
     )
     max_upload_urls: int = Field(
         20,
         ge=1,
-        description="Upload URLs a workspace may hold unexpired at once (create_upload_url answers RATE_LIMITED beyond).",
+        description="Upload URLs a workspace may hold unexpired at once (create_upload_url answers "
+        "RATE_LIMITED beyond).",
     )
 
     @field_validator("ttl_days", mode="before")

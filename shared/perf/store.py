@@ -193,7 +193,7 @@ class PerfStore:
             doc = await self.runs.read("upload_urls", self.workspace)
             open_urls = sorted(t for t in (doc or {}).get("expires", []) if t > now.isoformat())
             if len(open_urls) >= max_open:
-                return open_urls[0]
+                return str(open_urls[0])
             fresh = {
                 "id": "upload_urls",
                 "type": "upload_urls",

@@ -1,4 +1,4 @@
-"""The perf tools (spec: ../shared/specs/perf-artifacts-mcp.md), plus runs.*, the ingest.bundle alias and upload URLs."""
+"""The perf tools (spec: ../shared/specs/perf-artifacts-mcp.md), plus runs.*, ingest.bundle and upload URLs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ def _service(ctx: ToolContext) -> PerfService:
 
 def _render_analysis(r: models.AnalysisResult) -> str:
     s = r.summary
-    return f"{s['finding_count']} finding(s) ({s['p0_count']} P0, {s['p1_count']} P1, {s['p2_count']} P2). {s['headline']} {r.next_action}"
+    return (
+        f"{s['finding_count']} finding(s) ({s['p0_count']} P0, {s['p1_count']} P1, {s['p2_count']} P2). "
+        f"{s['headline']} {r.next_action}"
+    )
 
 
 @toolset.tool("create_upload_url", title="Get a short-lived URL to upload an artifact", idempotent=True)

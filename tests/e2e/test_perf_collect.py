@@ -46,7 +46,9 @@ def read_bundle(host: HostProcess, headers: dict[str, str], name: str) -> dict:
     async def read() -> dict:
         store = BlobStore(Settings.from_env(host.env))
         try:
-            return json.loads(await store.get(artifact_blob(headers["x-dev-workspace"], name)))
+            data = await store.get(artifact_blob(headers["x-dev-workspace"], name))
+            assert data is not None, name
+            return json.loads(data)
         finally:
             await store.close()
 

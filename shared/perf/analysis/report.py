@@ -40,10 +40,10 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str, str]) -> RenderedReport:
-    sid = analysis["normalized_snapshot_id"]
-    rid = report_id(sid, analysis)
-    summary, findings = analysis["summary"], analysis["findings"]
+def _charts(
+    snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str, str], rid: str
+) -> tuple[dict[str, str], list[tuple[str, dict[str, Any]]]]:
+    """The report's SVGs (top offenders first, then one flame graph per slow profile that has one)."""
     charts = {
         f"report_{rid}_top.svg": offenders_chart(analysis["aggregates"], analysis["ranking_thresholds"], list(DEFAULTS))
     }
@@ -55,7 +55,10 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
                 flames[p["key"]], f"{p['endpoint'] or p['command'] or p['key']} ({p['key']}, {p['wall_ms']:,.1f} ms)"
             )
             flame_files.append((name, p))
+    return charts, flame_files
 
+
+def _executive_summary(sid: str, summary: dict[str, Any], findings: list[dict[str, Any]]) -> list[str]:
     md = ["# Executive Summary", ""]
     md.append(
         f"Snapshot `{sid}`: {summary['endpoint_count']} endpoint(s), {summary['query_count']} query class(es), "
@@ -64,47 +67,73 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
     md.append("")
     if findings:
         md.append(
-            f"**{summary['finding_count']} finding(s): {summary['p0_count']} P0, {summary['p1_count']} P1, {summary['p2_count']} P2.** Fix first:"
+            f"**{summary['finding_count']} finding(s): {summary['p0_count']} P0, {summary['p1_count']} P1, "
+            f"{summary['p2_count']} P2.** Fix first:"
         )
         md.append("")
-        for f in findings[:3]:
-            md.append(
-                f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: `{f['metric']}` {f['value_ms']:,.1f} ms, {f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}"
-            )
+        md.extend(
+            f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: `{f['metric']}` {f['value_ms']:,.1f} ms, "
+            f"{f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}"
+            for f in findings[:3]
+        )
     else:
         md.append(
-            "No finding: nothing reaches a P2 threshold among the top items ranked. See Observations for what was measured."
+            "No finding: nothing reaches a P2 threshold among the top items ranked. "
+            "See Observations for what was measured."
         )
-    md += ["", "# Thresholds Used", "", "| metric | P0 ms | P1 ms | P2 ms | source |", "|---|---|---|---|---|"]
+    return md
+
+
+def _thresholds_used(analysis: dict[str, Any]) -> list[str]:
+    md = ["", "# Thresholds Used", "", "| metric | P0 ms | P1 ms | P2 ms | source |", "|---|---|---|---|---|"]
     for metric, levels in analysis["ranking_thresholds"].items():
         md.append(f"| {metric} | {levels['P0']:,} | {levels['P1']:,} | {levels['P2']:,} | {levels['source']} |")
     if analysis["open_questions"]:
         md += ["", "Open questions:", ""] + [f"- {q}" for q in analysis["open_questions"]]
-    md += ["", "# Observations", "", f"![Top offenders]({next(iter(charts))})", ""]
+    return md
+
+
+def _finding_details(findings: list[dict[str, Any]]) -> list[str]:
+    """One section per severity level, one subsection per finding."""
+    md: list[str] = []
+    for level in LEVELS:
+        group = [f for f in findings if f["severity"] == level]
+        if group:
+            md += ["", f"## {level}", ""]
+            for f in group:
+                md += [
+                    f"### {_cell(f['subject'])[:160]}",
+                    "",
+                    (
+                        f"- metric: `{f['metric']}` = {f['value_ms']:,.3f} ms (threshold {f['threshold_ms']:,} ms, "
+                        f"over by {f['over_by_ms']:,.1f} ms)"
+                    ),
+                    f"- suggestion: {f['suggestion']}",
+                ]
+                worst = f["evidence"].get("worst_sample")
+                if worst:
+                    md += ["- worst sample (literals redacted):", "", "```sql", worst["query"][:1500], "```"]
+                md.append("")
+    return md
+
+
+def _observations(findings: list[dict[str, Any]], top_chart: str) -> list[str]:
+    md = ["", "# Observations", "", f"![Top offenders]({top_chart})", ""]
     if findings:
         md += ["| severity | metric | subject | measured ms | threshold ms | over |", "|---|---|---|---|---|---|"]
-        for f in findings:
-            md.append(
-                f"| {f['severity']} | {f['metric']} | {_cell(f['subject'])[:120]} | {f['value_ms']:,.1f} | {f['threshold_ms']:,} | {f['over_by_pct']}% |"
-            )
-        for level in LEVELS:
-            group = [f for f in findings if f["severity"] == level]
-            if group:
-                md += ["", f"## {level}", ""]
-                for f in group:
-                    md += [
-                        f"### {_cell(f['subject'])[:160]}",
-                        "",
-                        f"- metric: `{f['metric']}` = {f['value_ms']:,.3f} ms (threshold {f['threshold_ms']:,} ms, over by {f['over_by_ms']:,.1f} ms)",
-                        f"- suggestion: {f['suggestion']}",
-                    ]
-                    worst = f["evidence"].get("worst_sample")
-                    if worst:
-                        md += ["- worst sample (literals redacted):", "", "```sql", worst["query"][:1500], "```"]
-                    md.append("")
+        md.extend(
+            f"| {f['severity']} | {f['metric']} | {_cell(f['subject'])[:120]} | {f['value_ms']:,.1f} "
+            f"| {f['threshold_ms']:,} | {f['over_by_pct']}% |"
+            for f in findings
+        )
+        md += _finding_details(findings)
     else:
         md.append("No endpoint, query class or function reached a P2 threshold.")
-    md += ["", "## Ranked by metric", ""]
+    return md
+
+
+def _ranked_by_metric(analysis: dict[str, Any]) -> list[str]:
+    md = ["", "## Ranked by metric", ""]
     for metric in DEFAULTS:
         items = analysis["aggregates"].get(metric) or []
         md.append(
@@ -115,6 +144,13 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
                 else "no data in this snapshot"
             )
         )
+    return md
+
+
+def _flame_graphs_and_sources(
+    analysis: dict[str, Any], flame_files: list[tuple[str, dict[str, Any]]], rid: str
+) -> list[str]:
+    md: list[str] = []
     if flame_files:
         md += ["", "## Flame graphs", ""]
         for name, p in flame_files:
@@ -122,9 +158,24 @@ def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str,
     md += ["", "## Sources", ""]
     totals = analysis["aggregates"]["totals"]
     md.append(
-        f"{totals['query_executions']:,} slow-log executions ({totals['query_time_ms']:,.1f} ms), {totals['profiles']} profile(s) "
-        f"({totals['profiled_wall_ms']:,.1f} ms profiled), {totals['timing_samples']} timing sample(s). Report `{rid}`."
+        f"{totals['query_executions']:,} slow-log executions ({totals['query_time_ms']:,.1f} ms), "
+        f"{totals['profiles']} profile(s) "
+        f"({totals['profiled_wall_ms']:,.1f} ms profiled), {totals['timing_samples']} timing sample(s). "
+        f"Report `{rid}`."
     )
+    return md
+
+
+def render(snapshot: dict[str, Any], analysis: dict[str, Any], flames: dict[str, str]) -> RenderedReport:
+    sid = analysis["normalized_snapshot_id"]
+    rid = report_id(sid, analysis)
+    summary, findings = analysis["summary"], analysis["findings"]
+    charts, flame_files = _charts(snapshot, analysis, flames, rid)
+    md = _executive_summary(sid, summary, findings)
+    md += _thresholds_used(analysis)
+    md += _observations(findings, next(iter(charts)))
+    md += _ranked_by_metric(analysis)
+    md += _flame_graphs_and_sources(analysis, flame_files, rid)
     markdown = "\n".join(md) + "\n"
     report = {"report_id": rid, "snapshot_id": sid, **analysis, "charts": sorted(charts)}
     return RenderedReport(rid, markdown, report, charts)

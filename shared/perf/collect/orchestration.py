@@ -45,7 +45,8 @@ async def probe_path(run: ActiveRun, index: Any, deps: Deps) -> list[dict[str, A
 
 
 async def write_bundle(run: ActiveRun, samples: Any, deps: Deps) -> dict[str, Any]:
-    """Activity: write the bundle for the run's owner; the plan's recorded values (names, redacted paths) are all it needs."""
+    """Activity: write the bundle for the run's owner; the plan's recorded values (names, redacted paths)
+    are all it needs."""
     from shared.perf.service import perf_service
 
     plan = StoredPlan.from_record(run.plan)

@@ -17,6 +17,7 @@ record's plan (StoredPlan, re-validated at claim), and only the probe activity j
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 import secrets
@@ -82,7 +83,8 @@ class CollectRequest(ToolInput):
     spx_dirs: list[str] = Field(
         default_factory=list,
         max_length=20,
-        description="Blob prefixes under your artifacts holding SPX .json/.txt.gz files (local directories where local paths are allowed).",
+        description="Blob prefixes under your artifacts holding SPX .json/.txt.gz files (local directories "
+        "where local paths are allowed).",
     )
     slow_log_path: str | None = Field(
         None,
@@ -100,7 +102,8 @@ class CollectRequest(ToolInput):
     headers: dict[str, str] = Field(
         default_factory=dict,
         max_length=MAX_HEADERS,
-        description="Headers to send; only names in headers_allowlist are sent. Values are kept encrypted while a long run needs them and never recorded.",
+        description="Headers to send; only names in headers_allowlist are sent. Values are kept encrypted "
+        "while a long run needs them and never recorded.",
     )
     headers_allowlist: list[str] = Field(
         default_factory=list,
@@ -121,7 +124,8 @@ class CollectRequest(ToolInput):
     output_dir: str | None = Field(
         None,
         max_length=100,
-        description="A label for the bundle (letters, digits, '.', '_', '-'); bundles always live under your workspace's bundles/.",
+        description="A label for the bundle (letters, digits, '.', '_', '-'); bundles always live under your "
+        "workspace's bundles/.",
     )
     retention: Retention | None = Field(
         None, description="Bundle retention for this workspace (keep_last_n, ttl_days)."
@@ -142,7 +146,8 @@ def check_paths(paths: list[str]) -> list[str]:
     for p in paths:
         if not _URL_PATH.fullmatch(p):
             raise ValueError(
-                f"{p[:80]!r}: each path must start with '/' and hold only visible ASCII characters (no spaces; percent-encode others), at most 2048"
+                f"{p[:80]!r}: each path must start with '/' and hold only visible ASCII characters (no "
+                f"spaces; percent-encode others), at most 2048"
             )
     return paths
 
@@ -151,7 +156,8 @@ def check_headers(headers: dict[str, str]) -> dict[str, str]:
     for k, v in headers.items():
         if not _HEADER_NAME.fullmatch(k) or not _HEADER_VALUE.fullmatch(v):
             raise ValueError(
-                f"header {k[:60]!r} has an invalid name or value (visible ASCII, spaces inside, at most 4096 characters)"
+                f"header {k[:60]!r} has an invalid name or value (visible ASCII, spaces inside, at most 4096 "
+                f"characters)"
             )
         if k.lower() in _RESERVED_HEADERS:
             raise ValueError(f"header {k!r} is set by the probe itself and cannot be sent")
@@ -304,20 +310,26 @@ def worst_case_seconds(req: CollectRequest) -> float:
     return len(req.url_paths) * per_path * req.timeout_ms / 1000
 
 
+def _local_spx_files(root: Path) -> list[str] | None:
+    """The SPX files of a local directory (at most MAX_FILES_PER_DIR), or None when it is not a directory."""
+    if not root.is_dir():
+        return None
+    return sorted(str(p) for p in root.iterdir() if p.is_file() and p.name.endswith((".json", ".txt.gz")))[
+        :MAX_FILES_PER_DIR
+    ]
+
+
 async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, workspace: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     local = settings.section(PerfSettings).allow_local_paths
     for d in req.spx_dirs:
         if local and d.startswith("/"):
-            root = Path(d)
-            if not root.is_dir():
+            found = await asyncio.to_thread(_local_spx_files, Path(d))
+            if found is None:
                 raise ValidationFailed(
                     f"SPX directory not found: {d}",
                     details={"errors": [{"field": "spx_dirs", "problem": "not a directory"}]},
                 )
-            found = sorted(str(p) for p in root.iterdir() if p.is_file() and p.name.endswith((".json", ".txt.gz")))[
-                :MAX_FILES_PER_DIR
-            ]
             items += [{"path": p, "type": "spx"} for p in found]
             continue
         prefix = artifact_blob(workspace, blob_name(d.strip("/"))) + "/"
@@ -339,7 +351,7 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
         items += [{"blob": n, "type": "spx"} for n in sorted(names)]
     if req.slow_log_path:
         if local and req.slow_log_path.startswith("/"):
-            if not Path(req.slow_log_path).is_file():
+            if not await asyncio.to_thread(Path(req.slow_log_path).is_file):
                 raise ValidationFailed(
                     "slow_log_path must point to a readable file",
                     details={"errors": [{"field": "slow_log_path", "problem": "not a file"}]},
@@ -397,7 +409,8 @@ async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, worksp
             retention=req.retention or Retention(),
         )
     except ValidationError as exc:
-        # The request was checked already; only a recorded value can still exceed a limit (a redacted base_url near 2,048 characters).
+        # The request was checked already; only a recorded value can still exceed a limit (a redacted base_url near
+        # 2,048 characters).
         raise validation_failed_from_pydantic(exc, what="collect plan") from None
 
 
@@ -413,7 +426,8 @@ def split_secrets(plan: CollectPlan) -> tuple[StoredPlan, PlanSecrets]:
 
 
 def validate_stored_plan(stored: dict[str, Any]) -> dict[str, Any]:
-    """RunService.claim's validator: the record's plan re-checked (StoredPlan.from_record), as the JSON the orchestration reads."""
+    """RunService.claim's validator: the record's plan re-checked (StoredPlan.from_record), as the JSON
+    the orchestration reads."""
     return StoredPlan.from_record(stored).model_dump(mode="json")
 
 

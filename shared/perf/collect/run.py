@@ -50,7 +50,8 @@ async def run_path(plan: CollectPlan, path: str, settings: Settings) -> list[dic
 async def finish(
     plan: BundlePlan, samples: list[dict[str, Any]], store: PerfStore, settings: Settings, now: Callable[[], datetime]
 ) -> dict[str, Any]:
-    """Write timings.json and manifest.json (timings first: a manifest always points at a whole bundle), index it, apply retention.
+    """Write timings.json and manifest.json (timings first: a manifest always points at a whole bundle),
+    index it, apply retention.
 
     `plan` may be the full plan or the stored one: the bundle holds recorded values only. `store` is the run owner's.
     """

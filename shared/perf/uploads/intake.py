@@ -30,7 +30,8 @@ def _invalid(message: str, problem: str, field: str = "(body)") -> ValidationFai
 
 
 def split_body(body: bytes, content_type: str, name: str | None) -> list[tuple[str, bytes]]:
-    """(name, bytes) per file in the request; multipart limits are enforced while parsing (CPU-bound: run off the loop)."""
+    """(name, bytes) per file in the request; multipart limits are enforced while parsing
+    (CPU-bound: run off the loop)."""
     if content_type.lower().startswith("multipart/form-data"):
         try:
             parts = parse_multipart(body, content_type, max_parts=MAX_PARTS)

@@ -18,6 +18,7 @@ from shared.perf.models import (
     AnalysisRequest,
     ArtifactRef,
     IngestRequest,
+    Retention,
     RunsGetRequest,
     RunsListRequest,
     ValidateRequest,
@@ -204,7 +205,7 @@ async def test_retention_keeps_the_newest_n_with_their_files(service: PerfServic
     ids = []
     for f in [*SLOWLOGS, TIMINGS]:
         refs = await upload(deps, who, [f])
-        r = await service.ingest(who, IngestRequest(artifacts=refs, retention={"keep_last_n": 2}))
+        r = await service.ingest(who, IngestRequest(artifacts=refs, retention=Retention(keep_last_n=2)))
         ids.append(r.normalized_snapshot_id)
     assert r.removed_by_retention == [ids[0]]
     listed = [x.normalized_snapshot_id for x in (await service.runs_list(who, RunsListRequest())).runs]
@@ -226,7 +227,7 @@ async def test_retention_by_age(deps: Deps) -> None:
     ).normalized_snapshot_id
     now[0] += timedelta(days=8)
     fresh = await aged.ingest(
-        who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS]), retention={"ttl_days": 7})
+        who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS]), retention=Retention(ttl_days=7))
     )
     assert fresh.removed_by_retention == [old]
     assert [r.normalized_snapshot_id for r in (await aged.runs_list(who, RunsListRequest())).runs] == [

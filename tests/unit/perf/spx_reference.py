@@ -22,60 +22,67 @@ class _Frame:
         self.children = [0.0] * len(start)
 
 
-def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_count: int | None = None) -> SpxProfile:
-    """Aggregate a decompressed trace, read line by line."""
-    m = len(metrics)
-    width = m + 2
-    stack: list[_Frame] = []
-    open_count: dict[int, int] = {}
-    calls: dict[int, int] = {}
-    inclusive: dict[int, list[float]] = {}
-    exclusive: dict[int, list[float]] = {}
-    recursion: dict[int, int] = {}
-    tree: list[TreeNode] = [TreeNode(fn=-1, inclusive=[0.0] * m)]
-    truncated = False
-    names: list[str] = []
-    section = ""
-    max_depth = events = repaired = malformed = 0
-    last = [0.0] * m
+class _Aggregation:
+    """The running state of one trace: a Python stack, one event at a time."""
 
-    def start(fn: int, values: list[float]) -> None:
-        nonlocal max_depth, truncated
+    def __init__(self, metrics: list[str], function_count: int | None) -> None:
+        m = len(metrics)
+        self.metrics = metrics
+        self.function_count = function_count
+        self.m = m
+        self.width = m + 2
+        self.stack: list[_Frame] = []
+        self.open_count: dict[int, int] = {}
+        self.calls: dict[int, int] = {}
+        self.inclusive: dict[int, list[float]] = {}
+        self.exclusive: dict[int, list[float]] = {}
+        self.recursion: dict[int, int] = {}
+        self.tree: list[TreeNode] = [TreeNode(fn=-1, inclusive=[0.0] * m)]
+        self.truncated = False
+        self.names: list[str] = []
+        self.section = ""
+        self.max_depth = self.events = self.repaired = self.malformed = 0
+        self.last = [0.0] * m
+
+    def start(self, fn: int, values: list[float]) -> None:
+        stack, tree = self.stack, self.tree
         parent_node = stack[-1].node if stack else 0
         node = tree[parent_node].children.get(fn)
         if node is None:
             if len(tree) < MAX_TREE_NODES:
                 node = len(tree)
-                tree.append(TreeNode(fn=fn, inclusive=[0.0] * m))
+                tree.append(TreeNode(fn=fn, inclusive=[0.0] * self.m))
                 tree[parent_node].children[fn] = node
             else:
-                node, truncated = parent_node, True
+                node, self.truncated = parent_node, True
         stack.append(_Frame(fn, values, node))
-        depth_same = open_count.get(fn, 0)
-        open_count[fn] = depth_same + 1
-        if depth_same > recursion.get(fn, 0):
-            recursion[fn] = depth_same
-        if len(stack) > max_depth:
-            max_depth = len(stack)
+        depth_same = self.open_count.get(fn, 0)
+        self.open_count[fn] = depth_same + 1
+        if depth_same > self.recursion.get(fn, 0):
+            self.recursion[fn] = depth_same
+        if len(stack) > self.max_depth:
+            self.max_depth = len(stack)
 
-    def end(fn: int, values: list[float]) -> None:
+    def end(self, fn: int, values: list[float]) -> None:
+        stack, m = self.stack, self.m
         if not stack or stack[-1].fn != fn:
             raise TraceFormatError(
-                f"end event of function {fn} does not close the open frame {stack[-1].fn if stack else None} (event {events})"
+                f"end event of function {fn} does not close the open frame "
+                f"{stack[-1].fn if stack else None} (event {self.events})"
             )
         frame = stack.pop()
         incl = [e - s for e, s in zip(values, frame.start, strict=False)]
         excl = [i - c for i, c in zip(incl, frame.children, strict=False)]
-        calls[fn] = calls.get(fn, 0) + 1
-        acc = exclusive.setdefault(fn, [0.0] * m)
+        self.calls[fn] = self.calls.get(fn, 0) + 1
+        acc = self.exclusive.setdefault(fn, [0.0] * m)
         for k in range(m):
             acc[k] += excl[k]
-        open_count[fn] -= 1
-        if open_count[fn] == 0:  # the outermost frame of this function: count its inclusive once
-            acc_i = inclusive.setdefault(fn, [0.0] * m)
+        self.open_count[fn] -= 1
+        if self.open_count[fn] == 0:  # the outermost frame of this function: count its inclusive once
+            acc_i = self.inclusive.setdefault(fn, [0.0] * m)
             for k in range(m):
                 acc_i[k] += incl[k]
-        node = tree[frame.node]
+        node = self.tree[frame.node]
         node.calls += 1
         if frame.node != 0:
             for k in range(m):
@@ -85,56 +92,67 @@ def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_c
             for k in range(m):
                 parent[k] += incl[k]
 
-    def apply(fn: int, flag: str, values: list[float]) -> None:
-        nonlocal events, last
-        events += 1
-        last = values
+    def apply(self, fn: int, flag: str, values: list[float]) -> None:
+        self.events += 1
+        self.last = values
         if flag == "1":
-            start(fn, values)
+            self.start(fn, values)
         elif flag == "0":
-            end(fn, values)
+            self.end(fn, values)
         else:
-            raise TraceFormatError(f"event flag {flag!r} is neither 1 nor 0 (event {events})")
+            raise TraceFormatError(f"event flag {flag!r} is neither 1 nor 0 (event {self.events})")
 
-    for raw in lines:
+    def feed(self, raw: bytes | str) -> None:
         line = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
         line = line.rstrip("\n")
         if line.startswith("["):
-            section = line
-            continue
-        if section == "[functions]":
-            names.append(line)
-            continue
-        if section != "[events]" or not line:
-            continue
+            self.section = line
+            return
+        if self.section == "[functions]":
+            self.names.append(line)
+            return
+        if self.section != "[events]" or not line:
+            return
         tokens = line.split()
+        width = self.width
         if len(tokens) == width:
-            apply(int(tokens[0]), tokens[1], _floats(tokens[2:]))
+            self.apply(int(tokens[0]), tokens[1], _floats(tokens[2:]))
         elif width < len(tokens) < 2 * width:
-            _repair(tokens, width, stack, function_count, apply)
-            repaired += 1
+            _repair(tokens, width, self.stack, self.function_count, self.apply)  # type: ignore[arg-type]  # duck-typed: _repair reads only .fn
+            self.repaired += 1
         else:
-            malformed += 1
-    if stack:
-        raise TraceFormatError(f"{len(stack)} frame(s) left open at the end of the trace")
-    functions = [
-        FunctionStats(
-            name=names[i] if i < len(names) else f"#{i}",
-            calls=calls.get(i, 0),
-            inclusive=inclusive.get(i, [0.0] * m),
-            exclusive=exclusive.get(i, [0.0] * m),
-            max_recursion=recursion.get(i, 0),
+            self.malformed += 1
+
+    def result(self) -> SpxProfile:
+        if self.stack:
+            raise TraceFormatError(f"{len(self.stack)} frame(s) left open at the end of the trace")
+        m, names, calls = self.m, self.names, self.calls
+        functions = [
+            FunctionStats(
+                name=names[i] if i < len(names) else f"#{i}",
+                calls=calls.get(i, 0),
+                inclusive=self.inclusive.get(i, [0.0] * m),
+                exclusive=self.exclusive.get(i, [0.0] * m),
+                max_recursion=self.recursion.get(i, 0),
+            )
+            for i in range(max(len(names), max(calls, default=-1) + 1))
+        ]
+        return SpxProfile(
+            metrics=list(self.metrics),
+            functions=functions,
+            tree=self.tree,
+            max_depth=self.max_depth,
+            events=self.events,
+            totals=self.last,
+            repaired_lines=self.repaired,
+            malformed_lines=self.malformed,
+            tree_truncated=self.truncated,
         )
-        for i in range(max(len(names), max(calls, default=-1) + 1))
-    ]
-    return SpxProfile(
-        metrics=list(metrics),
-        functions=functions,
-        tree=tree,
-        max_depth=max_depth,
-        events=events,
-        totals=last,
-        repaired_lines=repaired,
-        malformed_lines=malformed,
-        tree_truncated=truncated,
-    )
+
+
+def aggregate_trace(lines: Iterable[bytes | str], metrics: list[str], function_count: int | None = None) -> SpxProfile:
+    """Aggregate a decompressed trace, read line by line."""
+    state = _Aggregation(metrics, function_count)
+    for raw in lines:
+        state.feed(raw)
+    return state.result()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 import pytest
 
@@ -14,7 +15,9 @@ from shared.perf.analysis.svg import flame_graph, offenders_chart
 SID = "a" * 64
 
 
-def span(fn: str, self_ms: float, total_ms: float, callees: list[tuple[str, float]] = (), root: bool = False) -> dict:
+def span(
+    fn: str, self_ms: float, total_ms: float, callees: Sequence[tuple[str, float]] = (), root: bool = False
+) -> dict:
     return {
         "span_id": fn,
         "profile": "p1",
@@ -146,11 +149,11 @@ def test_svgs_are_well_formed_and_escape_names() -> None:
     svg = flame_graph(stacks, "t & <title>")
     root = ET.fromstring(svg)
     rects = list(root.iter("{http://www.w3.org/2000/svg}rect"))[1:]
-    widths = sorted(float(r.get("width")) for r in rects)
+    widths = sorted(float(r.get("width", "nan")) for r in rects)
     assert widths == pytest.approx(
         [118.0, 826.0, 1062.0, 1180.0]
     )  # of 1000: other 100, leaf 700, A 900 (leaf + 200 self), main all
-    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    titles = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
     assert any(t.startswith("A<b>&c: 0.001 ms (90.0%)") for t in titles)
     chart = offenders_chart(
         {"span_self_ms": [{"subject": "x<y", "value_ms": 900.0, "severity": "P0"}]},

@@ -84,7 +84,8 @@ def test_unbalanced_traces_are_errors() -> None:
 def _paths(profile) -> dict[tuple[int, ...], tuple[int, list[float]]]:
     """The call tree by call path (node numbering is an implementation detail: the oracle numbers
     nodes in event order, the vectorised aggregator level by level within a block)."""
-    out, todo = {}, [(0, ())]
+    out: dict[tuple[int, ...], tuple[int, list[float]]] = {}
+    todo: list[tuple[int, tuple[int, ...]]] = [(0, ())]
     while todo:
         index, path = todo.pop()
         node = profile.tree[index]
@@ -125,7 +126,8 @@ def test_vectorised_equals_oracle_on_every_fixture(key: str, block: int, monkeyp
 
 def _random_trace(rng: random.Random, metrics: int, functions: int, calls: int) -> list[bytes]:
     """Strictly nested events with recursion, several roots and memory-like values that go down."""
-    lines, stack, clock, made = [b"[events]\n"], [], [0] * metrics, 0
+    lines, clock, made = [b"[events]\n"], [0] * metrics, 0
+    stack: list[int] = []
     while made < calls or stack:
         if stack and (made >= calls or rng.random() < 0.45 or len(stack) > 12):
             lines.append(f"{stack.pop()} 0 {' '.join(map(str, clock))}\n".encode())

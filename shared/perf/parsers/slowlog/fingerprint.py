@@ -53,7 +53,10 @@ def _call(query: str) -> str | None:
 
 
 def _multi_insert(query: str) -> str | None:
-    """The first row of a multi-row INSERT/REPLACE, as `\\A(... INTO.+?VALUES\\s*\\(.*?\\))\\s*,\\s*\\(` (re.S) keeps it."""
+    """The first row of a multi-row INSERT/REPLACE.
+
+    As `\\A(... INTO.+?VALUES\\s*\\(.*?\\))\\s*,\\s*\\(` (re.S) keeps it.
+    """
     head = _INSERT_HEAD.match(query)
     if not head:
         return None
@@ -103,6 +106,35 @@ def _strip_line_comments(query: str) -> str:
     return "".join(out)
 
 
+def _union_separator(query: str, u: int) -> tuple[int, int]:
+    """(separator length incl. the trailing space, group 2 length) of the ` union` or ` union all` at u."""
+    if query[u + 6 : u + 7].isspace() and query.startswith("all", u + 7) and query[u + 10 : u + 11].isspace():
+        return 11, 10
+    return 7, 6
+
+
+def _select_unions(query: str) -> list[tuple[int, int, int]]:
+    """(start, separator length incl. the trailing space, group 2 length) of each union followed by `select `."""
+    unions: list[tuple[int, int, int]] = []
+    for m in _UNION.finditer(query):
+        u = m.start()
+        sep, g2 = _union_separator(query, u)
+        if query[u + sep - 1 : u + sep].isspace() and query.startswith("select", u + sep):
+            unions.append((u, sep, g2))
+    return unions
+
+
+def _more_repeats(query: str, x: str, end: int, last_sep: str) -> tuple[int, str]:
+    """Extend a fold over the further repeats `\\sunion(\\sall)?\\s` + X from end: (new end, last group 2)."""
+    while query[end : end + 1].isspace() and query.startswith("union", end + 1):
+        sep, g2 = _union_separator(query, end)
+        if not (query[end + sep - 1 : end + sep].isspace() and query.startswith(x, end + sep)):
+            break
+        last_sep = query[end : end + g2]
+        end += sep + len(x)
+    return end, last_sep
+
+
 def _fold_unions(query: str) -> str:
     """`\\b(select\\s.*?)(?:(\\sunion(?:\\sall)?)\\s\\1)+` replaced by `\\1 /*repeat\\2*/`.
 
@@ -111,14 +143,7 @@ def _fold_unions(query: str) -> str:
     repeat X, so only those are paired with each select.
     """
     n = len(query)
-    unions: list[tuple[int, int, int]] = []  # (start, separator length incl. the trailing space, group 2 length)
-    for m in _UNION.finditer(query):
-        u = m.start()
-        sep, g2 = 7, 6
-        if query[u + 6 : u + 7].isspace() and query.startswith("all", u + 7) and query[u + 10 : u + 11].isspace():
-            sep, g2 = 11, 10
-        if query[u + sep - 1 : u + sep].isspace() and query.startswith("select", u + sep):
-            unions.append((u, sep, g2))
+    unions = _select_unions(query)
     if not unions:
         return query
     out, pos, first, pairs, compared, limit = [], 0, 0, 0, 0, -1
@@ -148,21 +173,7 @@ def _fold_unions(query: str) -> str:
         if found is None:
             continue
         x = query[s : found[0]]
-        end, last_sep = found[0] + found[1] + len(x), query[found[0] : found[0] + found[2]]
-        while True:  # more repeats: `\sunion(\sall)?\s` + X again
-            if not (query[end : end + 1].isspace() and query.startswith("union", end + 1)):
-                break
-            sep, g2 = 7, 6
-            if (
-                query[end + 6 : end + 7].isspace()
-                and query.startswith("all", end + 7)
-                and query[end + 10 : end + 11].isspace()
-            ):
-                sep, g2 = 11, 10
-            if not (query[end + sep - 1 : end + sep].isspace() and query.startswith(x, end + sep)):
-                break
-            last_sep = query[end : end + g2]
-            end += sep + len(x)
+        end, last_sep = _more_repeats(query, x, found[0] + found[1] + len(x), query[found[0] : found[0] + found[2]])
         out.append(query[pos:s])
         out.append(f"{x} /*repeat{last_sep}*/")
         pos = end
