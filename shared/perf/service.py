@@ -260,9 +260,7 @@ class PerfService:
             return collect_plan.CollectResult(
                 bundle_id=plan.bundle_id,
                 state="running",
-                bundle_dir=paths["bundle_dir"],
-                manifest_path=paths["manifest_path"],
-                timings_path=paths["timings_path"],
+                **paths,
                 artifact_counts=collect_run.inventory_counts(plan, []),
                 ingest_artifacts=[],
                 correlation_id=correlation_id,
@@ -285,9 +283,7 @@ class PerfService:
         return collect_plan.CollectResult(
             bundle_id=plan.bundle_id,
             state="completed",
-            bundle_dir=paths["bundle_dir"],
-            manifest_path=paths["manifest_path"],
-            timings_path=paths["timings_path"],
+            **paths,
             artifact_counts=done["artifact_counts"],
             ingest_artifacts=done["ingest_artifacts"],
             removed_by_retention=done["removed_by_retention"],

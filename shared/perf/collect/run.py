@@ -10,7 +10,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
@@ -114,6 +114,14 @@ async def finish(
     }
 
 
-def paths_of(workspace: str, bundle_id: str) -> dict[str, str]:
+class BundlePaths(TypedDict):
+    """Where a bundle's files are, as CollectResult reports them."""
+
+    bundle_dir: str
+    manifest_path: str
+    timings_path: str
+
+
+def paths_of(workspace: str, bundle_id: str) -> BundlePaths:
     base = artifact_blob(workspace, f"bundles/{bundle_id}")
     return {"bundle_dir": base, "manifest_path": f"{base}/manifest.json", "timings_path": f"{base}/timings.json"}
