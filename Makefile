@@ -74,7 +74,7 @@ lint: setup
 	exit $$rc
 
 # The test session starts its own emulators on free ports and stops them at the end.
-test: setup worker-venv lock-check manifest lint
+test: setup worker-venv lock-check lint
 	$(PY) -m pytest -q
 
 test-unit: setup

@@ -47,8 +47,9 @@ def _orchestrator(name: str) -> Callable[[df.DurableOrchestrationContext], Gener
     def orchestrator(context: df.DurableOrchestrationContext) -> Generator[Any, Any, Any]:
         run_id = context.instance_id
         # No record, or one claimed before: the claim fails and the instance ends Failed having done nothing.
-        claimed = yield context.call_activity(CLAIM_ACTIVITY, {"run_id": run_id, "orchestrator": name})
+        # Looked up first: a name the catalogue lacks fails here, before the claim, having done nothing.
         declared = wiring.catalogue().orchestrations[name]
+        claimed = yield context.call_activity(CLAIM_ACTIVITY, {"run_id": run_id, "orchestrator": name})
         try:
             output = yield from declared.orchestrator(BoundContext(context, claimed.get("correlation_id")), claimed["plan"])
         except Exception:

@@ -158,9 +158,10 @@ class RunService:
         if doc.state in TERMINAL_STATES:
             raise Conflict(f"Run {run_id} already {doc.state}; there is nothing to cancel.", details={"run_id": run_id, "state": doc.state},
                            recovery_suggestions=["Call get_run_status to read its result."])
-        if self.engine is not None:
-            await self.engine.terminate_instance(run_id, "cancelled by its owner")
+        # Recorded first: an activity that starts after this sees the run cancelled and does nothing.
         settled = await self._settle(store, run_id, "cancelled", error=f"Cancelled by its owner{': ' + redact_text(reason) if reason else ''}.")
+        if self.engine is not None and (settled is None or settled.state == "cancelled"):
+            await self.engine.terminate_instance(run_id, "cancelled by its owner")
         if settled is not None and settled.state != "cancelled":
             raise Conflict(f"Run {run_id} finished ({settled.state}) before it could be cancelled.", details={"run_id": run_id, "state": settled.state})
         return await self._status(settled or doc)
