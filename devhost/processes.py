@@ -69,7 +69,7 @@ class HostProcess:
         self.app_dir = app_dir
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
-        self._log = open(log_path, "ab")  # noqa: SIM115 (the child writes to it until stop() closes it)
+        self._log = open(log_path, "ab")  # noqa: SIM115  # the child writes to it until stop() closes it
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_"))}
         full_env.update(env)
         full_env["PYTHONUNBUFFERED"] = "1"

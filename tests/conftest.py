@@ -12,8 +12,8 @@ import pytest
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import Stack
 from shared.app.wiring import build_deps, load_settings
-from shared.tools.deps import Deps
 from shared.core.settings import Settings
+from shared.tools.deps import Deps
 
 RUN_ID = uuid.uuid4().hex[:8]
 

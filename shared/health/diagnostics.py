@@ -6,8 +6,8 @@ from collections.abc import Generator
 from typing import Any
 
 from shared.health.models import DiagnosticsReport
-from shared.tools.checks import CheckResult, run_check
 from shared.tools.capability import ActiveRun, Orchestration, RunContext
+from shared.tools.checks import CheckResult, run_check
 from shared.tools.deps import Deps
 
 ORCHESTRATOR = "diagnostics_orchestrator"

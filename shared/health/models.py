@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from shared.tools.checks import CheckResult
-
 from shared.tools.registry import ToolInput, ToolOutput
 
 

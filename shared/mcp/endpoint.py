@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from shared.tools.deps import Deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 from shared.tools.registry import ToolRegistry
 
 log = logging.getLogger("firebreak.mcp")

@@ -12,9 +12,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from shared.tools.deps import Deps
 from shared.core.errors import AppError, envelope
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke, pop_correlation_id
 from shared.tools.registry import Tool, ToolRegistry
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from shared.core.errors import Conflict, NotFound
 from shared.memory.search import DF_CAP
-from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 from shared.storage.containers import ContainerSpec
+from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 
 MEMORY_CONTAINER = ContainerSpec(
     "memory",

@@ -10,10 +10,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from shared.tools.deps import Deps
 from shared.core.errors import AppError, ValidationFailed, envelope, internal_error, validation_failed_from_pydantic
 from shared.core.logging import is_safe_correlation_id
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 from shared.tools.registry import Tool
 
 log = logging.getLogger("firebreak.tools")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from shared.app.wiring import build_deps
-from shared.tools.deps import Deps
 from shared.core.settings import Settings
 from shared.health.service import health_report
+from shared.tools.deps import Deps
 
 
 async def test_healthy_stack_reports_ok(deps: Deps) -> None:

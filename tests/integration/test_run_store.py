@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.runs.models import RunDoc
-from shared.runs.settings import RunSettings
 from shared.runs.secrets import SecretBox, secret_box
 from shared.runs.service import RunRefused, RunService
+from shared.runs.settings import RunSettings
 from shared.runs.store import RunStore
+from shared.tools.deps import Deps
 
 ORCH = "perf_collect_orchestrator"
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -6,13 +6,13 @@ import random
 import string
 import uuid
 
-from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, RankedSolutionsRequest
 from shared.memory.search import MAX_INDEXED_TERMS
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
 from shared.memory.text import tokens
+from shared.tools.deps import Deps
 
 ENV = {"os": "linux", "language": "go 1.22", "runtime": "kubernetes 1.30", "cloud": "gcp"}
 

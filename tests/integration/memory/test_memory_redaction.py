@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import uuid
 
-from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, RankedSolutionsRequest, RecordOutcomeRequest
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
+from shared.tools.deps import Deps
 
 PASTED = ("upstream 401 calling https://api.example/v1/items?api_key=AK-SECRET-1&page=2 with "
           "Authorization: Basic dXNlcjpTRUNSRVQtUEFTUw== and x-functions-key: FK-SECRET-2, "

@@ -8,12 +8,12 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
-from shared.tools.deps import Deps
 from shared.core.errors import NotFound, ValidationFailed
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, AddSolutionRequest, RankedSolutionsRequest, RecordOutcomeRequest
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
+from shared.tools.deps import Deps
 
 ENV = {"os": "linux", "language": "go 1.22", "runtime": "kubernetes 1.30", "cloud": "gcp"}
 

@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from shared.tools.deps import Deps
 from shared.core.errors import Conflict, NotFound
+from shared.tools.deps import Deps
 
 
 def _id() -> str:
