@@ -28,8 +28,11 @@ async def _call_tool(call: Call, name: str) -> func.HttpResponse:
 
     tool = wiring.catalogue().registry.get(name)
     if tool is None:
-        raise MethodNotFound(f"Tool {name[:100]!r} is not registered.", details={"tool": name[:100], "available": [t.name for t in wiring.catalogue().registry]},
-                             recovery_suggestions=["GET /api/tools lists every tool with its schema."])
+        raise MethodNotFound(
+            f"Tool {name[:100]!r} is not registered.",
+            details={"tool": name[:100], "available": [t.name for t in wiring.catalogue().registry]},
+            recovery_suggestions=["GET /api/tools lists every tool with its schema."],
+        )
     arguments = call.json_body()
     correlation_id = pop_correlation_id(arguments, tool) or call.correlation_id
     ctx = ToolContext(call.caller, call.deps, correlation_id, transport="http", orchestrations=call.runs())

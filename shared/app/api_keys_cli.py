@@ -36,7 +36,12 @@ async def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="shared.app.api_keys_cli", description=__doc__)
-    parser.add_argument("--local-settings", type=Path, default=Path("local.settings.json"), help="read settings from this file first (local runs)")
+    parser.add_argument(
+        "--local-settings",
+        type=Path,
+        default=Path("local.settings.json"),
+        help="read settings from this file first (local runs)",
+    )
     sub = parser.add_subparsers(dest="action", required=True)
     mint = sub.add_parser("mint", help="create a key for a workspace and user")
     mint.add_argument("--workspace", required=True)

@@ -17,7 +17,12 @@ def tools_table(cat: Catalogue) -> str:
     rows = ["| tool | capability | hints | what it does |", "|---|---|---|---|"]
     for t in cat.registry:
         a = t.annotations
-        flags = (("read-only", a.read_only), ("destructive", a.destructive), ("idempotent", a.idempotent), ("open-world", a.open_world))
+        flags = (
+            ("read-only", a.read_only),
+            ("destructive", a.destructive),
+            ("idempotent", a.idempotent),
+            ("open-world", a.open_world),
+        )
         hints = ", ".join(h for h, on in flags if on) or "writes"
         rows.append(f"| `{t.name}` | {t.capability} | {hints} | {t.description.splitlines()[0]} |")
     return "\n".join(rows)
@@ -59,10 +64,15 @@ def capabilities_sections(cat: Catalogue) -> str:
     parts: list[str] = []
     for c in cat.capabilities:
         tools = ", ".join(f"`{t.name}`" for t in cat.registry if t.capability == c.name) or "–"
-        body = [f"### {c.name}", "", c.summary, "",
-                f"Tools: {tools}. Containers: {', '.join(f'`{s.name}`' for s in c.containers) or '–'}. "
-                f"Orchestrations: {', '.join(f'`{o.name}`' for o in c.orchestrations) or '–'}. "
-                f"Checks: {', '.join(f'`{k.name}`' for k in c.checks) or '–'}."]
+        body = [
+            f"### {c.name}",
+            "",
+            c.summary,
+            "",
+            f"Tools: {tools}. Containers: {', '.join(f'`{s.name}`' for s in c.containers) or '–'}. "
+            f"Orchestrations: {', '.join(f'`{o.name}`' for o in c.orchestrations) or '–'}. "
+            f"Checks: {', '.join(f'`{k.name}`' for k in c.checks) or '–'}.",
+        ]
         if c.readme is not None and c.readme.exists():
             body += ["", c.readme.read_text().strip()]
         parts.append("\n".join(body))
@@ -71,7 +81,12 @@ def capabilities_sections(cat: Catalogue) -> str:
 
 def render_readme(text: str, cat: Catalogue) -> str:
     """`text` with every generated block (between `<!-- name:begin -->` and `<!-- name:end -->`) rewritten."""
-    bodies = {"tools": tools_table(cat), "containers": containers_table(cat), "settings": settings_table(cat), "capabilities": capabilities_sections(cat)}
+    bodies = {
+        "tools": tools_table(cat),
+        "containers": containers_table(cat),
+        "settings": settings_table(cat),
+        "capabilities": capabilities_sections(cat),
+    }
     for key in _BLOCKS:
         begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
         if begin not in text:

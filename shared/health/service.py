@@ -12,7 +12,15 @@ from shared.health.models import DependencyStatus, HealthReport, StoreCheck
 from shared.tools.checks import CheckResult, run_checks
 from shared.tools.deps import Deps
 
-_PACKAGES = ("azure-functions", "azure-functions-durable", "mcp", "azure-cosmos", "azure-storage-blob", "pydantic", "openai")
+_PACKAGES = (
+    "azure-functions",
+    "azure-functions-durable",
+    "mcp",
+    "azure-cosmos",
+    "azure-storage-blob",
+    "pydantic",
+    "openai",
+)
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +35,12 @@ def package_versions() -> dict[str, str]:
 
 
 def _store_check(result: CheckResult) -> StoreCheck:
-    return StoreCheck(name=result.name, ok=result.ok, latency_ms=result.latency_ms if result.ok else None, error=None if result.ok else result.detail)
+    return StoreCheck(
+        name=result.name,
+        ok=result.ok,
+        latency_ms=result.latency_ms if result.ok else None,
+        error=None if result.ok else result.detail,
+    )
 
 
 async def check_stores(deps: Deps) -> list[StoreCheck]:

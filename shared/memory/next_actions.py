@@ -33,11 +33,17 @@ def no_match(lookup_id: str) -> NextAction:
 
 
 def no_solutions(incident_id: str, lookup_id: str) -> NextAction:
-    return NextAction(type=NO_SOLUTIONS, instructions=f'{_TEXT[NO_SOLUTIONS]} Best matching incident: add_solution(incident_id="{incident_id}", steps=[...], env=...{_lookup(lookup_id)}).')
+    return NextAction(
+        type=NO_SOLUTIONS,
+        instructions=f'{_TEXT[NO_SOLUTIONS]} Best matching incident: add_solution(incident_id="{incident_id}", steps=[...], env=...{_lookup(lookup_id)}).',
+    )
 
 
 def try_solution(solution_id: str, lookup_id: str) -> NextAction:
-    return NextAction(type=TRY, instructions=f'{_TEXT[TRY]} Call record_outcome(solution_id="{solution_id}", worked=..., env=...{_lookup(lookup_id)}).')
+    return NextAction(
+        type=TRY,
+        instructions=f'{_TEXT[TRY]} Call record_outcome(solution_id="{solution_id}", worked=..., env=...{_lookup(lookup_id)}).',
+    )
 
 
 def done(incident_id: str) -> NextAction:
@@ -52,7 +58,10 @@ def debug_further(incident_id: str, lookup_id: str | None) -> NextAction:
 
 
 def record_new(solution_id: str, lookup_id: str | None) -> NextAction:
-    return NextAction(type=RECORD_NEW, instructions=f'{_TEXT[RECORD_NEW]} Call record_outcome(solution_id="{solution_id}", worked=..., env=...{_lookup(lookup_id)}).')
+    return NextAction(
+        type=RECORD_NEW,
+        instructions=f'{_TEXT[RECORD_NEW]} Call record_outcome(solution_id="{solution_id}", worked=..., env=...{_lookup(lookup_id)}).',
+    )
 
 
 def use_add_solution(incident_id: str, lookup_id: str | None) -> NextAction:
@@ -64,9 +73,18 @@ def use_add_solution(incident_id: str, lookup_id: str | None) -> NextAction:
 
 def review(incident_id: str, has_solutions: bool) -> NextAction:
     if has_solutions:
-        return NextAction(type=REVIEW, instructions=f'Pick the solution whose stats fit your environment; after trying it call record_outcome(solution_id=..., worked=..., env=...). Incident: incident_id="{incident_id}".')
-    return NextAction(type=NO_SOLUTIONS, instructions=f'{_TEXT[NO_SOLUTIONS]} Call add_solution(incident_id="{incident_id}", steps=[...], env=...).')
+        return NextAction(
+            type=REVIEW,
+            instructions=f'Pick the solution whose stats fit your environment; after trying it call record_outcome(solution_id=..., worked=..., env=...). Incident: incident_id="{incident_id}".',
+        )
+    return NextAction(
+        type=NO_SOLUTIONS,
+        instructions=f'{_TEXT[NO_SOLUTIONS]} Call add_solution(incident_id="{incident_id}", steps=[...], env=...).',
+    )
 
 
 def nothing_listed() -> NextAction:
-    return NextAction(type=NO_MATCH, instructions="No incidents matched. Call ranked_solutions with the error text, or add_incident once you have a fix.")
+    return NextAction(
+        type=NO_MATCH,
+        instructions="No incidents matched. Call ranked_solutions with the error text, or add_incident once you have a fix.",
+    )

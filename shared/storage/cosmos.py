@@ -20,15 +20,25 @@ _MAX_CONTINUATION = 16 * 1024
 
 
 def valid_id(item_id: object) -> bool:
-    return (isinstance(item_id, str) and 0 < len(item_id) <= _MAX_ID and item_id.isascii() and item_id.isprintable()
-            and not any(c in item_id for c in "/\\?#"))
+    return (
+        isinstance(item_id, str)
+        and 0 < len(item_id) <= _MAX_ID
+        and item_id.isascii()
+        and item_id.isprintable()
+        and not any(c in item_id for c in "/\\?#")
+    )
 
 
 def _check_continuation(token: str | None) -> None:
     """A continuation token goes into a request header: only what the server could have issued passes."""
     if token is not None and not (len(token) <= _MAX_CONTINUATION and token.isascii() and token.isprintable()):
-        raise ValidationFailed("continuation is not a token this server issued", details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
-                               recovery_suggestions=["Pass the continuation value of the previous page unchanged, or omit it for the first page."])
+        raise ValidationFailed(
+            "continuation is not a token this server issued",
+            details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
+            recovery_suggestions=[
+                "Pass the continuation value of the previous page unchanged, or omit it for the first page."
+            ],
+        )
 
 
 class CosmosContainer:
@@ -137,20 +147,33 @@ class CosmosContainer:
         continuation: str | None = None,
     ) -> tuple[list[Doc], str | None]:
         """One page of a partition-scoped query and the token for the next page (None at the end)."""
-        return await self._query_page(pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation)
+        return await self._query_page(
+            pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation
+        )
 
-    async def query_all(self, pk: str, where: str = "", params: dict[str, Any] | None = None, *, order_by: str = "", limit: int = 1000) -> list[Doc]:
+    async def query_all(
+        self, pk: str, where: str = "", params: dict[str, Any] | None = None, *, order_by: str = "", limit: int = 1000
+    ) -> list[Doc]:
         items: list[Doc] = []
         token: str | None = None
         while len(items) < limit:
-            page, token = await self._query_page(pk, where, params or {}, order_by=order_by, max_items=min(100, limit - len(items)), continuation=token)
+            page, token = await self._query_page(
+                pk, where, params or {}, order_by=order_by, max_items=min(100, limit - len(items)), continuation=token
+            )
             items.extend(page)
             if not token:
                 break
         return items
 
     async def _query_page(
-        self, pk: str, where: str, params: dict[str, Any], *, order_by: str = "", max_items: int = 50, continuation: str | None = None
+        self,
+        pk: str,
+        where: str,
+        params: dict[str, Any],
+        *,
+        order_by: str = "",
+        max_items: int = 50,
+        continuation: str | None = None,
     ) -> tuple[list[Doc], str | None]:
         _check_continuation(continuation)
         sql = f"SELECT * FROM c WHERE c.{self.spec.pk_field} = @__pk"
@@ -159,7 +182,9 @@ class CosmosContainer:
         if order_by:
             sql += f" ORDER BY {order_by}"
         parameters = [{"name": "@__pk", "value": pk}] + [{"name": k, "value": v} for k, v in params.items()]
-        pager = self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(continuation)
+        pager = self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(
+            continuation
+        )
         self.requests += 1
         try:
             page = await pager.__anext__()
@@ -171,8 +196,10 @@ class CosmosContainer:
 
 def _check_new_id(doc: Doc) -> None:
     if not valid_id(doc.get("id")):
-        raise ValidationFailed("an id may hold only printable ASCII without '/', '\\\\', '?' or '#', at most 255 characters",
-                               details={"errors": [{"field": "id", "problem": "not a valid id"}]})
+        raise ValidationFailed(
+            "an id may hold only printable ASCII without '/', '\\\\', '?' or '#', at most 255 characters",
+            details={"errors": [{"field": "id", "problem": "not a valid id"}]},
+        )
 
 
 class CosmosDatabase:
@@ -215,7 +242,10 @@ class CosmosDatabase:
                 if not self.configured:
                     from shared.core.errors import NotConfigured
 
-                    raise NotConfigured("Cosmos DB is not configured", recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."])
+                    raise NotConfigured(
+                        "Cosmos DB is not configured",
+                        recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."],
+                    )
                 if self._client is None:
                     self._client = self._build_client()
                 if self._db is None:
@@ -234,7 +264,10 @@ class CosmosDatabase:
 
         extra = {"default_ttl": spec.default_ttl} if spec.default_ttl is not None else {}
         return await self._db.create_container_if_not_exists(
-            spec.name, partition_key=PartitionKey(path=spec.partition_key), indexing_policy=spec.indexing_policy(), **extra
+            spec.name,
+            partition_key=PartitionKey(path=spec.partition_key),
+            indexing_policy=spec.indexing_policy(),
+            **extra,
         )
 
     async def bootstrap(self, names: Sequence[str] | None = None) -> None:

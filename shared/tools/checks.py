@@ -47,7 +47,9 @@ class CheckResult(BaseModel):
     detail: str = Field("", description="What was done, or why it failed (no secrets).")
 
 
-async def timed_probe(probe: Callable[[], Awaitable[Any]], timeout: float | None = None) -> tuple[Any, float, Exception | None]:
+async def timed_probe(
+    probe: Callable[[], Awaitable[Any]], timeout: float | None = None
+) -> tuple[Any, float, Exception | None]:
     """Run a probe: (its value, milliseconds taken, the exception it failed with or None).
 
     A dependency being down is a result of a health check or a diagnosis, never a crash of it.
@@ -81,6 +83,8 @@ async def http_reachable(url: str) -> str:
     """Any HTTP answer (even 401/404) proves an endpoint is reachable; only transport failures do not."""
     import aiohttp
 
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)) as session, \
-            session.get(url, allow_redirects=False) as response:
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)) as session,
+        session.get(url, allow_redirects=False) as response,
+    ):
         return f"HTTP {response.status}"

@@ -166,7 +166,9 @@ class ToolRegistry:
                 if t.name in self._tools:
                     raise ValueError(f"tool {t.name!r} is declared twice")
                 if t.function_name in function_names:
-                    raise ValueError(f"tools {t.name!r} and {function_names[t.function_name]!r} map to one function name")
+                    raise ValueError(
+                        f"tools {t.name!r} and {function_names[t.function_name]!r} map to one function name"
+                    )
                 self._tools[t.name] = t
                 function_names[t.function_name] = t.name
 

@@ -44,8 +44,12 @@ def _poll(host: HostProcess, status_url: str, timeout: float = 60) -> dict:
 
 def test_nothing_outside_the_test_names_the_throwaway_capability() -> None:
     assert "throwaway" not in {c.name for c in catalogue().capabilities}
-    found = subprocess.run(["git", "grep", "-l", "-i", "throwaway", "--", "shared", "functions", "function_app.py", "devhost"],
-                           cwd=ROOT, capture_output=True, text=True)
+    found = subprocess.run(
+        ["git", "grep", "-l", "-i", "throwaway", "--", "shared", "functions", "function_app.py", "devhost"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert found.stdout == "", found.stdout
 
 

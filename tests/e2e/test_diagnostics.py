@@ -38,7 +38,12 @@ def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
     report = body["output"]
     assert report["status"] == "ok"
     assert report["failed"] == []
-    assert {c["name"]: c["ok"] for c in report["checks"]} == {"cosmos": True, "blob": True, "perf_runs": True, "perf_artifacts": True}
+    assert {c["name"]: c["ok"] for c in report["checks"]} == {
+        "cosmos": True,
+        "blob": True,
+        "perf_runs": True,
+        "perf_artifacts": True,
+    }
     assert body["progress"] == {"stage": "done", "checks": 4}
 
 
@@ -59,7 +64,13 @@ def fake_neubird():
 
 
 def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) -> None:
-    configured = start_host({"NEUBIRD_BASE_URL": fake_neubird, "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "OPENAI_MODEL": "gpt-test"})
+    configured = start_host(
+        {
+            "NEUBIRD_BASE_URL": fake_neubird,
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+            "OPENAI_MODEL": "gpt-test",
+        }
+    )
     started = httpx.post(f"{configured.base_url}/api/diagnostics", timeout=30).json()
     report = _poll(configured.base_url + started["status_url"]).json()["output"]
     checks = {c["name"]: c for c in report["checks"]}
@@ -84,7 +95,9 @@ def test_management_api_requires_the_system_key_when_keys_are_enforced(start_hos
     assert r.status_code == 202
     assert "sk" not in r.text
     run_id = r.json()["run_id"]
-    assert _poll(keyed.base_url + r.json()["status_url"], headers={"x-functions-key": "fk"}).json()["state"] == "completed"
+    assert (
+        _poll(keyed.base_url + r.json()["status_url"], headers={"x-functions-key": "fk"}).json()["state"] == "completed"
+    )
     mgmt = f"{keyed.base_url}/runtime/webhooks/durabletask/instances/{run_id}"
     assert httpx.get(mgmt, params={"code": "sk"}).json()["runtimeStatus"] == "Completed"
     assert httpx.get(mgmt, params={"code": "wrong"}).status_code == 401

@@ -61,7 +61,16 @@ def test_handshake_declares_tools_and_logging_and_no_session(host: HostProcess) 
     r = httpx.post(
         f"{host.base_url}/api/mcp",
         headers={"accept": "application/json, text/event-stream"},
-        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
     )
     result = r.json()["result"]
     assert result["protocolVersion"] == "2025-03-26"
@@ -97,7 +106,11 @@ def test_dns_rebinding_guard_rejects_foreign_hosts(host: HostProcess, bad_host: 
 def test_foreign_origin_is_rejected(host: HostProcess) -> None:
     r = httpx.post(
         f"{host.base_url}/api/mcp",
-        headers={"origin": "https://evil.example", "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"},
+        headers={
+            "origin": "https://evil.example",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+        },
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
     )
     assert r.status_code == 403

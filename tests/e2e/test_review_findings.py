@@ -32,7 +32,12 @@ def call(host: HostProcess, tool: str, body: dict, headers: dict[str, str]) -> h
 
 def test_path_like_memory_ids_address_nothing(host: HostProcess) -> None:
     headers = ws()
-    added = call(host, "add_incident", {"title": "disk full on db host", "steps": ["rotate logs"], "env": ENV, "worked": True}, headers)
+    added = call(
+        host,
+        "add_incident",
+        {"title": "disk full on db host", "steps": ["rotate logs"], "env": ENV, "worked": True},
+        headers,
+    )
     assert added.status_code == 200, added.text
     incident_id = added.json()["incident_id"]
     for bad in (f"x/../{incident_id}", f"../../memory/docs/{incident_id}", "../../etc/passwd", "a?b", "a#b", "a\\b"):
@@ -41,7 +46,9 @@ def test_path_like_memory_ids_address_nothing(host: HostProcess) -> None:
         assert r.json()["error"]["code"] == "NOT_FOUND", (bad, r.text)
         r = call(host, "add_solution", {"incident_id": bad, "steps": ["traversal"], "env": ENV}, headers)
         assert r.status_code == 404, (bad, r.text)
-        r = call(host, "record_outcome", {"solution_id": "sol_x", "worked": True, "env": ENV, "lookup_id": bad}, headers)
+        r = call(
+            host, "record_outcome", {"solution_id": "sol_x", "worked": True, "env": ENV, "lookup_id": bad}, headers
+        )
         assert r.status_code in (400, 404), (bad, r.text)
         assert r.json()["error"]["code"] in ("NOT_FOUND", "VALIDATION_ERROR"), (bad, r.text)
     # Nothing was added to the real incident through a path-like id.
@@ -65,7 +72,10 @@ def test_a_lone_surrogate_in_a_json_body_is_an_invalid_request(host: HostProcess
     assert r.json()["error"]["code"] == "INVALID_REQUEST", r.text
     # A proper surrogate pair is text and passes the edge (the incident does not exist: 404).
     ok = b'{"incident_id": "inc_1", "steps": ["\\ud83d\\ude00"], "env": {}}'
-    assert httpx.post(f"{host.base_url}/api/tools/add_solution", content=ok, headers=headers, timeout=30).status_code == 404
+    assert (
+        httpx.post(f"{host.base_url}/api/tools/add_solution", content=ok, headers=headers, timeout=30).status_code
+        == 404
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +86,18 @@ def probe_host(start_host: Callable[..., HostProcess]) -> HostProcess:
 def test_collect_records_no_path_parameters_or_fragments(probe_host: HostProcess) -> None:
     headers = ws()
     with target_site() as (site, _):
-        body = {"base_url": site.url, "url_paths": ["/health;jsessionid=COOKIE9", "/a;v=1/health?x=SECRET7#frag", "/health%3Bjsessionid=COOKIE9"], "sample_count": 1, "warmup_count": 0}
+        body = {
+            "base_url": site.url,
+            "url_paths": ["/health;jsessionid=COOKIE9", "/a;v=1/health?x=SECRET7#frag", "/health%3Bjsessionid=COOKIE9"],
+            "sample_count": 1,
+            "warmup_count": 0,
+        }
         r = call(probe_host, "collect.run", body, headers)
         assert r.status_code == 200, r.text
         sent = [q["path"] for q in site.requests]
-    assert "/health;jsessionid=COOKIE9" in sent  # the probe sends the path as given; only the record drops the parameters
+    assert (
+        "/health;jsessionid=COOKIE9" in sent
+    )  # the probe sends the path as given; only the record drops the parameters
     out = r.json()
     bundle = f"bundles/{out['bundle_id']}"
     validated = call(probe_host, "artifacts.validate", {"artifacts": out["ingest_artifacts"]}, headers).json()
@@ -109,7 +126,12 @@ def test_collect_records_no_path_parameters_or_fragments(probe_host: HostProcess
 
 @pytest.mark.parametrize("name", ["host", "Host", "content-length", "transfer-encoding", "connection"])
 def test_collect_refuses_headers_the_probe_controls(host: HostProcess, name: str) -> None:
-    body = {"base_url": "https://example.com", "url_paths": ["/"], "headers_allowlist": [name], "headers": {name: "evil.example"}}
+    body = {
+        "base_url": "https://example.com",
+        "url_paths": ["/"],
+        "headers_allowlist": [name],
+        "headers": {name: "evil.example"},
+    }
     r = call(host, "collect.run", body, ws())
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == "VALIDATION_ERROR", r.text

@@ -24,7 +24,11 @@ def test_empty_body_means_no_arguments(host: HostProcess) -> None:
 
 
 def test_invalid_argument_is_400_naming_the_field(host: HostProcess) -> None:
-    r = httpx.post(f"{host.base_url}/api/tools/health.check", json={"include_versions": "perhaps"}, headers={"x-correlation-id": "corr-e2e-1"})
+    r = httpx.post(
+        f"{host.base_url}/api/tools/health.check",
+        json={"include_versions": "perhaps"},
+        headers={"x-correlation-id": "corr-e2e-1"},
+    )
     assert r.status_code == 400
     error = r.json()["error"]
     assert error["code"] == "VALIDATION_ERROR"
@@ -64,4 +68,9 @@ def test_health_is_503_until_stores_answer(start_host) -> None:
     assert r.status_code == 503
     body = r.json()
     assert body["status"] == "starting"
-    assert {s["name"]: s["ok"] for s in body["stores"]} == {"cosmos": False, "blob": True, "perf_runs": False, "perf_artifacts": True}
+    assert {s["name"]: s["ok"] for s in body["stores"]} == {
+        "cosmos": False,
+        "blob": True,
+        "perf_runs": False,
+        "perf_artifacts": True,
+    }

@@ -23,10 +23,16 @@ def test_defaults_are_safe() -> None:
 
 
 def test_prefixed_and_platform_names() -> None:
-    s = Settings.from_env({
-        "FIREBREAK_DEV_MODE": "true", "COSMOS_ENDPOINT": "https://c", "AzureWebJobsStorage": "UseDevelopmentStorage=true",
-        "FIREBREAK_MCP_ALLOWED_HOSTS": "a.example, b.example:443", "AZURE_OPENAI_ENDPOINT": "https://oai", "AZURE_OPENAI_DEPLOYMENT": "gpt",
-    })
+    s = Settings.from_env(
+        {
+            "FIREBREAK_DEV_MODE": "true",
+            "COSMOS_ENDPOINT": "https://c",
+            "AzureWebJobsStorage": "UseDevelopmentStorage=true",
+            "FIREBREAK_MCP_ALLOWED_HOSTS": "a.example, b.example:443",
+            "AZURE_OPENAI_ENDPOINT": "https://oai",
+            "AZURE_OPENAI_DEPLOYMENT": "gpt",
+        }
+    )
     assert s.dev_mode
     assert s.cosmos_endpoint == "https://c"
     assert s.blob_connection_string == "UseDevelopmentStorage=true"
@@ -47,15 +53,26 @@ def test_allow_list_has_loopback_only_locally_and_the_app_host_on_azure() -> Non
 
 
 def test_capability_sections_read_their_own_prefixed_and_alias_names() -> None:
-    s = load_settings({"FIREBREAK_HEALTH_CACHE_SECONDS": "0", "NEUBIRD_BASE_URL": "https://prod.app.neubird.ai/api",
-                       "FIREBREAK_RUN_RECORD_TTL_DAYS": "7", "FIREBREAK_SECRETS_KEY": "k"})
+    s = load_settings(
+        {
+            "FIREBREAK_HEALTH_CACHE_SECONDS": "0",
+            "NEUBIRD_BASE_URL": "https://prod.app.neubird.ai/api",
+            "FIREBREAK_RUN_RECORD_TTL_DAYS": "7",
+            "FIREBREAK_SECRETS_KEY": "k",
+        }
+    )
     assert s.section(HealthSettings).cache_seconds == 0
     assert s.section(NeubirdSettings).base_url == "https://prod.app.neubird.ai/api"
     assert s.section(NeubirdSettings).configured
     assert s.section(RunSettings).run_record_ttl_days == 7
     assert s.section(RunSettings).secrets_key == "k"
     # The FIREBREAK_ name wins over the alias.
-    both = load_settings({"FIREBREAK_NEUBIRD_BASE_URL": "https://a.app.neubird.ai/api", "NEUBIRD_BASE_URL": "https://b.app.neubird.ai/api"})
+    both = load_settings(
+        {
+            "FIREBREAK_NEUBIRD_BASE_URL": "https://a.app.neubird.ai/api",
+            "NEUBIRD_BASE_URL": "https://b.app.neubird.ai/api",
+        }
+    )
     assert both.section(NeubirdSettings).base_url == "https://a.app.neubird.ai/api"
 
 

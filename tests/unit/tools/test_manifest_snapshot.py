@@ -23,7 +23,9 @@ def test_indexed_orchestrations_are_the_declared_ones() -> None:
 
 
 def test_indexed_tools_are_the_registered_tools() -> None:
-    assert [(t["name"], t["function_name"]) for t in indexed_tools()] == [(t.name, t.function_name) for t in catalogue().registry]
+    assert [(t["name"], t["function_name"]) for t in indexed_tools()] == [
+        (t.name, t.function_name) for t in catalogue().registry
+    ]
 
 
 def test_indexing_does_not_import_pydantic_or_sdks() -> None:
