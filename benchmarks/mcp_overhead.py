@@ -1,4 +1,4 @@
-"""MCP overhead: `tools/call health.check` via /api/mcp vs `POST /api/tools/health.check`, medians of N each, same host."""
+"""MCP overhead: `tools/call health.check` via /api/mcp vs `POST /api/tools/health.check`, medians of N, same host."""
 
 from __future__ import annotations
 

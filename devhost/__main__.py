@@ -39,8 +39,14 @@ def local_usage(base: str, function_key: str, keys_file: Path) -> str:
             f"  curl:         curl -H 'x-functions-key: {function_key}' {base}/api/tools",
             f"  VS Code (.vscode/mcp.json):  {json.dumps(vscode)}",
             f"  Cursor (.cursor/mcp.json):   {json.dumps(cursor)}",
-            f"  Claude Code:  claude mcp add --transport http firebreak {mcp} --header 'x-functions-key: {function_key}'",
-            f"The Durable management API ({base}/runtime/webhooks/durabletask/...) takes the system key from the same file.",
+            (
+                f"  Claude Code:  claude mcp add --transport http firebreak {mcp}"
+                f" --header 'x-functions-key: {function_key}'"
+            ),
+            (
+                f"The Durable management API ({base}/runtime/webhooks/durabletask/...)"
+                " takes the system key from the same file."
+            ),
             "Stop the emulators afterwards with 'make stop'.",
             "",
         ]
@@ -59,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         "--keys-file",
         type=Path,
         default=None,
-        help="enforce the function and system keys kept in this file, generated on first use (make run: .local/keys.json)",
+        help=(
+            "enforce the function and system keys kept in this file, generated on first use"
+            " (make run: .local/keys.json)"
+        ),
     )
     args = parser.parse_args(argv)
 

@@ -74,7 +74,8 @@ class Stack:
             "FIREBREAK_COSMOS_LOCAL_COMPAT": "true",
             "FIREBREAK_TASK_HUB": "firebreaklocal",
             "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true",  # the spec's {"path": ...} artifacts work on your own machine
-            # Run secrets at rest (AES-GCM): random, kept in the data directory so restarts can still read in-flight runs' secrets.
+            # Run secrets at rest (AES-GCM): random, kept in the data directory so restarts can still read
+            # in-flight runs' secrets.
             "FIREBREAK_SECRETS_KEY": self._secrets_key(),
         }
 
@@ -226,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "start":
         stack.start()
         print(
-            f"emulators up: blob/queue/table on {stack.blob_port}-{stack.table_port}, cosmos on {stack.cosmos_port}; data in {stack.data_dir}"
+            f"emulators up: blob/queue/table on {stack.blob_port}-{stack.table_port}, cosmos on {stack.cosmos_port};"
+            f" data in {stack.data_dir}"
         )
     elif args.action == "stop":
         stack.stop()

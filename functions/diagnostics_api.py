@@ -26,6 +26,8 @@ async def diagnostics_start(call: Call) -> func.HttpResponse:
     started = await call.runs().start(ORCHESTRATOR, call.caller, plan(call.deps), correlation_id=call.correlation_id)
     body = {
         **started.model_dump(),
-        "next_action": f"GET {started.status_url} (or call get_run_status) until state is 'completed'; output is the report.",
+        "next_action": (
+            f"GET {started.status_url} (or call get_run_status) until state is 'completed'; output is the report."
+        ),
     }
     return call.json(body, 202, {"Location": started.status_url, "Retry-After": "2"})

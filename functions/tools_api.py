@@ -1,4 +1,4 @@
-"""Per-tool HTTP functions `POST /api/tools/{name}` and the tools document `GET /api/tools`, generated from the catalogue."""
+"""Per-tool HTTP functions `POST /api/tools/{name}` and the tools document `GET /api/tools`, from the catalogue."""
 
 from __future__ import annotations
 

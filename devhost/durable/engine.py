@@ -177,7 +177,7 @@ class DurableEngine:
         return await self.store.delete(instance_id)
 
     # The timeout is part of the call, as in the Durable client's wait_for_completion_or_create_check_status_response.
-    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:  # noqa: ASYNC109
+    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:  # noqa: ASYNC109  # see above
         """Wait until the instance is terminal (in-process callers; HTTP callers poll the status URL)."""
 
         def done() -> bool:

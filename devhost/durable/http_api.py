@@ -114,7 +114,10 @@ class DurableHttpApi:
                 "taskHubName": self.engine.hub,
                 "creationUrls": {
                     "createNewInstancePostUri": f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]?{query}",
-                    "createAndWaitOnNewInstancePostUri": f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]?timeout={{timeoutInSeconds}}&pollingInterval={{intervalInSeconds}}&{query}",
+                    "createAndWaitOnNewInstancePostUri": (
+                        f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]"
+                        f"?timeout={{timeoutInSeconds}}&pollingInterval={{intervalInSeconds}}&{query}"
+                    ),
                 },
                 "managementUrls": self.management_urls("INSTANCEID"),
                 "rpcBaseUrl": f"{self.base_url}{self.rpc_prefix}/",
@@ -163,7 +166,9 @@ class DurableHttpApi:
         except UnknownFunction:
             return web.json_response(
                 {
-                    "ExceptionMessage": f"The function '{name}' doesn't exist, is disabled, or is not an orchestrator function."
+                    "ExceptionMessage": (
+                        f"The function '{name}' doesn't exist, is disabled, or is not an orchestrator function."
+                    )
                 },
                 status=400,
             )

@@ -1,4 +1,4 @@
-"""`python -m shared.app.api_keys_cli mint|revoke`: manage workspace API keys (the key is printed once, only its hash is stored)."""
+"""`python -m shared.app.api_keys_cli mint|revoke`: manage workspace API keys (printed once; only a hash is kept)."""
 
 from __future__ import annotations
 

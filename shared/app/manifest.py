@@ -71,7 +71,8 @@ def main() -> int:
     MANIFEST_PATH.write_text(render(cat))
     README.write_text(render_readme(README.read_text(), cat))
     print(
-        f"wrote {MANIFEST_PATH.name} and the README sections ({len(cat.registry)} tools, {len(cat.orchestrations)} orchestrations)"
+        f"wrote {MANIFEST_PATH.name} and the README sections"
+        f" ({len(cat.registry)} tools, {len(cat.orchestrations)} orchestrations)"
     )
     return 0
 

@@ -85,7 +85,10 @@ def _refuse(url_field: str, problem: str) -> ValidationFailed:
         f"{url_field}: {problem}",
         details={"errors": [{"field": url_field, "problem": problem}]},
         recovery_suggestions=[
-            "Use a public https URL; private or loopback hosts need FIREBREAK_OUTBOUND_ALLOWED_HOSTS (host name or CIDR) on the deployment."
+            (
+                "Use a public https URL; private or loopback hosts need FIREBREAK_OUTBOUND_ALLOWED_HOSTS"
+                " (host name or CIDR) on the deployment."
+            )
         ],
     )
 

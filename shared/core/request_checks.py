@@ -94,6 +94,9 @@ def require_json_content_type(content_type: str | None) -> None:
         f"Content-Type must be application/json, got {media[:100] or 'none'!r}",
         details={"errors": [{"field": "(content-type)", "problem": "expected application/json"}]},
         recovery_suggestions=[
-            "Send the arguments as a JSON object with 'Content-Type: application/json' (curl: -H 'content-type: application/json')."
+            (
+                "Send the arguments as a JSON object with 'Content-Type: application/json'"
+                " (curl: -H 'content-type: application/json')."
+            )
         ],
     )

@@ -70,5 +70,7 @@ DIAGNOSTICS = Orchestration(
     orchestrator=orchestrate,
     activities={CHECK_ACTIVITY: check},
     validate_plan=validate_plan,
-    description="POST /api/diagnostics: every declared check that applies, in parallel; output is the DiagnosticsReport.",
+    description=(
+        "POST /api/diagnostics: every declared check that applies, in parallel; output is the DiagnosticsReport."
+    ),
 )

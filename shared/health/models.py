@@ -16,7 +16,10 @@ class HealthCheckRequest(ToolInput):
 
 class StoreCheck(ToolOutput):
     name: str = Field(
-        description="The check: cosmos / blob write a probe and read it back; capabilities add their own (perf_runs, perf_artifacts: the perf index and Blob prefix answer)."
+        description=(
+            "The check: cosmos / blob write a probe and read it back; capabilities add their own"
+            " (perf_runs, perf_artifacts: the perf index and Blob prefix answer)."
+        )
     )
     ok: bool
     latency_ms: float | None = Field(None, description="How long the check took.")

@@ -65,6 +65,9 @@ async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthR
         next_action=(
             "All stores answered; proceed."
             if ok
-            else "A store is down: check the failing store's error, its endpoint settings and the emulators (make run starts them)."
+            else (
+                "A store is down: check the failing store's error, its endpoint settings and the emulators"
+                " (make run starts them)."
+            )
         ),
     )

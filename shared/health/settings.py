@@ -13,5 +13,8 @@ class HealthSettings(SettingsSection):
     cache_seconds: float = Field(
         10.0,
         ge=0,
-        description="The anonymous GET /api/health reuses a ready answer this long per worker (a failure at most 2 s); 0 probes every call.",
+        description=(
+            "The anonymous GET /api/health reuses a ready answer this long per worker (a failure at most 2 s);"
+            " 0 probes every call."
+        ),
     )

@@ -21,8 +21,9 @@ async def health_check(ctx: ToolContext, args: HealthCheckRequest) -> HealthRepo
 
     Writes a probe to Cosmos DB and Blob storage and reads it back (and runs each capability's own
     readiness checks), and reports versions, the build commit, and whether an LLM is configured
-    (without one, LLM features use their rule-based path). Returns `status` 'ok' or 'degraded' with a per-store result. When degraded,
-    tools that need the failing store will fail too: fix the store first (see `next_action`).
+    (without one, LLM features use their rule-based path). Returns `status` 'ok' or 'degraded' with
+    a per-store result. When degraded, tools that need the failing store will fail too: fix the
+    store first (see `next_action`).
     """
     return await health_report(ctx.deps, include_versions=args.include_versions)
 

@@ -59,7 +59,10 @@ class EntraValidator:
             raise Unauthorized(
                 "A bearer token was sent but Entra ID validation is not configured",
                 recovery_suggestions=[
-                    "Use a workspace API key (fbk_...) or configure FIREBREAK_ENTRA_AUDIENCE with FIREBREAK_ENTRA_TENANT_ID (or _JWKS_URL and _ISSUER)."
+                    (
+                        "Use a workspace API key (fbk_...) or configure FIREBREAK_ENTRA_AUDIENCE with"
+                        " FIREBREAK_ENTRA_TENANT_ID (or _JWKS_URL and _ISSUER)."
+                    )
                 ],
             )
         try:

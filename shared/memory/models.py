@@ -14,8 +14,14 @@ MAX_STEPS = 50
 MAX_STEP_CHARS = 2_000
 MAX_STEPS_TOTAL = 20_000
 
-_ENV = 'Your environment as JSON, e.g. {"os": "Ubuntu 22.04", "language": "python 3.11", "framework": "Django 4.2", "runtime": "EKS", "kubernetes": "1.29"}. It decides which fixes fit you.'
-_BUCKET = "Explicit env bucket `os|language|framework|runtime|cloud` (e.g. linux|py3|django4|k8s1|aws); overrides the one derived from env."
+_ENV = (
+    'Your environment as JSON, e.g. {"os": "Ubuntu 22.04", "language": "python 3.11", "framework": "Django 4.2",'
+    ' "runtime": "EKS", "kubernetes": "1.29"}. It decides which fixes fit you.'
+)
+_BUCKET = (
+    "Explicit env bucket `os|language|framework|runtime|cloud` (e.g. linux|py3|django4|k8s1|aws);"
+    " overrides the one derived from env."
+)
 _STEPS = "The fix as ordered steps (a list of strings, or one string with a step per line)."
 _LOOKUP = "The lookup_id ranked_solutions returned, so the memory learns whether its recommendation was followed."
 
@@ -23,7 +29,8 @@ _LOOKUP = "The lookup_id ranked_solutions returned, so the memory learns whether
 def _check_env(value: dict[str, Any]) -> dict[str, Any]:
     if len(json.dumps(value, default=str)) > MAX_ENV_BYTES:
         raise ValueError(
-            f"env is larger than {MAX_ENV_BYTES} bytes; send the facts that matter (os, language, framework, runtime, cloud)"
+            f"env is larger than {MAX_ENV_BYTES} bytes;"
+            " send the facts that matter (os, language, framework, runtime, cloud)"
         )
     return value
 
@@ -86,7 +93,9 @@ class AddIncidentRequest(_WithEnv):
     error_signature: str | None = Field(
         None,
         max_length=4_000,
-        description="The characteristic error line or exception; numbers, ids, paths and timestamps are ignored when matching.",
+        description=(
+            "The characteristic error line or exception; numbers, ids, paths and timestamps are ignored when matching."
+        ),
     )
     summary: str | None = Field(None, max_length=8_000, description="What happened and why (root cause).")
     tags: list[str] = Field(

@@ -66,11 +66,15 @@ def secret_box(settings: Settings) -> SecretBox:
         key = b""
     if len(key) != 32:
         raise NotConfigured(
-            f"This run needs to keep secrets (header values or query strings) and {SETTING} is {'not set' if not raw else 'not 32 bytes of base64'}.",
+            f"This run needs to keep secrets (header values or query strings) and {SETTING}"
+            f" is {'not set' if not raw else 'not 32 bytes of base64'}.",
             details={"setting": SETTING},
             recovery_suggestions=[
-                f'Set {SETTING} to 32 random bytes in base64 (python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())"), '
-                "or call again without secret headers and query strings."
+                (
+                    f"Set {SETTING} to 32 random bytes in base64"
+                    ' (python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())"),'
+                    " or call again without secret headers and query strings."
+                )
             ],
         )
     return SecretBox(key)

@@ -28,7 +28,10 @@ from shared.storage.cosmos import CosmosDatabase
 log = logging.getLogger("firebreak.runs")
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 # What a caller learns about a failure: never an exception text (it may quote inputs or internals).
-FAILED_MESSAGE = "The run stopped on an error before it finished; nothing more will happen. Start it again; if it fails again, report the run_id."
+FAILED_MESSAGE = (
+    "The run stopped on an error before it finished; nothing more will happen."
+    " Start it again; if it fails again, report the run_id."
+)
 
 
 @dataclass
@@ -70,7 +73,10 @@ def _state_from_engine(runtime_status: str, claimed: bool) -> RunState | None:
 def _next_action(doc: RunDoc, state: RunState) -> str:
     route = STATUS_ROUTE + doc.id
     if state in ("pending", "running"):
-        return f"Still going: call get_run_status (or GET {route}) again in a few seconds; progress shows how far it got. cancel_run stops it."
+        return (
+            f"Still going: call get_run_status (or GET {route}) again in a few seconds;"
+            " progress shows how far it got. cancel_run stops it."
+        )
     if state == "completed":
         return "Finished: read output (its next_action, when present, says what to do with it)."
     if state == "cancelled":
@@ -239,7 +245,9 @@ class RunService:
     async def claim(
         self, instance_id: str, orchestrator: str, validate: Callable[[dict[str, Any]], dict[str, Any]]
     ) -> dict[str, Any]:
-        """Claim the record of `instance_id` for `orchestrator` once: {"plan" (re-validated, no secrets), "correlation_id"}.
+        """Claim the record of `instance_id` for `orchestrator` once.
+
+        Returns {"plan" (re-validated, no secrets), "correlation_id"}.
 
         Raises RunRefused when there is no record (a start that did not come from the app), when it
         belongs to another orchestrator, or when it was claimed before (a second start with that id).
@@ -315,7 +323,7 @@ class RunService:
 
 
 class ActiveRunRecord:
-    """A run an activity works for (shared.tools.capability.ActiveRun): loaded by id, never from the activity's input."""
+    """A run an activity works for (shared.tools.capability.ActiveRun), loaded by id, not from the activity's input."""
 
     def __init__(self, service: RunService, doc: RunDoc) -> None:
         self._service, self._doc = service, doc

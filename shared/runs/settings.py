@@ -13,7 +13,11 @@ class RunSettings(SettingsSection):
 
     secrets_key: str | None = Field(
         None,
-        description="Base64 of 32 random bytes: the AES-256-GCM key of run secrets (collect.run header values and unrecorded query strings of long runs) at rest. Without it such runs answer NOT_CONFIGURED; the local stack derives one.",
+        description=(
+            "Base64 of 32 random bytes: the AES-256-GCM key of run secrets (collect.run header values and"
+            " unrecorded query strings of long runs) at rest. Without it such runs answer NOT_CONFIGURED;"
+            " the local stack derives one."
+        ),
     )
     run_secrets_ttl_seconds: int = Field(
         6 * 3600,

@@ -140,7 +140,10 @@ class BlobStore:
         return size, digest.hexdigest()
 
     async def open_download(self, name: str, *, offset: int = 0, length: int | None = None) -> Any | None:
-        """The SDK's streaming downloader of a blob or a range of it (`.size`: bytes in the range; the blob's size ends `.properties.content_range`), None when missing."""
+        """The SDK's streaming downloader of a blob or a range of it, None when missing.
+
+        `.size` is the bytes in the range; the blob's whole size ends `.properties.content_range`.
+        """
         from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
         self.requests += 1

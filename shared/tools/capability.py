@@ -118,9 +118,8 @@ class Catalogue:
         self.containers = catalogue_of(spec for c in capabilities for spec in c.containers)
         self.settings_sections = tuple(c.settings for c in capabilities if c.settings is not None)
         _unique("settings section", (s.__name__ for s in self.settings_sections))
-        _unique(
-            "environment variable", (key for s in (Settings, *self.settings_sections) for key in s.env_names().values())
-        )
+        sections: tuple[type[SettingsSection], ...] = (Settings, *self.settings_sections)
+        _unique("environment variable", (key for s in sections for key in s.env_names().values()))
         self.checks = tuple(check for c in capabilities for check in c.checks)
         _unique("check", (check.name for check in self.checks))
         self.orchestrations = {o.name: o for c in capabilities for o in c.orchestrations}

@@ -58,7 +58,8 @@ async def test_its_tools_are_listed_over_mcp_and_http(plugin_host: HostProcess) 
         listed = {t.name for t in (await client.list_tools()).tools}
     assert {"throwaway_note", "throwaway_count"} <= listed
     assert listed == {t.name for t in catalogue().registry} | {"throwaway_note", "throwaway_count"}
-    document = httpx.get(f"{plugin_host.base_url}/api/tools", timeout=30).json()
+    async with httpx.AsyncClient(timeout=30) as http:
+        document = (await http.get(f"{plugin_host.base_url}/api/tools")).json()
     note = next(t for t in document["tools"] if t["name"] == "throwaway_note")
     assert note["capability"] == "throwaway"
     assert note["http"]["path"] == "/api/tools/throwaway_note"
@@ -76,7 +77,8 @@ def test_its_tool_reads_its_settings_and_writes_its_container(plugin_host: HostP
 
 
 async def test_its_container_exists_with_its_partition_key(plugin_host: HostProcess, settings: Settings) -> None:
-    httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "x"}, timeout=30).raise_for_status()
+    async with httpx.AsyncClient(timeout=30) as http:
+        (await http.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "x"})).raise_for_status()
     # Read the container's definition without creating anything: only the plugin app's use can have made it.
     reader = CosmosDatabase(settings.model_copy(update={"create_resources": False}), [NOTES])
     try:

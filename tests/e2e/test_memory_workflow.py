@@ -34,7 +34,10 @@ async def test_full_workflow(host: HostProcess) -> None:
         httpx2.AsyncClient(headers={"x-dev-workspace": workspace}) as http,
         Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http), mode="2026-07-28") as client,
     ):
-        error = "django.db.utils.OperationalError: FATAL: remaining connection slots are reserved for non-replication superuser connections"
+        error = (
+            "django.db.utils.OperationalError: FATAL:"
+            " remaining connection slots are reserved for non-replication superuser connections"
+        )
 
         # 1. Nothing known yet.
         first = await call(client, "ranked_solutions", query_text=error, env=EKS)

@@ -70,9 +70,11 @@ async def mcp_client(host: HostProcess, headers: dict[str, str]) -> AsyncIterato
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http)) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http)) as client,
+    ):
+        yield client
 
 
 def assert_no_leak(text: str) -> None:
@@ -202,9 +204,10 @@ def _task_hub_text(host: HostProcess) -> str:
         service = BlobServiceClient.from_connection_string(host.env["AzureWebJobsStorage"])
         try:
             container = service.get_container_client(f"durable-{host.env['FIREBREAK_TASK_HUB'].lower()}"[:63])
-            parts = []
-            async for blob in container.list_blobs():
-                parts.append((await (await container.download_blob(blob.name)).readall()).decode())
+            parts = [
+                (await (await container.download_blob(blob.name)).readall()).decode()
+                async for blob in container.list_blobs()
+            ]
             return "\n".join(parts)
         finally:
             await service.close()

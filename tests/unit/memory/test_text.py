@@ -13,10 +13,12 @@ def test_tokens_fold_aliases_and_drop_noise() -> None:
 
 def test_signature_strips_variable_parts() -> None:
     a = normalize_signature(
-        'Error: connect ECONNREFUSED 10.0.3.7:5432 at /app/src/db/pool.js:42 (2026-11-22T04:10:00Z) id=0xdeadbeef user "alice"'
+        "Error: connect ECONNREFUSED 10.0.3.7:5432 at /app/src/db/pool.js:42"
+        ' (2026-11-22T04:10:00Z) id=0xdeadbeef user "alice"'
     )
     b = normalize_signature(
-        "error: connect ECONNREFUSED 10.9.9.9:6543 at /srv/other/db/pool.js:7 (2025-01-01T00:00:00Z) id=0xfeedface user 'bob'"
+        "error: connect ECONNREFUSED 10.9.9.9:6543 at /srv/other/db/pool.js:7"
+        " (2025-01-01T00:00:00Z) id=0xfeedface user 'bob'"
     )
     assert a == b == "error connect econnrefused at id user"
     assert (
