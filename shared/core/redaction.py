@@ -129,7 +129,7 @@ def redact(value: Any, _depth: int = 0) -> Any:
 _RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
 
-class _RedactingDict(dict):  # type: ignore[type-arg]
+class _RedactingDict(dict[str, Any]):
     """A record's `__dict__`: `Logger.makeRecord` writes `extra=` into it after the factory returns."""
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -179,5 +179,5 @@ def install_log_redaction() -> None:
         _redact_record(record)
         return record
 
-    factory.firebreak_redacting = True  # type: ignore[attr-defined]
+    factory.firebreak_redacting = True  # type: ignore[attr-defined]  # marks the installed factory for the next call
     logging.setLogRecordFactory(factory)

@@ -86,8 +86,8 @@ class McpEndpoint:
 
     async def _ensure_started(self) -> Any:
         loop = asyncio.get_running_loop()
-        if self._manager is not None and self._loop is loop:
-            await self._ready.wait()  # type: ignore[union-attr]
+        if self._manager is not None and self._loop is loop and self._ready is not None:
+            await self._ready.wait()
             return self._manager
         # Heavy imports happen here, on the first MCP request, not when the host indexes functions.
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager

@@ -54,7 +54,8 @@ class SecretBox:
             )
         except (InvalidTag, KeyError, binascii.Error) as exc:
             raise ValueError("run secrets do not decrypt for this run") from exc
-        return json.loads(plain)
+        values: dict[str, Any] = json.loads(plain)  # what seal() encrypted: authenticated, so a dict
+        return values
 
 
 def secret_box(settings: Settings) -> SecretBox:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from shared.core.errors import Conflict, NotFound, ValidationFailed
+from shared.core.errors import Conflict, NotConfigured, NotFound, ValidationFailed
 from shared.core.settings import Settings
 from shared.storage.containers import ContainerSpec, catalogue_of
 
+if TYPE_CHECKING:
+    # Only for annotations: the SDK is imported on first use, not when the app is indexed.
+    from azure.core.async_paging import AsyncPageIterator
+    from azure.cosmos.aio import ContainerProxy, CosmosClient, DatabaseProxy
+
 Doc = dict[str, Any]
+T = TypeVar("T")
 
 # Cosmos ids may not hold '/', '\\', '?' or '#': the SDK puts the id into the resource path, so such an id
 # would address another resource ("x/../inc_1") or none at all (a 500). Control characters and non-ASCII
@@ -49,13 +55,13 @@ class CosmosContainer:
     header and refuses a query without it, so writing it always keeps one query text for both.
     """
 
-    def __init__(self, client: Any, spec: ContainerSpec, *, local_compat: bool) -> None:
+    def __init__(self, client: ContainerProxy, spec: ContainerSpec, *, local_compat: bool) -> None:
         self._c = client
         self.spec = spec
         self._compat = local_compat
         self.requests = 0  # round trips made through this container (benchmarks report them per operation)
 
-    async def _counted(self, call: Any) -> Any:
+    async def _counted(self, call: Awaitable[T]) -> T:
         self.requests += 1
         return await call
 
@@ -182,8 +188,13 @@ class CosmosContainer:
         if order_by:
             sql += f" ORDER BY {order_by}"
         parameters = [{"name": "@__pk", "value": pk}] + [{"name": k, "value": v} for k, v in params.items()]
-        pager = self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(
-            continuation
+        # by_page is annotated as a plain AsyncIterator; what it returns is azure.core's page iterator,
+        # which carries the continuation token of the page it last fetched.
+        pager = cast(
+            "AsyncPageIterator[Doc]",
+            self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(
+                continuation
+            ),
         )
         self.requests += 1
         try:
@@ -209,8 +220,8 @@ class CosmosDatabase:
         self._settings = settings
         self.catalogue = catalogue_of(containers)
         self.database_name = database or settings.cosmos_database
-        self._client: Any = None
-        self._db: Any = None
+        self._client: CosmosClient | None = None
+        self._db: DatabaseProxy | None = None
         self._containers: dict[str, CosmosContainer] = {}
         self._lock = asyncio.Lock()
 
@@ -218,10 +229,15 @@ class CosmosDatabase:
     def configured(self) -> bool:
         return bool(self._settings.cosmos_endpoint)
 
-    def _build_client(self) -> Any:
+    def _build_client(self) -> CosmosClient:
         from azure.cosmos.aio import CosmosClient
 
         s = self._settings
+        if not s.cosmos_endpoint:
+            raise NotConfigured(
+                "Cosmos DB is not configured",
+                recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."],
+            )
         if s.cosmos_key:
             credential: Any = s.cosmos_key
         else:
@@ -239,35 +255,27 @@ class CosmosDatabase:
             raise KeyError(f"unknown container {name!r}: declare it in its capability's containers")
         async with self._lock:
             if name not in self._containers:
-                if not self.configured:
-                    from shared.core.errors import NotConfigured
-
-                    raise NotConfigured(
-                        "Cosmos DB is not configured",
-                        recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."],
-                    )
                 if self._client is None:
-                    self._client = self._build_client()
+                    self._client = self._build_client()  # NotConfigured without an endpoint
                 if self._db is None:
                     if self._settings.create_resources:
                         self._db = await self._client.create_database_if_not_exists(self.database_name)
                     else:
                         self._db = self._client.get_database_client(self.database_name)
-                raw = await self._ensure(spec)
+                raw = await self._ensure(self._db, spec)
                 self._containers[name] = CosmosContainer(raw, spec, local_compat=self._settings.cosmos_local_compat)
         return self._containers[name]
 
-    async def _ensure(self, spec: ContainerSpec) -> Any:
+    async def _ensure(self, db: DatabaseProxy, spec: ContainerSpec) -> ContainerProxy:
         if not self._settings.create_resources:
-            return self._db.get_container_client(spec.name)
+            return db.get_container_client(spec.name)
         from azure.cosmos import PartitionKey
 
-        extra = {"default_ttl": spec.default_ttl} if spec.default_ttl is not None else {}
-        return await self._db.create_container_if_not_exists(
+        return await db.create_container_if_not_exists(
             spec.name,
             partition_key=PartitionKey(path=spec.partition_key),
             indexing_policy=spec.indexing_policy(),
-            **extra,
+            default_ttl=spec.default_ttl,  # None sets no TTL, as omitting it does
         )
 
     async def bootstrap(self, names: Sequence[str] | None = None) -> None:

@@ -153,9 +153,9 @@ def test_bad_correlation_header_is_replaced(host: HostProcess, header: str) -> N
     r = httpx.post(
         f"{host.base_url}/api/tools/health.check",
         json={},
-        headers={"x-correlation-id": header.encode("utf-8")},
+        headers={"x-correlation-id": header.encode("utf-8")},  # type: ignore[arg-type]  # raw UTF-8 bytes on purpose
         timeout=TIMEOUT,
-    )  # type: ignore[arg-type]  # raw UTF-8 bytes on purpose; httpx sends bytes as given
+    )
     assert r.status_code == 200
     assert r.headers["x-correlation-id"] != header
     assert len(r.headers["x-correlation-id"]) == 32

@@ -6,6 +6,7 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types import TextContent
 
 from devhost.processes import HostProcess
 from shared.app.capabilities import catalogue
@@ -22,7 +23,9 @@ async def test_list_tools_matches_the_registry(host: HostProcess, mode: str) -> 
     health = next(t for t in listed if t.name == "health.check")
     assert health.input_schema == registry["health.check"].input_schema
     assert health.output_schema == registry["health.check"].output_schema
+    assert health.annotations is not None
     assert health.annotations.read_only_hint is True
+    assert health.description is not None
     assert health.description.startswith("Check that Firebreak")
 
 
@@ -33,7 +36,9 @@ async def test_call_health_check(host: HostProcess, mode: str) -> None:
     assert result.is_error is False
     assert result.structured_content["status"] == "ok"
     assert result.structured_content["versions"] == {}
-    assert "cosmos ok" in result.content[0].text
+    text = result.content[0]
+    assert isinstance(text, TextContent)
+    assert "cosmos ok" in text.text
 
 
 @pytest.mark.parametrize("mode", MODES)

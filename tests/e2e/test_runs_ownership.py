@@ -218,8 +218,14 @@ def _task_hub_text(host: HostProcess) -> str:
 def _workspace_blobs(host: HostProcess, workspace: str) -> dict[str, str]:
     async def read() -> dict[str, str]:
         store = BlobStore(Settings.from_env(host.env))
+
+        async def text(name: str) -> str:
+            data = await store.get(name)
+            assert data is not None, f"{name} was listed but is gone"
+            return data.decode()
+
         try:
-            return {n: (await store.get(n)).decode() async for n in store.list(workspace_prefix(workspace) + "/")}
+            return {n: await text(n) async for n in store.list(workspace_prefix(workspace) + "/")}
         finally:
             await store.close()
 
