@@ -29,7 +29,11 @@ def main() -> int:
         stack = start_stack(Path(tmp) / "stack")
         host = None
         try:
-            env = {**stack.app_settings(), "FIREBREAK_COSMOS_DATABASE": f"bench-{uuid.uuid4().hex[:6]}", "FIREBREAK_LOG_LEVEL": "WARNING"}
+            env = {
+                **stack.app_settings(),
+                "FIREBREAK_COSMOS_DATABASE": f"bench-{uuid.uuid4().hex[:6]}",
+                "FIREBREAK_LOG_LEVEL": "WARNING",
+            }
             host = HostProcess(env, Path(tmp) / "host.log")
             host.wait_ready()
             results += mcp_overhead.run(host.base_url)
@@ -37,8 +41,12 @@ def main() -> int:
             host = None
             results += durable_engine.run(stack.app_settings(), Path(tmp))
             results += hostile_inputs.run(env)
-            results += perf_roundtrip.run(Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"}))
-            results += memory_ranking.run(Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"}))
+            results += perf_roundtrip.run(
+                Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"})
+            )
+            results += memory_ranking.run(
+                Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
+            )
         finally:
             if host:
                 host.stop()
@@ -50,7 +58,9 @@ def main() -> int:
     for r in results:
         detail = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("name", "ratio", "budget", "ok"))
         budget = f"budget {r['budget']}" if r["budget"] else "reported"
-        print(f"{r['name']:<{width}}  ratio {r['ratio']:.3f}  ({budget})  {'OK' if r['ok'] else 'OVER BUDGET'}  {detail}")
+        print(
+            f"{r['name']:<{width}}  ratio {r['ratio']:.3f}  ({budget})  {'OK' if r['ok'] else 'OVER BUDGET'}  {detail}"
+        )
     return 0 if all(r["ok"] for r in results) else 1
 
 

@@ -1,4 +1,4 @@
-"""Cold start: importing function_app.py (what the host does when it indexes) vs azure.functions + azure.durable_functions."""
+"""Cold start: importing function_app.py (what the host does to index) vs azure.functions + azure.durable_functions."""
 
 from __future__ import annotations
 

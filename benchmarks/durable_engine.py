@@ -48,7 +48,14 @@ def _elapsed(status: dict[str, Any]) -> float:
 
 async def _baseline_write(connection_string: str, hub: str, history_events: int) -> float:
     store = InstanceStore(connection_string, hub)
-    event = {"EventType": 5, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-01-01T00:00:00.000000Z", "TaskScheduledId": 1, "Result": "1"}
+    event = {
+        "EventType": 5,
+        "EventId": -1,
+        "IsPlayed": False,
+        "Timestamp": "2026-01-01T00:00:00.000000Z",
+        "TaskScheduledId": 1,
+        "Result": "1",
+    }
     inst = Instance("bench", "noop_chain", "Running", "100", "", "", history=[event] * history_events)
     timings = []
     try:
@@ -64,7 +71,13 @@ async def _baseline_write(connection_string: str, hub: str, history_events: int)
 def run(env: dict[str, str], workdir: Path) -> list[dict[str, Any]]:
     hub = f"bench{uuid.uuid4().hex[:6]}"
     system_key = uuid.uuid4().hex  # the management API always needs the system key
-    host_env = {**env, "FIREBREAK_TASK_HUB": hub, "DURABLE_TEST_DIR": str(workdir), "FIREBREAK_LOG_LEVEL": "WARNING", "DEVHOST_SYSTEM_KEY": system_key}
+    host_env = {
+        **env,
+        "FIREBREAK_TASK_HUB": hub,
+        "DURABLE_TEST_DIR": str(workdir),
+        "FIREBREAK_LOG_LEVEL": "WARNING",
+        "DEVHOST_SYSTEM_KEY": system_key,
+    }
     host = HostProcess(host_env, workdir / "durable-host.log", app_dir=FIXTURE_APP)
     try:
         host.wait_listening()
@@ -80,8 +93,22 @@ def run(env: dict[str, str], workdir: Path) -> list[dict[str, Any]]:
     per_sequential = _elapsed(chain) / ACTIVITIES
     per_parallel = _elapsed(fan) / ACTIVITIES
     return [
-        {"name": "durable_activity_round_trip_sequential", "per_activity_ms": round(per_sequential * 1000, 2),
-         "baseline_state_write_ms": round(baseline * 1000, 2), "ratio": round(per_sequential / baseline, 2), "budget": None, "ok": True, "activities": ACTIVITIES},
-        {"name": "durable_activity_fan_out_100", "per_activity_ms": round(per_parallel * 1000, 2),
-         "baseline_state_write_ms": round(baseline * 1000, 2), "ratio": round(per_parallel / baseline, 2), "budget": None, "ok": True, "activities": ACTIVITIES},
+        {
+            "name": "durable_activity_round_trip_sequential",
+            "per_activity_ms": round(per_sequential * 1000, 2),
+            "baseline_state_write_ms": round(baseline * 1000, 2),
+            "ratio": round(per_sequential / baseline, 2),
+            "budget": None,
+            "ok": True,
+            "activities": ACTIVITIES,
+        },
+        {
+            "name": "durable_activity_fan_out_100",
+            "per_activity_ms": round(per_parallel * 1000, 2),
+            "baseline_state_write_ms": round(baseline * 1000, 2),
+            "ratio": round(per_parallel / baseline, 2),
+            "budget": None,
+            "ok": True,
+            "activities": ACTIVITIES,
+        },
     ]

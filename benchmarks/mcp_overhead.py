@@ -1,4 +1,4 @@
-"""MCP overhead: `tools/call health.check` via /api/mcp vs `POST /api/tools/health.check`, medians of N each, same host."""
+"""MCP overhead: `tools/call health.check` via /api/mcp vs `POST /api/tools/health.check`, medians of N, same host."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 
 def _modern_call(i: int) -> dict[str, Any]:
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "health.check", "arguments": {}, "_meta": meta}}
+    return {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": "tools/call",
+        "params": {"name": "health.check", "arguments": {}, "_meta": meta},
+    }
 
 
 def run(base_url: str, calls: int = 200) -> list[dict[str, Any]]:
@@ -26,14 +31,25 @@ def run(base_url: str, calls: int = 200) -> list[dict[str, Any]]:
             "mcp_2026-07-28": lambda i: http.post(
                 "/api/mcp",
                 json=_modern_call(i),
-                headers={**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "health.check"},
+                headers={
+                    **ACCEPT,
+                    "mcp-protocol-version": "2026-07-28",
+                    "mcp-method": "tools/call",
+                    "mcp-name": "health.check",
+                },
             ),
             "mcp_2025-06-18": lambda i: http.post(
                 "/api/mcp",
-                json={"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "health.check", "arguments": {}}},
+                json={
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "health.check", "arguments": {}},
+                },
                 headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
             ),
         }
+
         def direct(i: int) -> httpx.Response:
             return http.post("/api/tools/health.check", json={})
 
@@ -50,13 +66,15 @@ def run(base_url: str, calls: int = 200) -> list[dict[str, Any]]:
         base = statistics.median(timings["http"])
         for name in variants:
             median = statistics.median(timings[name])
-            results.append({
-                "name": f"mcp_overhead_{name}",
-                "baseline_median_ms": round(base * 1000, 3),
-                "mcp_median_ms": round(median * 1000, 3),
-                "ratio": round(median / base, 3),
-                "budget": BUDGET,
-                "ok": median / base <= BUDGET,
-                "calls": calls,
-            })
+            results.append(
+                {
+                    "name": f"mcp_overhead_{name}",
+                    "baseline_median_ms": round(base * 1000, 3),
+                    "mcp_median_ms": round(median * 1000, 3),
+                    "ratio": round(median / base, 3),
+                    "budget": BUDGET,
+                    "ok": median / base <= BUDGET,
+                    "calls": calls,
+                }
+            )
     return results

@@ -31,8 +31,26 @@ from tests.fixtures.memory.corpus import INCIDENTS, QUERIES
 SIZES = (1_000, 10_000)
 CALLS = 120
 BUDGET = 2.0
-BUCKETS = ["linux|py3|django4|k8s1|aws", "linux|node20|express4|k8s1|gcp", "macos|py3|any|docker|any", "linux|java17|spring3|bare|onprem"]
-SERVICES = ["payments", "checkout", "search", "billing", "auth", "catalog", "inventory", "shipping", "reports", "gateway", "notifications", "ledger"]
+BUCKETS = [
+    "linux|py3|django4|k8s1|aws",
+    "linux|node20|express4|k8s1|gcp",
+    "macos|py3|any|docker|any",
+    "linux|java17|spring3|bare|onprem",
+]
+SERVICES = [
+    "payments",
+    "checkout",
+    "search",
+    "billing",
+    "auth",
+    "catalog",
+    "inventory",
+    "shipping",
+    "reports",
+    "gateway",
+    "notifications",
+    "ledger",
+]
 ENV = {"os": "Ubuntu 22.04", "language": "python 3.11", "framework": "django 4.2", "runtime": "EKS 1.29"}
 
 
@@ -58,9 +76,37 @@ def _documents(workspace: str, size: int, rng: random.Random) -> list[dict[str, 
                 b["w" if worked else "f"] += 1
                 if worked:
                     b["t"] = (now - timedelta(days=rng.randint(0, 400))).isoformat()
-                docs.append({"id": f"out_{uuid.uuid4().hex[:16]}", "type": "outcome", "workspace_id": workspace, "incident_id": incident_id, "solution_id": sid, "worked": worked, "env_bucket": rng.choice(BUCKETS), "created_at": now.isoformat()})
-            solutions[sid] = {"steps": steps, "steps_hash": steps_hash(steps), "created_at": now.isoformat(), "buckets": buckets or {rng.choice(BUCKETS): {"w": 0, "f": 0, "t": None}}}
-        docs.append({"id": incident_id, "type": "incident", "workspace_id": workspace, "created_at": now.isoformat(), "title": title, "summary": summary, "error_signature": signature, "tags": tags, "solutions": solutions})
+                docs.append(
+                    {
+                        "id": f"out_{uuid.uuid4().hex[:16]}",
+                        "type": "outcome",
+                        "workspace_id": workspace,
+                        "incident_id": incident_id,
+                        "solution_id": sid,
+                        "worked": worked,
+                        "env_bucket": rng.choice(BUCKETS),
+                        "created_at": now.isoformat(),
+                    }
+                )
+            solutions[sid] = {
+                "steps": steps,
+                "steps_hash": steps_hash(steps),
+                "created_at": now.isoformat(),
+                "buckets": buckets or {rng.choice(BUCKETS): {"w": 0, "f": 0, "t": None}},
+            }
+        docs.append(
+            {
+                "id": incident_id,
+                "type": "incident",
+                "workspace_id": workspace,
+                "created_at": now.isoformat(),
+                "title": title,
+                "summary": summary,
+                "error_signature": signature,
+                "tags": tags,
+                "solutions": solutions,
+            }
+        )
         terms, length = incident_terms(title, summary, signature, tags)
         total_length += length
         for token, tf in terms.items():
@@ -69,8 +115,20 @@ def _documents(workspace: str, size: int, rng: random.Random) -> list[dict[str, 
                 postings[token][incident_id] = [tf, length]
     for token, count in df.items():
         saturated = count > DF_CAP
-        docs.append({"id": f"term:{token}", "type": "term", "workspace_id": workspace, "token": token, "df": count, "saturated": saturated, "postings": {} if saturated else postings[token]})
-    docs.append({"id": "meta", "type": "meta", "workspace_id": workspace, "incident_count": size, "total_length": total_length})
+        docs.append(
+            {
+                "id": f"term:{token}",
+                "type": "term",
+                "workspace_id": workspace,
+                "token": token,
+                "df": count,
+                "saturated": saturated,
+                "postings": {} if saturated else postings[token],
+            }
+        )
+    docs.append(
+        {"id": "meta", "type": "meta", "workspace_id": workspace, "incident_count": size, "total_length": total_length}
+    )
     return docs
 
 
@@ -108,7 +166,9 @@ async def _measure(service: MemoryService, who: Principal) -> dict[str, Any]:
     assert recommended is not None
     for i in range(20):
         before = container.requests
-        await service.record_outcome(who, RecordOutcomeRequest(solution_id=recommended.solution_id, worked=i % 2 == 0, env=ENV))
+        await service.record_outcome(
+            who, RecordOutcomeRequest(solution_id=recommended.solution_id, worked=i % 2 == 0, env=ENV)
+        )
         outcome_requests.append(container.requests - before)
     return {
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
@@ -129,14 +189,24 @@ async def _run(settings: Settings) -> list[dict[str, Any]]:
             docs = _documents(who.workspace_id, size, random.Random(size))
             started = time.perf_counter()
             await _seed(service.store, docs)
-            measured[size] = {**await _measure(service, who), "documents": len(docs), "seed_s": round(time.perf_counter() - started, 1)}
+            measured[size] = {
+                **await _measure(service, who),
+                "documents": len(docs),
+                "seed_s": round(time.perf_counter() - started, 1),
+            }
     finally:
         await deps.aclose()
     small, large = measured[SIZES[0]], measured[SIZES[1]]
     ratio = large["p95_ms"] / small["p95_ms"]
     return [
-        {"name": "memory_ranked_solutions_p95_10k_vs_1k", "ratio": round(ratio, 3), "budget": BUDGET, "ok": ratio <= BUDGET,
-         **{f"{k}_1k": v for k, v in small.items()}, **{f"{k}_10k": v for k, v in large.items()}},
+        {
+            "name": "memory_ranked_solutions_p95_10k_vs_1k",
+            "ratio": round(ratio, 3),
+            "budget": BUDGET,
+            "ok": ratio <= BUDGET,
+            **{f"{k}_1k": v for k, v in small.items()},
+            **{f"{k}_10k": v for k, v in large.items()},
+        },
     ]
 
 

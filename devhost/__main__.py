@@ -32,17 +32,25 @@ def local_usage(base: str, function_key: str, keys_file: Path) -> str:
     header = {"x-functions-key": function_key}
     vscode = {"servers": {"firebreak": {"type": "http", "url": mcp, "headers": header}}}
     cursor = {"mcpServers": {"firebreak": {"url": mcp, "headers": header}}}
-    return "\n".join([
-        "",
-        f"Function key (kept in {keys_file}; delete that file to rotate it): every route but /api/health needs it.",
-        f"  curl:         curl -H 'x-functions-key: {function_key}' {base}/api/tools",
-        f"  VS Code (.vscode/mcp.json):  {json.dumps(vscode)}",
-        f"  Cursor (.cursor/mcp.json):   {json.dumps(cursor)}",
-        f"  Claude Code:  claude mcp add --transport http firebreak {mcp} --header 'x-functions-key: {function_key}'",
-        f"The Durable management API ({base}/runtime/webhooks/durabletask/...) takes the system key from the same file.",
-        "Stop the emulators afterwards with 'make stop'.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "",
+            f"Function key (kept in {keys_file}; delete that file to rotate it): every route but /api/health needs it.",
+            f"  curl:         curl -H 'x-functions-key: {function_key}' {base}/api/tools",
+            f"  VS Code (.vscode/mcp.json):  {json.dumps(vscode)}",
+            f"  Cursor (.cursor/mcp.json):   {json.dumps(cursor)}",
+            (
+                f"  Claude Code:  claude mcp add --transport http firebreak {mcp}"
+                f" --header 'x-functions-key: {function_key}'"
+            ),
+            (
+                f"The Durable management API ({base}/runtime/webhooks/durabletask/...)"
+                " takes the system key from the same file."
+            ),
+            "Stop the emulators afterwards with 'make stop'.",
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,9 +58,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--app-dir", default=".", type=Path)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", default=int(os.environ.get("DEVHOST_PORT", "7071")), type=int)
-    parser.add_argument("--no-local-settings", action="store_true", help="ignore local.settings.json (tests pass every setting)")
-    parser.add_argument("--keys-file", type=Path, default=None,
-                        help="enforce the function and system keys kept in this file, generated on first use (make run: .local/keys.json)")
+    parser.add_argument(
+        "--no-local-settings", action="store_true", help="ignore local.settings.json (tests pass every setting)"
+    )
+    parser.add_argument(
+        "--keys-file",
+        type=Path,
+        default=None,
+        help=(
+            "enforce the function and system keys kept in this file, generated on first use"
+            " (make run: .local/keys.json)"
+        ),
+    )
     args = parser.parse_args(argv)
 
     loaded = 0 if args.no_local_settings else load_local_settings(args.app_dir)
@@ -74,8 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     except UnresolvedSetting as exc:
         print(f"Firebreak offline host cannot start: {exc}", file=sys.stderr, flush=True)
         return 1
-    print(f"Firebreak offline host ({loaded} settings from local.settings.json); functions:\n{host.describe()}", file=sys.stderr, flush=True)
-    print(f"MCP endpoint: {base}/api/mcp   tools: {base}/api/tools   health: {base}/api/health", file=sys.stderr, flush=True)
+    print(
+        f"Firebreak offline host ({loaded} settings from local.settings.json); functions:\n{host.describe()}",
+        file=sys.stderr,
+        flush=True,
+    )
+    print(
+        f"MCP endpoint: {base}/api/mcp   tools: {base}/api/tools   health: {base}/api/health",
+        file=sys.stderr,
+        flush=True,
+    )
     if keys_in_force:
         print(local_usage(base, keys_in_force["DEVHOST_FUNCTION_KEY"], args.keys_file), flush=True)
     log.info("listening", extra={"url": base, "functions": len(host.functions), "keys_enforced": host.keys.configured})

@@ -30,9 +30,18 @@ def export(endpoint: str, key: str, path: Path) -> int:
         for c_props in db.list_containers():
             container = db.get_container_client(c_props["id"])
             # The read feed lists documents without a query, which this server would answer by scanning.
-            docs = [{k: v for k, v in d.items() if k not in _SYSTEM} for d in container.read_all_items(max_item_count=1000)]
+            docs = [
+                {k: v for k, v in d.items() if k not in _SYSTEM} for d in container.read_all_items(max_item_count=1000)
+            ]
             count += len(docs)
-            containers.append({"id": c_props["id"], "partitionKey": c_props["partitionKey"]["paths"][0], "indexingPolicy": c_props.get("indexingPolicy"), "documents": docs})
+            containers.append(
+                {
+                    "id": c_props["id"],
+                    "partitionKey": c_props["partitionKey"]["paths"][0],
+                    "indexingPolicy": c_props.get("indexingPolicy"),
+                    "documents": docs,
+                }
+            )
         snapshot["databases"].append({"id": db_props["id"], "containers": containers})
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(snapshot))
@@ -51,7 +60,9 @@ def restore(endpoint: str, key: str, path: Path) -> int:
     for db_snap in json.loads(path.read_text())["databases"]:
         db = client.create_database_if_not_exists(db_snap["id"])
         for c_snap in db_snap["containers"]:
-            container = db.create_container_if_not_exists(c_snap["id"], partition_key=PartitionKey(path=c_snap["partitionKey"]))
+            container = db.create_container_if_not_exists(
+                c_snap["id"], partition_key=PartitionKey(path=c_snap["partitionKey"])
+            )
             for doc in c_snap["documents"]:
                 container.upsert_item(doc)
                 count += 1

@@ -18,7 +18,9 @@ _DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger"}
 def task_hub(host_json: dict[str, Any], env: Mapping[str, str]) -> str:
     """The hub name from host.json (the extension's default when absent), `%SETTING%` references resolved;
     an unset setting raises UnresolvedSetting naming it, as the Functions host fails to start."""
-    durable = resolve_setting_refs(host_json.get("extensions", {}).get("durableTask", {}), env, "extensions.durableTask")
+    durable = resolve_setting_refs(
+        host_json.get("extensions", {}).get("durableTask", {}), env, "extensions.durableTask"
+    )
     return durable.get("hubName") or "TestHubName"
 
 
@@ -36,7 +38,9 @@ class DurableExtension:
             raise SystemExit("Durable functions need AzureWebJobsStorage (the local stack sets it to Azurite)")
         durable = host_json.get("extensions", {}).get("durableTask", {})
         hub = task_hub(host_json, env)
-        max_activities = int(env.get("DEVHOST_DURABLE_MAX_ACTIVITIES", durable.get("maxConcurrentActivityFunctions", 10)))
+        max_activities = int(
+            env.get("DEVHOST_DURABLE_MAX_ACTIVITIES", durable.get("maxConcurrentActivityFunctions", 10))
+        )
         self.engine = DurableEngine(functions, InstanceStore(storage, hub), hub=hub, max_activities=max_activities)
         self.api = DurableHttpApi(self.engine, base_url, keys)
 

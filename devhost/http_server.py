@@ -18,7 +18,13 @@ log = logging.getLogger("devhost.http")
 
 # The Functions host accepts bodies up to 100 MB; the app enforces its own, smaller limits.
 MAX_BODY_BYTES = 100 * 1024 * 1024
-_CONSTRAINT = {"int": r"-?\d+", "long": r"-?\d+", "guid": r"[0-9a-fA-F-]{36}", "alpha": r"[A-Za-z]+", "bool": r"(?i:true|false)"}
+_CONSTRAINT = {
+    "int": r"-?\d+",
+    "long": r"-?\d+",
+    "guid": r"[0-9a-fA-F-]{36}",
+    "alpha": r"[A-Za-z]+",
+    "bool": r"(?i:true|false)",
+}
 
 
 def route_precedence(route: str) -> list[int]:
@@ -56,7 +62,9 @@ def _signal_handler(hook: Callable[[], Awaitable[None]]) -> Callable[[web.Applic
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
-    body: dict[str, Any] = {"error": {"code": code, "message": message, "details": {}, "recovery_suggestions": [], "correlation_id": None}}
+    body: dict[str, Any] = {
+        "error": {"code": code, "message": message, "details": {}, "recovery_suggestions": [], "correlation_id": None}
+    }
     return web.json_response(body, status=status)
 
 
@@ -79,7 +87,9 @@ def to_aiohttp_response(result: Any) -> web.StreamResponse:
     if isinstance(result, func.HttpResponse):
         headers = {k: v for k, v in result.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
         if result.mimetype and "content-type" not in {k.lower() for k in headers}:
-            headers["Content-Type"] = f"{result.mimetype}; charset={result.charset}" if result.charset else result.mimetype
+            headers["Content-Type"] = (
+                f"{result.mimetype}; charset={result.charset}" if result.charset else result.mimetype
+            )
         return web.Response(status=result.status_code, body=result.get_body(), headers=headers)
     if result is None:
         return web.Response(status=204)
@@ -120,7 +130,9 @@ class HttpHost:
     def _mount(self, info: FunctionInfo) -> None:
         trigger = info.trigger
         path = aiohttp_path(self.prefix, trigger.get("route") or info.name)
-        methods = [m.upper() for m in (trigger.get("methods") or ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])]
+        methods = [
+            m.upper() for m in (trigger.get("methods") or ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+        ]
         handler = self._handler(info, str(trigger.get("authLevel", "FUNCTION")))
         for method in methods:
             self.app.router.add_route(method, path, handler)
@@ -145,12 +157,15 @@ class HttpHost:
     async def _not_found(self, request: web.Request) -> web.Response:
         known = {path for _, path, _ in self.routes}
         if any(re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), request.path) for p in known):
-            allowed = sorted({m for m, p, _ in self.routes if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), request.path)})
+            allowed = sorted(
+                {m for m, p, _ in self.routes if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), request.path)}
+            )
             resp = _error(405, "INVALID_REQUEST", f"{request.method} is not allowed on {request.path}")
             resp.headers["Allow"] = ", ".join(allowed)
             return resp
         return _error(404, "NOT_FOUND", f"No function is mounted at {request.path}; GET /api/tools lists the tools")
 
     def describe(self) -> str:
-        return "\n".join(f"  {name}: [{method}] {path}" for method, path, name in sorted(self.routes, key=lambda r: (r[1], r[0])))
-
+        return "\n".join(
+            f"  {name}: [{method}] {path}" for method, path, name in sorted(self.routes, key=lambda r: (r[1], r[0]))
+        )

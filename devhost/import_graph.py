@@ -103,8 +103,9 @@ def render(package: str) -> Iterator[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the report for the package named on the command line (default `shared`)."""
-    parser = argparse.ArgumentParser(prog="devhost.import_graph", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="devhost.import_graph", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("package", nargs="?", default="shared")
     args = parser.parse_args(argv)
     for line in render(args.package):

@@ -69,8 +69,10 @@ class UnresolvedSetting(ValueError):
 
     def __init__(self, name: str, where: str) -> None:
         self.name, self.where = name, where
-        super().__init__(f"host.json {where}: '%{name}%' does not resolve to a value: set the app setting {name} "
-                         "(local.settings.json Values locally, the Function App's settings on Azure)")
+        super().__init__(
+            f"host.json {where}: '%{name}%' does not resolve to a value: set the app setting {name} "
+            "(local.settings.json Values locally, the Function App's settings on Azure)"
+        )
 
 
 def resolve_setting_refs(value: Any, env: Mapping[str, str], where: str = "") -> Any:
@@ -85,6 +87,7 @@ def resolve_setting_refs(value: Any, env: Mapping[str, str], where: str = "") ->
     if isinstance(value, list):
         return [resolve_setting_refs(v, env, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str):
+
         def setting(match: re.Match[str]) -> str:
             resolved = env.get(match.group(1))
             if not resolved:

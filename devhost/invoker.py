@@ -35,7 +35,9 @@ class Invoker:
         """Refuse at startup, not at the first call, a function whose input bindings this host cannot fill."""
         for b in info.bindings:
             if b["direction"] == "IN" and b is not info.trigger and b["type"] not in self._providers:
-                raise ValueError(f"function {info.name}: binding type {b['type']!r} is not supported by the offline host")
+                raise ValueError(
+                    f"function {info.name}: binding type {b['type']!r} is not supported by the offline host"
+                )
 
     async def invoke(self, info: FunctionInfo, trigger_value: Any) -> Any:
         fn = info.user_function

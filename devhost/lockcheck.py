@@ -73,7 +73,14 @@ def read_requirements(path: Path, seen: set[Path] | None = None) -> list[Pin]:
             continue
         req = Requirement(line)
         exact = [s.version for s in req.specifier if s.operator == "=="]
-        pins.append(Pin(canonicalize_name(req.name), exact[0] if len(exact) == 1 and len(req.specifier) == 1 else None, req.marker, f"{path.name}: {line}"))
+        pins.append(
+            Pin(
+                canonicalize_name(req.name),
+                exact[0] if len(exact) == 1 and len(req.specifier) == 1 else None,
+                req.marker,
+                f"{path.name}: {line}",
+            )
+        )
     return pins
 
 
@@ -87,7 +94,9 @@ def check_pins(requirements: Path, lock_path: Path, pythons: tuple[str, ...]) ->
     lock = read_requirements(lock_path)
     for pin in read_requirements(requirements):
         if pin.version is None:
-            problems.append(f"{pin.source}: not pinned with == (direct dependencies are pinned; the lock holds the rest)")
+            problems.append(
+                f"{pin.source}: not pinned with == (direct dependencies are pinned; the lock holds the rest)"
+            )
             continue
         for python in pythons:
             if not pin.applies(python):
@@ -100,8 +109,10 @@ def check_pins(requirements: Path, lock_path: Path, pythons: tuple[str, ...]) ->
 
 def installed(python: str) -> tuple[str, dict[str, str]]:
     """(X.Y, name -> version) of what the interpreter `python` has installed."""
-    script = ("import sys, json, importlib.metadata as m; print(json.dumps(['%d.%d' % sys.version_info[:2], "
-              "{d.metadata['Name']: d.version for d in m.distributions()}]))")
+    script = (
+        "import sys, json, importlib.metadata as m; print(json.dumps(['%d.%d' % sys.version_info[:2], "
+        "{d.metadata['Name']: d.version for d in m.distributions()}]))"
+    )
     out = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, check=True).stdout
     version, dists = json.loads(out)
     return version, {canonicalize_name(k): v for k, v in dists.items()}
@@ -110,15 +121,31 @@ def installed(python: str) -> tuple[str, dict[str, str]]:
 def check_installed(python: str, lock_path: Path) -> list[str]:
     version, have = installed(python)
     want = locked_for(read_requirements(lock_path), version)
-    problems = [f"{name}: {lock_path.name} has {v}, {python} has {have.get(name) or 'nothing'}" for name, v in sorted(want.items()) if have.get(name) != v]
-    problems += [f"{name} {v}: installed in {python} but not in {lock_path.name}" for name, v in sorted(have.items()) if name not in want and name not in _TOOLING]
+    problems = [
+        f"{name}: {lock_path.name} has {v}, {python} has {have.get(name) or 'nothing'}"
+        for name, v in sorted(want.items())
+        if have.get(name) != v
+    ]
+    problems += [
+        f"{name} {v}: installed in {python} but not in {lock_path.name}"
+        for name, v in sorted(have.items())
+        if name not in want and name not in _TOOLING
+    ]
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="devhost.lockcheck", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--installed", nargs=2, action="append", default=[], metavar=("LOCK", "PYTHON"),
-                        help="also check that interpreter PYTHON has exactly LOCK's applicable entries installed")
+    parser = argparse.ArgumentParser(
+        prog="devhost.lockcheck", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--installed",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("LOCK", "PYTHON"),
+        help="also check that interpreter PYTHON has exactly LOCK's applicable entries installed",
+    )
     args = parser.parse_args(argv)
     problems = []
     for lock_name, (requirements, pythons) in LOCKS.items():
@@ -127,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         problems += check_installed(python, ROOT / lock_name)
     if problems:
         print("dependency lock check failed:\n  " + "\n  ".join(problems), file=sys.stderr)
-        print("fix: `make lock` after editing requirements*.txt; `make clean-venvs setup` for a venv that drifted", file=sys.stderr)
+        print(
+            "fix: `make lock` after editing requirements*.txt; `make clean-venvs setup` for a venv that drifted",
+            file=sys.stderr,
+        )
         return 1
     print(f"locks current ({', '.join(LOCKS)}); {len(args.installed)} venv(s) match")
     return 0

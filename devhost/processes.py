@@ -62,19 +62,40 @@ def start_stack(data_dir: Path) -> Stack:
 class HostProcess:
     """`python -m devhost` in a subprocess: the same host `make run` starts."""
 
-    def __init__(self, env: dict[str, str], log_path: Path, app_dir: Path = ROOT, port: int | None = None, extra_args: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        log_path: Path,
+        app_dir: Path = ROOT,
+        port: int | None = None,
+        extra_args: list[str] | None = None,
+    ) -> None:
         """`extra_args` are appended to `python -m devhost ...` (e.g. `--keys-file`, as `make run` passes it)."""
         self.port = port or free_port()
         self.env = env
         self.app_dir = app_dir
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
-        self._log = open(log_path, "ab")  # noqa: SIM115 (the child writes to it until stop() closes it)
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_"))}
+        self._log = open(log_path, "ab")  # noqa: SIM115  # the child writes to it until stop() closes it
+        full_env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_"))
+        }
         full_env.update(env)
         full_env["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "devhost", "--port", str(self.port), "--app-dir", str(app_dir), "--no-local-settings", *(extra_args or [])],
+            [
+                sys.executable,
+                "-m",
+                "devhost",
+                "--port",
+                str(self.port),
+                "--app-dir",
+                str(app_dir),
+                "--no-local-settings",
+                *(extra_args or []),
+            ],
             cwd=ROOT,
             env=full_env,
             stdout=self._log,

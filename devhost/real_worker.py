@@ -33,19 +33,28 @@ def worker_python() -> Path:
     return Path(os.environ.get("FIREBREAK_WORKER_PYTHON") or WORKER_VENV / "bin" / "python")
 
 
-def index_in_real_worker(app_dir: Path, env: dict[str, str] | None = None, python: Path | None = None) -> dict[str, Any]:
+def index_in_real_worker(
+    app_dir: Path, env: dict[str, str] | None = None, python: Path | None = None
+) -> dict[str, Any]:
     """The worker's report for `app_dir`: {"status", "exception", "worker", "functions": [...]}.
 
     Raises FileNotFoundError naming `make worker-venv` when the worker venv is missing.
     """
     python = python or worker_python()
     if not python.exists():
-        raise FileNotFoundError(f"{python} is missing: run `make worker-venv` (make test does) to build the real worker's venv")
+        raise FileNotFoundError(
+            f"{python} is missing: run `make worker-venv` (make test does) to build the real worker's venv"
+        )
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     run_env.update(env or {})
     # -I: the worker venv's own site-packages only, nothing from the app venv or the script's folder.
-    done = subprocess.run([str(python), "-I", str(Path(__file__).resolve()), str(app_dir.resolve())],
-                          capture_output=True, text=True, env=run_env, timeout=300)
+    done = subprocess.run(
+        [str(python), "-I", str(Path(__file__).resolve()), str(app_dir.resolve())],
+        capture_output=True,
+        text=True,
+        env=run_env,
+        timeout=300,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the real worker probe failed ({done.returncode}):\n{done.stderr[-4000:]}")
     report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
@@ -53,6 +62,7 @@ def index_in_real_worker(app_dir: Path, env: dict[str, str] | None = None, pytho
 
 
 # ---- the half that runs inside the worker venv ---------------------------------------------------
+
 
 def _protos() -> Any:
     """Stand-ins for the proxy's generated FunctionRpc message classes (see the module docstring)."""
@@ -69,8 +79,17 @@ def _protos() -> Any:
     class StatusResult(Message):
         Failure, Success, Cancelled = 0, 1, 2
 
-    names = ("WorkerInitResponse", "FunctionMetadataResponse", "RpcFunctionMetadata", "RpcRetryOptions", "WorkerMetadata", "RpcException")
-    return types.SimpleNamespace(BindingInfo=BindingInfo, StatusResult=StatusResult, **{n: type(n, (Message,), {}) for n in names})
+    names = (
+        "WorkerInitResponse",
+        "FunctionMetadataResponse",
+        "RpcFunctionMetadata",
+        "RpcRetryOptions",
+        "WorkerMetadata",
+        "RpcException",
+    )
+    return types.SimpleNamespace(
+        BindingInfo=BindingInfo, StatusResult=StatusResult, **{n: type(n, (Message,), {}) for n in names}
+    )
 
 
 def _value(x: Any) -> Any:
@@ -88,30 +107,43 @@ def _probe(app_dir: str) -> dict[str, Any]:
     # The proxy puts the app directory first on sys.path and starts in it before WorkerInitRequest.
     sys.path.insert(0, app_dir)
     os.chdir(app_dir)
-    init = types.SimpleNamespace(worker_init_request=types.SimpleNamespace(capabilities={}, function_app_directory=app_dir))
+    init = types.SimpleNamespace(
+        worker_init_request=types.SimpleNamespace(capabilities={}, function_app_directory=app_dir)
+    )
     request = types.SimpleNamespace(request=init, properties={"host": "127.0.0.1:0", "protos": protos})
 
     async def run() -> tuple[Any, Any]:
         started = await handle_event.worker_init_request(request)
-        return started, await handle_event.functions_metadata_request(types.SimpleNamespace(request=None, properties={}))
+        return started, await handle_event.functions_metadata_request(
+            types.SimpleNamespace(request=None, properties={})
+        )
 
     started, metadata = asyncio.run(run())
     report: dict[str, Any] = {
         "status": "Success" if started.result.status == protos.StatusResult.Success else "Failure",
         "exception": getattr(getattr(started.result, "exception", None), "message", None),
-        "worker": {"package": "azure-functions-runtime", "version": VERSION, "python": f"{sys.version_info.major}.{sys.version_info.minor}"},
+        "worker": {
+            "package": "azure-functions-runtime",
+            "version": VERSION,
+            "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        },
         "functions": [],
     }
     for fn in metadata.function_metadata_results or []:
-        report["functions"].append({
-            "name": fn.name,
-            "entry_point": fn.entry_point,
-            "script_file": fn.script_file,
-            "directory": fn.directory,
-            "properties": dict(fn.properties),
-            "bindings": {name: {"type": b.type, "direction": _value(b.direction), "data_type": _value(b.data_type)} for name, b in fn.bindings.items()},
-            "raw_bindings": [json.loads(raw) for raw in fn.raw_bindings],
-        })
+        report["functions"].append(
+            {
+                "name": fn.name,
+                "entry_point": fn.entry_point,
+                "script_file": fn.script_file,
+                "directory": fn.directory,
+                "properties": dict(fn.properties),
+                "bindings": {
+                    name: {"type": b.type, "direction": _value(b.direction), "data_type": _value(b.data_type)}
+                    for name, b in fn.bindings.items()
+                },
+                "raw_bindings": [json.loads(raw) for raw in fn.raw_bindings],
+            }
+        )
     return report
 
 

@@ -74,7 +74,8 @@ class Stack:
             "FIREBREAK_COSMOS_LOCAL_COMPAT": "true",
             "FIREBREAK_TASK_HUB": "firebreaklocal",
             "FIREBREAK_PERF_ALLOW_LOCAL_PATHS": "true",  # the spec's {"path": ...} artifacts work on your own machine
-            # Run secrets at rest (AES-GCM): random, kept in the data directory so restarts can still read in-flight runs' secrets.
+            # Run secrets at rest (AES-GCM): random, kept in the data directory so restarts can still read
+            # in-flight runs' secrets.
             "FIREBREAK_SECRETS_KEY": self._secrets_key(),
         }
 
@@ -94,16 +95,40 @@ class Stack:
         return {
             "azurite": (
                 [
-                    str(BIN / "azurite"), "--silent", "--skipApiVersionCheck", "--disableTelemetry", "--loose",
-                    "--location", str(azurite_dir),
-                    "--blobHost", self.host, "--blobPort", str(self.blob_port),
-                    "--queueHost", self.host, "--queuePort", str(self.queue_port),
-                    "--tableHost", self.host, "--tablePort", str(self.table_port),
+                    str(BIN / "azurite"),
+                    "--silent",
+                    "--skipApiVersionCheck",
+                    "--disableTelemetry",
+                    "--loose",
+                    "--location",
+                    str(azurite_dir),
+                    "--blobHost",
+                    self.host,
+                    "--blobPort",
+                    str(self.blob_port),
+                    "--queueHost",
+                    self.host,
+                    "--queuePort",
+                    str(self.queue_port),
+                    "--tableHost",
+                    self.host,
+                    "--tablePort",
+                    str(self.table_port),
                 ],
                 [self.blob_port, self.queue_port, self.table_port],
             ),
             # Our wrapper around the server (devhost/cosmos-server.js); `node` is the machine's Node 20.
-            "cosmos": (["node", str(ROOT / "devhost" / "cosmos-server.js"), "--host", self.host, "--port", str(self.cosmos_port)], [self.cosmos_port]),
+            "cosmos": (
+                [
+                    "node",
+                    str(ROOT / "devhost" / "cosmos-server.js"),
+                    "--host",
+                    self.host,
+                    "--port",
+                    str(self.cosmos_port),
+                ],
+                [self.cosmos_port],
+            ),
         }
 
     def _pid(self, name: str) -> int | None:
@@ -139,7 +164,14 @@ class Stack:
             # The child keeps its own copy of the log's descriptor; ours closes once it is started.
             with open(self.data_dir / f"{name}.log", "ab") as log:
                 # A new session: Ctrl-C in the terminal that runs the app must not take the emulators down with it.
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
+                proc = subprocess.Popen(
+                    cmd,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    cwd=ROOT,
+                )
             (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
         deadline = time.monotonic() + timeout
         for name, (_, ports) in self._commands().items():
@@ -165,7 +197,10 @@ class Stack:
                 saved = export(f"https://{self.host}:{self.cosmos_port}", COSMOS_EMULATOR_KEY, self.cosmos_snapshot)
                 print(f"saved {saved} Cosmos documents to {self.cosmos_snapshot}")
             except Exception as exc:  # stopping must not depend on the snapshot
-                print(f"could not save the Cosmos snapshot ({type(exc).__name__}: {exc}); the previous snapshot is kept", file=sys.stderr)
+                print(
+                    f"could not save the Cosmos snapshot ({type(exc).__name__}: {exc}); the previous snapshot is kept",
+                    file=sys.stderr,
+                )
         for name in self._commands():
             pid = self._pid(name)
             if pid:
@@ -191,7 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     stack = Stack.at(args.data_dir.resolve(), args.port_base)
     if args.action == "start":
         stack.start()
-        print(f"emulators up: blob/queue/table on {stack.blob_port}-{stack.table_port}, cosmos on {stack.cosmos_port}; data in {stack.data_dir}")
+        print(
+            f"emulators up: blob/queue/table on {stack.blob_port}-{stack.table_port}, cosmos on {stack.cosmos_port};"
+            f" data in {stack.data_dir}"
+        )
     elif args.action == "stop":
         stack.stop()
         print("emulators stopped")

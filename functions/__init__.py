@@ -24,4 +24,13 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     manifest = load_manifest() if manifest is None else manifest
     tool_entries = [{"name": t["name"], "function_name": t["function_name"]} for t in manifest["tools"]]
     # The per-tool functions before tools_by_name's `tools/{name}`, as literal routes take precedence.
-    return [health, tool_functions(tool_entries), tools, mcp, diagnostics, artifacts, runs, orchestration_functions(manifest["orchestrations"])]
+    return [
+        health,
+        tool_functions(tool_entries),
+        tools,
+        mcp,
+        diagnostics,
+        artifacts,
+        runs,
+        orchestration_functions(manifest["orchestrations"]),
+    ]

@@ -24,5 +24,10 @@ async def diagnostics_start(call: Call) -> func.HttpResponse:
     from shared.health.diagnostics import ORCHESTRATOR, plan
 
     started = await call.runs().start(ORCHESTRATOR, call.caller, plan(call.deps), correlation_id=call.correlation_id)
-    body = {**started.model_dump(), "next_action": f"GET {started.status_url} (or call get_run_status) until state is 'completed'; output is the report."}
+    body = {
+        **started.model_dump(),
+        "next_action": (
+            f"GET {started.status_url} (or call get_run_status) until state is 'completed'; output is the report."
+        ),
+    }
     return call.json(body, 202, {"Location": started.status_url, "Retry-After": "2"})

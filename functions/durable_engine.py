@@ -27,8 +27,12 @@ class DurableEngine:
         if runtime is None:
             return None  # not (yet) known to the engine
         updated = status.last_updated_time
-        return InstanceStatus(runtime_status=runtime.value if hasattr(runtime, "value") else str(runtime), custom_status=status.custom_status,
-                              output=status.output, updated_at=updated.isoformat() if updated is not None else None)
+        return InstanceStatus(
+            runtime_status=runtime.value if hasattr(runtime, "value") else str(runtime),
+            custom_status=status.custom_status,
+            output=status.output,
+            updated_at=updated.isoformat() if updated is not None else None,
+        )
 
     async def terminate_instance(self, instance_id: str, reason: str) -> None:
         try:

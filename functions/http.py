@@ -32,7 +32,9 @@ class PayloadTooLarge(InvalidRequest):
         return 413
 
 
-def json_response(data: Any, correlation_id: str, status: int = 200, headers: dict[str, str] | None = None) -> func.HttpResponse:
+def json_response(
+    data: Any, correlation_id: str, status: int = 200, headers: dict[str, str] | None = None
+) -> func.HttpResponse:
     return func.HttpResponse(
         json.dumps(data, separators=(",", ":"), default=str),
         status_code=status,
@@ -109,7 +111,9 @@ class Call:
 Handler = Callable[[Call], Awaitable[func.HttpResponse]]
 
 
-def endpoint(*, anonymous: bool = False, durable: bool = False) -> Callable[[Handler], Callable[..., Awaitable[func.HttpResponse]]]:
+def endpoint(
+    *, anonymous: bool = False, durable: bool = False
+) -> Callable[[Handler], Callable[..., Awaitable[func.HttpResponse]]]:
     """Turn `async def handler(call: Call)` into the function the worker calls.
 
     Every failure becomes the error envelope (`guarded`); the Host/Origin allow-list is checked, the
@@ -131,11 +135,13 @@ def endpoint(*, anonymous: bool = False, durable: bool = False) -> Callable[[Han
         # The worker matches bindings by parameter name: the signature must be (req) or (req, client).
         wrapper: Callable[..., Awaitable[func.HttpResponse]]
         if durable:
+
             async def with_client(req: func.HttpRequest, client: df.DurableOrchestrationClient) -> func.HttpResponse:
                 return await serve(req, client)
 
             wrapper = with_client
         else:
+
             async def without_client(req: func.HttpRequest) -> func.HttpResponse:
                 return await serve(req, None)
 
@@ -169,16 +175,23 @@ def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidRequest("Body is not UTF-8", details={"errors": [{"field": "(body)", "problem": f"invalid byte at {exc.start}"}]}) from None
+        raise InvalidRequest(
+            "Body is not UTF-8", details={"errors": [{"field": "(body)", "problem": f"invalid byte at {exc.start}"}]}
+        ) from None
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "body"
-        raise InvalidRequest(f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}) from None
+        raise InvalidRequest(
+            f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}
+        ) from None
     # JSON may spell a lone UTF-16 surrogate ("\\ud800"), which no UTF-8 text can hold: refuse it here, as
     # the MCP route's parser does, instead of failing later wherever the string is encoded.
     if "\\u" in text and _has_lone_surrogate(data):
-        raise InvalidRequest("Body holds a lone UTF-16 surrogate escape, which is not text", details={"errors": [{"field": "(body)", "problem": "lone surrogate"}]})
+        raise InvalidRequest(
+            "Body holds a lone UTF-16 surrogate escape, which is not text",
+            details={"errors": [{"field": "(body)", "problem": "lone surrogate"}]},
+        )
     if not isinstance(data, dict):
         raise InvalidRequest(
             f"Body must be a JSON object of the tool's arguments, got {type(data).__name__}",

@@ -26,7 +26,9 @@ async def mcp(call: Call) -> func.HttpResponse:
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: call.correlation_id})
     body = read_body(req, call.deps.settings.max_request_bytes)
-    reply = await wiring.mcp_endpoint().handle(req.method, req.url, dict(req.headers), body, call.caller, call.correlation_id, orchestrations=call.runs())
+    reply = await wiring.mcp_endpoint().handle(
+        req.method, req.url, dict(req.headers), body, call.caller, call.correlation_id, orchestrations=call.runs()
+    )
     headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
     headers[CORRELATION_HEADER] = call.correlation_id
     return func.HttpResponse(reply.body, status_code=reply.status, headers=headers)

@@ -51,7 +51,9 @@ def _orchestrator(name: str) -> Callable[[df.DurableOrchestrationContext], Gener
         declared = wiring.catalogue().orchestrations[name]
         claimed = yield context.call_activity(CLAIM_ACTIVITY, {"run_id": run_id, "orchestrator": name})
         try:
-            output = yield from declared.orchestrator(BoundContext(context, claimed.get("correlation_id")), claimed["plan"])
+            output = yield from declared.orchestrator(
+                BoundContext(context, claimed.get("correlation_id")), claimed["plan"]
+            )
         except Exception:
             yield context.call_activity(FINISH_ACTIVITY, {"run_id": run_id, "failed": True})
             raise
@@ -83,5 +85,7 @@ def orchestration_functions(entries: list[dict[str, Any]]) -> df.Blueprint:
     for entry in entries:
         bp.function_name(entry["name"])(bp.orchestration_trigger(context_name="context")(_orchestrator(entry["name"])))
         for activity_name in entry["activities"]:
-            bp.function_name(activity_name)(bp.activity_trigger(input_name="job")(_activity(activity_name, entry["name"])))
+            bp.function_name(activity_name)(
+                bp.activity_trigger(input_name="job")(_activity(activity_name, entry["name"]))
+            )
     return bp

@@ -67,7 +67,9 @@ async def runs_claim(claim: dict) -> dict:  # type: ignore[type-arg]  # the work
 
     deps = wiring.deps()
     declared = wiring.catalogue().orchestrations[claim["orchestrator"]]
-    return await RunService.from_deps(deps).claim(claim["run_id"], declared.name, lambda plan: declared.validate_plan(plan, deps))
+    return await RunService.from_deps(deps).claim(
+        claim["run_id"], declared.name, lambda plan: declared.validate_plan(plan, deps)
+    )
 
 
 @bp.activity_trigger(input_name="outcome")
@@ -75,4 +77,6 @@ async def runs_finish(outcome: dict) -> None:  # type: ignore[type-arg]  # the w
     """Record a claimed run's outcome ({"run_id", "output"} or {"run_id", "failed": true}) and drop its secrets."""
     from shared.runs.service import RunService
 
-    await RunService.from_deps(wiring.deps()).finish(outcome["run_id"], outcome.get("output"), bool(outcome.get("failed")))
+    await RunService.from_deps(wiring.deps()).finish(
+        outcome["run_id"], outcome.get("output"), bool(outcome.get("failed"))
+    )

@@ -1,4 +1,4 @@
-"""Per-tool HTTP functions `POST /api/tools/{name}` and the tools document `GET /api/tools`, generated from the catalogue."""
+"""Per-tool HTTP functions `POST /api/tools/{name}` and the tools document `GET /api/tools`, from the catalogue."""
 
 from __future__ import annotations
 
@@ -28,8 +28,11 @@ async def _call_tool(call: Call, name: str) -> func.HttpResponse:
 
     tool = wiring.catalogue().registry.get(name)
     if tool is None:
-        raise MethodNotFound(f"Tool {name[:100]!r} is not registered.", details={"tool": name[:100], "available": [t.name for t in wiring.catalogue().registry]},
-                             recovery_suggestions=["GET /api/tools lists every tool with its schema."])
+        raise MethodNotFound(
+            f"Tool {name[:100]!r} is not registered.",
+            details={"tool": name[:100], "available": [t.name for t in wiring.catalogue().registry]},
+            recovery_suggestions=["GET /api/tools lists every tool with its schema."],
+        )
     arguments = call.json_body()
     correlation_id = pop_correlation_id(arguments, tool) or call.correlation_id
     ctx = ToolContext(call.caller, call.deps, correlation_id, transport="http", orchestrations=call.runs())

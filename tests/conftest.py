@@ -12,11 +12,10 @@ import pytest
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import Stack
 from shared.app.wiring import build_deps, load_settings
-from shared.tools.deps import Deps
 from shared.core.settings import Settings
+from shared.tools.deps import Deps
 
 RUN_ID = uuid.uuid4().hex[:8]
-
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,11 +60,19 @@ async def deps(settings: Settings) -> AsyncIterator[Deps]:
 
 
 @pytest.fixture(scope="session")
-def start_host(app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., HostProcess]]:
+def start_host(
+    app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., HostProcess]]:
     """Start an offline host with the local settings plus overrides; every host is stopped at the end."""
     hosts: list[HostProcess] = []
 
-    def start(overrides: dict[str, str] | None = None, *, ready: bool = True, app_dir: Path | None = None, port: int | None = None) -> HostProcess:
+    def start(
+        overrides: dict[str, str] | None = None,
+        *,
+        ready: bool = True,
+        app_dir: Path | None = None,
+        port: int | None = None,
+    ) -> HostProcess:
         # Each host gets its own task hub unless told otherwise: hosts sharing one Azurite must not
         # resume each other's orchestrations on start-up.
         env = {**app_env, "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:10]}", **(overrides or {})}

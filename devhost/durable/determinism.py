@@ -19,7 +19,16 @@ _SCHEDULING = {0, 1, 2, 3}
 
 
 def replay_actions(handle: Any, inst: Instance) -> list[dict[str, Any]]:
-    body = json.dumps({"history": inst.history, "instanceId": inst.instance_id, "isReplaying": True, "parentInstanceId": None, "input": inst.input, "upperSchemaVersion": 1})
+    body = json.dumps(
+        {
+            "history": inst.history,
+            "instanceId": inst.instance_id,
+            "isReplaying": True,
+            "parentInstanceId": None,
+            "input": inst.input,
+            "upperSchemaVersion": 1,
+        }
+    )
     state, _, _ = _replay(handle, body)
     return [a for a in _flatten_actions((state or {}).get("actions")) if "compoundActions" not in a]
 
@@ -36,7 +45,11 @@ def nondeterminism(handle: Any, inst: Instance) -> list[str]:
     problems = []
     if first != second:
         problems.append(f"two replays of one history produced different actions: {first} != {second}")
-    recorded = [(e["Name"], _payload(e.get("Input"))) for e in inst.history if e["EventType"] in (h.TASK_SCHEDULED, h.SUB_ORCHESTRATION_CREATED)]
+    recorded = [
+        (e["Name"], _payload(e.get("Input")))
+        for e in inst.history
+        if e["EventType"] in (h.TASK_SCHEDULED, h.SUB_ORCHESTRATION_CREATED)
+    ]
     for action in first:
         if action.get("actionType") in _SCHEDULING:
             key = (action["functionName"], _payload(action.get("input")))

@@ -119,12 +119,22 @@ class DurableEngine:
 
     # ---- client operations (what DurableOrchestrationClient reaches over HTTP) -------------
 
-    async def start_new(self, name: str, instance_id: str | None, input_json: str | None, *, parent: dict[str, Any] | None = None) -> Instance:
+    async def start_new(
+        self, name: str, instance_id: str | None, input_json: str | None, *, parent: dict[str, Any] | None = None
+    ) -> Instance:
         if name not in self.orchestrators:
             raise UnknownFunction(name)
         instance_id = instance_id or uuid.uuid4().hex
         now = h.iso(self.clock())
-        inst = Instance(instance_id=instance_id, name=name, status="Pending", input=input_json, created=now, updated=now, parent=parent)
+        inst = Instance(
+            instance_id=instance_id,
+            name=name,
+            status="Pending",
+            input=input_json,
+            created=now,
+            updated=now,
+            parent=parent,
+        )
         async with self._lock(instance_id):
             old = self._cache.get(instance_id) or await self.store.load(instance_id)
             if old is not None and not old.terminal:
@@ -167,7 +177,7 @@ class DurableEngine:
         return await self.store.delete(instance_id)
 
     # The timeout is part of the call, as in the Durable client's wait_for_completion_or_create_check_status_response.
-    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:  # noqa: ASYNC109
+    async def wait_for(self, instance_id: str, timeout: float) -> Instance | None:  # noqa: ASYNC109  # see above
         """Wait until the instance is terminal (in-process callers; HTTP callers poll the status URL)."""
 
         def done() -> bool:
@@ -226,23 +236,39 @@ class DurableEngine:
         new_events = list(inst.inbox)
         if not inst.history:
             parent = inst.parent or {}
-            new_events.insert(0, h.event(h.EXECUTION_STARTED, now, Name=inst.name, Input=inst.input, Version="", ParentInstanceId=parent.get("instance_id")))
+            new_events.insert(
+                0,
+                h.event(
+                    h.EXECUTION_STARTED,
+                    now,
+                    Name=inst.name,
+                    Input=inst.input,
+                    Version="",
+                    ParentInstanceId=parent.get("instance_id"),
+                ),
+            )
         episode = [h.event(h.ORCHESTRATOR_STARTED, now), *new_events]
         # The orchestrator sees the old events as played; the stored history keeps them as recorded.
-        body = json.dumps({
-            "history": [dict(ev, IsPlayed=True) for ev in inst.history] + episode,
-            "instanceId": inst.instance_id,
-            "isReplaying": bool(inst.history),
-            "parentInstanceId": (inst.parent or {}).get("instance_id"),
-            "input": inst.input,
-            "upperSchemaVersion": _REPLAY_SCHEMA,
-        })
+        body = json.dumps(
+            {
+                "history": [dict(ev, IsPlayed=True) for ev in inst.history] + episode,
+                "instanceId": inst.instance_id,
+                "isReplaying": bool(inst.history),
+                "parentInstanceId": (inst.parent or {}).get("instance_id"),
+                "input": inst.input,
+                "upperSchemaVersion": _REPLAY_SCHEMA,
+            }
+        )
         handle = self.orchestrators.get(inst.name)
         state: dict[str, Any] | None
         error: str | None
         open_tasks: dict[Any, Any]
         if handle is None:
-            state, error, open_tasks = None, f"The function '{inst.name}' doesn't exist or is not an orchestrator function.", {}
+            state, error, open_tasks = (
+                None,
+                f"The function '{inst.name}' doesn't exist or is not an orchestrator function.",
+                {},
+            )
         else:
             # Orchestrator code is synchronous and may be slow to replay; keep it off the event loop.
             state, error, open_tasks = await asyncio.get_running_loop().run_in_executor(None, _replay, handle, body)
@@ -256,12 +282,21 @@ class DurableEngine:
         if error is not None:
             self._fail(inst, error)
         elif state and state.get("isDone"):
-            continue_as_new = next((a for a in _flatten_actions(state.get("actions")) if a.get("actionType") == _CONTINUE_AS_NEW), None)
+            continue_as_new = next(
+                (a for a in _flatten_actions(state.get("actions")) if a.get("actionType") == _CONTINUE_AS_NEW), None
+            )
             if continue_as_new is not None:
                 self._continue_as_new(inst, continue_as_new)
             else:
                 inst.status, inst.output = "Completed", state.get("output")
-                inst.history.append(h.event(h.EXECUTION_COMPLETED, self.clock(), Result=json.dumps(inst.output), OrchestrationStatus="Completed"))
+                inst.history.append(
+                    h.event(
+                        h.EXECUTION_COMPLETED,
+                        self.clock(),
+                        Result=json.dumps(inst.output),
+                        OrchestrationStatus="Completed",
+                    )
+                )
         else:
             unsupported = self._schedule(inst, open_tasks)
             if unsupported:
@@ -281,7 +316,9 @@ class DurableEngine:
         inst.output = f"Orchestrator function '{inst.name}' failed: {error}"
         inst.failure = {"message": error}
         inst.pending = {}
-        inst.history.append(h.event(h.EXECUTION_COMPLETED, self.clock(), Result=json.dumps(inst.output), OrchestrationStatus="Failed"))
+        inst.history.append(
+            h.event(h.EXECUTION_COMPLETED, self.clock(), Result=json.dumps(inst.output), OrchestrationStatus="Failed")
+        )
 
     def _continue_as_new(self, inst: Instance, action: dict[str, Any]) -> None:
         # A new generation: empty history and the new input; `_drive` runs it next (no history = needs an episode).
@@ -308,7 +345,16 @@ class DurableEngine:
                 inst.history.append(h.event(h.TIMER_CREATED, now, key, FireAt=entry["fire_at"]))
             else:
                 entry["child_id"] = entry.get("child_id") or f"{inst.instance_id}:{key}"
-                inst.history.append(h.event(h.SUB_ORCHESTRATION_CREATED, now, key, Name=entry["name"], InstanceId=entry["child_id"], Input=entry["input"]))
+                inst.history.append(
+                    h.event(
+                        h.SUB_ORCHESTRATION_CREATED,
+                        now,
+                        key,
+                        Name=entry["name"],
+                        InstanceId=entry["child_id"],
+                        Input=entry["input"],
+                    )
+                )
         return None
 
     def _entry_for(self, task: Any, now: datetime) -> dict[str, Any] | None:
@@ -337,13 +383,20 @@ class DurableEngine:
         if kind == _TIMER:
             return {"kind": "timer", "fire_at": action["fireAt"]}
         if kind in (_SUB, _SUB_RETRY):
-            return {"kind": "suborchestration", "name": action["functionName"], "input": payload, "child_id": action.get("instanceId")}
+            return {
+                "kind": "suborchestration",
+                "name": action["functionName"],
+                "input": payload,
+                "child_id": action.get("instanceId"),
+            }
         return None
 
     # ---- running scheduled work ----------------------------------------------------------------
 
     def _dispatch(self, inst: Instance, task_id: int, entry: dict[str, Any]) -> None:
-        runner = {"activity": self._run_activity, "timer": self._run_timer, "suborchestration": self._run_child}[entry["kind"]]
+        runner = {"activity": self._run_activity, "timer": self._run_timer, "suborchestration": self._run_child}[
+            entry["kind"]
+        ]
         task = asyncio.get_running_loop().create_task(runner(inst.instance_id, task_id, entry))
         self._work.add(task)
         task.add_done_callback(self._work.discard)
@@ -354,16 +407,22 @@ class DurableEngine:
             info = self.activities.get(name)
             try:
                 if info is None:
-                    raise LookupError(f"The function '{name}' doesn't exist, is disabled, or is not an activity function.")
+                    raise LookupError(
+                        f"The function '{name}' doesn't exist, is disabled, or is not an activity function."
+                    )
                 result_json = await invoke_activity(info, entry["input"])
                 ev = h.event(h.TASK_COMPLETED, self.clock(), TaskScheduledId=task_id, Result=result_json)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 ev = h.event(
-                    h.TASK_FAILED, self.clock(), TaskScheduledId=task_id,
+                    h.TASK_FAILED,
+                    self.clock(),
+                    TaskScheduledId=task_id,
                     Reason=f"Activity function '{name}' failed: {type(exc).__name__}: {exc}",
-                    Details=json.dumps({"type": type(exc).__name__, "message": str(exc), "stackTrace": traceback.format_exc(limit=8)}),
+                    Details=json.dumps(
+                        {"type": type(exc).__name__, "message": str(exc), "stackTrace": traceback.format_exc(limit=8)}
+                    ),
                 )
         await self._deliver(instance_id, task_id, ev)
 
@@ -376,7 +435,9 @@ class DurableEngine:
         delay = (fire_at - self.clock()).total_seconds()
         if delay > 0:
             await asyncio.sleep(delay)
-        await self._deliver(instance_id, task_id, h.event(h.TIMER_FIRED, self.clock(), TimerId=task_id, FireAt=entry["fire_at"]))
+        await self._deliver(
+            instance_id, task_id, h.event(h.TIMER_FIRED, self.clock(), TimerId=task_id, FireAt=entry["fire_at"])
+        )
 
     async def _run_child(self, instance_id: str, task_id: int, entry: dict[str, Any]) -> None:
         child_id = entry["child_id"]
@@ -386,20 +447,38 @@ class DurableEngine:
                 await self._notify_parent(existing)
             return
         if entry["name"] not in self.orchestrators:
-            await self._deliver(instance_id, task_id, h.event(
-                h.SUB_ORCHESTRATION_FAILED, self.clock(), TaskScheduledId=task_id,
-                Reason=f"The function '{entry['name']}' doesn't exist or is not an orchestrator function.", Details=None))
+            await self._deliver(
+                instance_id,
+                task_id,
+                h.event(
+                    h.SUB_ORCHESTRATION_FAILED,
+                    self.clock(),
+                    TaskScheduledId=task_id,
+                    Reason=f"The function '{entry['name']}' doesn't exist or is not an orchestrator function.",
+                    Details=None,
+                ),
+            )
             return
-        await self.start_new(entry["name"], child_id, entry["input"], parent={"instance_id": instance_id, "task_id": task_id})
+        await self.start_new(
+            entry["name"], child_id, entry["input"], parent={"instance_id": instance_id, "task_id": task_id}
+        )
 
     async def _notify_parent(self, child: Instance) -> None:
         if not child.parent:
             return
         task_id = child.parent["task_id"]
         if child.status == "Completed":
-            ev = h.event(h.SUB_ORCHESTRATION_COMPLETED, self.clock(), TaskScheduledId=task_id, Result=json.dumps(child.output))
+            ev = h.event(
+                h.SUB_ORCHESTRATION_COMPLETED, self.clock(), TaskScheduledId=task_id, Result=json.dumps(child.output)
+            )
         else:
-            ev = h.event(h.SUB_ORCHESTRATION_FAILED, self.clock(), TaskScheduledId=task_id, Reason=str(child.output), Details=json.dumps(child.failure))
+            ev = h.event(
+                h.SUB_ORCHESTRATION_FAILED,
+                self.clock(),
+                TaskScheduledId=task_id,
+                Reason=str(child.output),
+                Details=json.dumps(child.failure),
+            )
         await self._deliver(child.parent["instance_id"], task_id, ev)
 
     async def _deliver(self, instance_id: str, task_id: int | None, ev: dict[str, Any]) -> None:
@@ -448,7 +527,11 @@ async def invoke_activity(info: FunctionInfo, input_json: str | None) -> str:
     from azure.functions import meta
     from azure.functions.durable_functions import ActivityTriggerConverter
 
-    value = None if input_json is None else ActivityTriggerConverter.decode(meta.Datum(type="json", value=input_json), trigger_metadata=None)
+    value = (
+        None
+        if input_json is None
+        else ActivityTriggerConverter.decode(meta.Datum(type="json", value=input_json), trigger_metadata=None)
+    )
     fn = info.user_function
     kwargs = {info.trigger["name"]: value}
     if inspect.iscoroutinefunction(fn):

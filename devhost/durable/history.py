@@ -13,10 +13,22 @@ ORCHESTRATOR_STARTED, ORCHESTRATOR_COMPLETED = 12, 13
 EVENT_RAISED, CONTINUE_AS_NEW = 15, 16
 
 NAMES = {
-    0: "ExecutionStarted", 1: "ExecutionCompleted", 2: "ExecutionFailed", 3: "ExecutionTerminated",
-    4: "TaskScheduled", 5: "TaskCompleted", 6: "TaskFailed", 7: "SubOrchestrationInstanceCreated",
-    8: "SubOrchestrationInstanceCompleted", 9: "SubOrchestrationInstanceFailed", 10: "TimerCreated",
-    11: "TimerFired", 12: "OrchestratorStarted", 13: "OrchestratorCompleted", 15: "EventRaised", 16: "ContinueAsNew",
+    0: "ExecutionStarted",
+    1: "ExecutionCompleted",
+    2: "ExecutionFailed",
+    3: "ExecutionTerminated",
+    4: "TaskScheduled",
+    5: "TaskCompleted",
+    6: "TaskFailed",
+    7: "SubOrchestrationInstanceCreated",
+    8: "SubOrchestrationInstanceCompleted",
+    9: "SubOrchestrationInstanceFailed",
+    10: "TimerCreated",
+    11: "TimerFired",
+    12: "OrchestratorStarted",
+    13: "OrchestratorCompleted",
+    15: "EventRaised",
+    16: "ContinueAsNew",
 }
 
 

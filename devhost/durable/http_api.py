@@ -52,7 +52,9 @@ def wire_payload(body: str) -> str | None:
     return body
 
 
-def status_payload(inst: Instance, *, show_history: bool = False, show_history_output: bool = False, show_input: bool = True) -> dict[str, Any]:
+def status_payload(
+    inst: Instance, *, show_history: bool = False, show_history_output: bool = False, show_input: bool = True
+) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "name": inst.name,
         "instanceId": inst.instance_id,
@@ -64,7 +66,9 @@ def status_payload(inst: Instance, *, show_history: bool = False, show_history_o
         "lastUpdatedTime": inst.updated[:19] + "Z",
     }
     if show_history:
-        payload["historyEvents"] = [h.public(e, with_output=show_history_output) for e in inst.history if e["EventType"] not in _HIDDEN_EVENTS]
+        payload["historyEvents"] = [
+            h.public(e, with_output=show_history_output) for e in inst.history if e["EventType"] not in _HIDDEN_EVENTS
+        ]
     return payload
 
 
@@ -105,16 +109,21 @@ class DurableHttpApi:
         """The JSON the `durableClient` binding carries (what the extension gives the worker)."""
         base = self.base_url + PREFIX
         query = f"taskHub={quote(self.engine.hub)}&connection=Storage&code={quote(self.system_key, safe='')}"
-        return json.dumps({
-            "taskHubName": self.engine.hub,
-            "creationUrls": {
-                "createNewInstancePostUri": f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]?{query}",
-                "createAndWaitOnNewInstancePostUri": f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]?timeout={{timeoutInSeconds}}&pollingInterval={{intervalInSeconds}}&{query}",
-            },
-            "managementUrls": self.management_urls("INSTANCEID"),
-            "rpcBaseUrl": f"{self.base_url}{self.rpc_prefix}/",
-            "httpBaseUrl": f"{base}/",
-        })
+        return json.dumps(
+            {
+                "taskHubName": self.engine.hub,
+                "creationUrls": {
+                    "createNewInstancePostUri": f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]?{query}",
+                    "createAndWaitOnNewInstancePostUri": (
+                        f"{base}/orchestrators/{{functionName}}[/{{instanceId}}]"
+                        f"?timeout={{timeoutInSeconds}}&pollingInterval={{intervalInSeconds}}&{query}"
+                    ),
+                },
+                "managementUrls": self.management_urls("INSTANCEID"),
+                "rpcBaseUrl": f"{self.base_url}{self.rpc_prefix}/",
+                "httpBaseUrl": f"{base}/",
+            }
+        )
 
     async def binding_provider(self, binding: dict[str, Any], info: Any) -> str:
         return self.client_binding()
@@ -156,10 +165,17 @@ class DurableHttpApi:
             inst = await self.engine.start_new(name, request.match_info.get("instance"), payload)
         except UnknownFunction:
             return web.json_response(
-                {"ExceptionMessage": f"The function '{name}' doesn't exist, is disabled, or is not an orchestrator function."}, status=400
+                {
+                    "ExceptionMessage": (
+                        f"The function '{name}' doesn't exist, is disabled, or is not an orchestrator function."
+                    )
+                },
+                status=400,
             )
         links = self.management_urls(inst.instance_id, f"{request.scheme}://{request.host}")
-        return web.json_response(links, status=202, headers={"Location": links["statusQueryGetUri"], "Retry-After": "10"})
+        return web.json_response(
+            links, status=202, headers={"Location": links["statusQueryGetUri"], "Retry-After": "10"}
+        )
 
     async def status(self, request: web.Request) -> web.StreamResponse:
         inst = await self.engine.get(request.match_info["instance"])
@@ -202,7 +218,9 @@ class DurableHttpApi:
             payload = wire_payload((await request.read()).decode("utf-8", "replace"))
         except ValueError:
             return web.json_response({"Message": "Invalid JSON content"}, status=400)
-        return await _accepted(self.engine.raise_event(request.match_info["instance"], request.match_info["event"], payload))
+        return await _accepted(
+            self.engine.raise_event(request.match_info["instance"], request.match_info["event"], payload)
+        )
 
     async def terminate(self, request: web.Request) -> web.StreamResponse:
         return await _accepted(self.engine.terminate(request.match_info["instance"], request.query.get("reason")))

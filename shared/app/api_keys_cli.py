@@ -1,4 +1,4 @@
-"""`python -m shared.app.api_keys_cli mint|revoke`: manage workspace API keys (the key is printed once, only its hash is stored)."""
+"""`python -m shared.app.api_keys_cli mint|revoke`: manage workspace API keys (printed once; only a hash is kept)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,12 @@ async def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="shared.app.api_keys_cli", description=__doc__)
-    parser.add_argument("--local-settings", type=Path, default=Path("local.settings.json"), help="read settings from this file first (local runs)")
+    parser.add_argument(
+        "--local-settings",
+        type=Path,
+        default=Path("local.settings.json"),
+        help="read settings from this file first (local runs)",
+    )
     sub = parser.add_subparsers(dest="action", required=True)
     mint = sub.add_parser("mint", help="create a key for a workspace and user")
     mint.add_argument("--workspace", required=True)

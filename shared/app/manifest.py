@@ -26,7 +26,10 @@ def load_manifest() -> dict[str, Any]:
 
 def indexed_tools() -> list[dict[str, str]]:
     """Name, function name and capability of each tool, for generating HTTP functions at index time."""
-    return [{"name": t["name"], "function_name": t["function_name"], "capability": t["capability"]} for t in load_manifest()["tools"]]
+    return [
+        {"name": t["name"], "function_name": t["function_name"], "capability": t["capability"]}
+        for t in load_manifest()["tools"]
+    ]
 
 
 def indexed_orchestrations() -> list[dict[str, Any]]:
@@ -40,7 +43,12 @@ def render(cat: Any) -> str:
     for entry, tool in zip(doc["tools"], cat.registry, strict=True):
         entry["function_name"] = tool.function_name
     doc["orchestrations"] = [
-        {"name": o.name, "capability": cat.capability_of_orchestration(o.name), "activities": sorted(o.activities), "description": o.description}
+        {
+            "name": o.name,
+            "capability": cat.capability_of_orchestration(o.name),
+            "activities": sorted(o.activities),
+            "description": o.description,
+        }
         for o in sorted(cat.orchestrations.values(), key=lambda o: o.name)
     ]
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
@@ -62,7 +70,10 @@ def main() -> int:
     cat = catalogue()
     MANIFEST_PATH.write_text(render(cat))
     README.write_text(render_readme(README.read_text(), cat))
-    print(f"wrote {MANIFEST_PATH.name} and the README sections ({len(cat.registry)} tools, {len(cat.orchestrations)} orchestrations)")
+    print(
+        f"wrote {MANIFEST_PATH.name} and the README sections"
+        f" ({len(cat.registry)} tools, {len(cat.orchestrations)} orchestrations)"
+    )
     return 0
 
 

@@ -20,7 +20,13 @@ def load_settings(env: Mapping[str, str] | None = None, cat: Catalogue | None = 
     return Settings.from_env(env, sections=(cat or catalogue()).settings_sections)
 
 
-def build_deps(settings: Settings, *, cat: Catalogue | None = None, cosmos_database: str | None = None, blob_container: str | None = None) -> Deps:
+def build_deps(
+    settings: Settings,
+    *,
+    cat: Catalogue | None = None,
+    cosmos_database: str | None = None,
+    blob_container: str | None = None,
+) -> Deps:
     """Wire the stores (with the catalogue's containers), identity and the declared checks."""
     cat = cat or catalogue()
     cosmos = CosmosDatabase(settings, cat.containers.values(), database=cosmos_database)

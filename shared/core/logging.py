@@ -8,7 +8,7 @@ import logging
 import re
 import sys
 import uuid
-from typing import Any
+from typing import Any, TypeGuard
 
 from shared.core.redaction import install_log_redaction, redact, redact_text
 
@@ -18,7 +18,7 @@ CORRELATION_HEADER = "x-correlation-id"
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}", re.ASCII)
 
 
-def is_safe_correlation_id(candidate: object) -> bool:
+def is_safe_correlation_id(candidate: object) -> TypeGuard[str]:
     """1-128 ASCII letters, digits, '.', '_', ':' or '-': safe in a header, a log line and a URL."""
     return isinstance(candidate, str) and _SAFE_ID.fullmatch(candidate) is not None
 
@@ -26,7 +26,7 @@ def is_safe_correlation_id(candidate: object) -> bool:
 def new_correlation_id(candidate: str | None = None) -> str:
     """Accept a caller's id when it is a safe token, else mint one (ids end up in logs, headers and URLs)."""
     if is_safe_correlation_id(candidate):
-        return candidate  # type: ignore[return-value]
+        return candidate
     return uuid.uuid4().hex
 
 

@@ -28,9 +28,19 @@ from shared.core.settings import Settings
 # Never reachable, whatever the allow-list says: Azure's wire server (DHCP, DNS, the VM agent's
 # channel), the instance metadata services of Azure/AWS/GCP/OCI (IPv4 and AWS's IPv6) and
 # Alibaba's metadata address.
-PLATFORM_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
-    "168.63.129.16", "169.254.169.254", "169.254.170.2", "169.254.169.253", "fd00:ec2::254", "fd00:ec2::23", "100.100.100.200", "192.0.0.192",
-))
+PLATFORM_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "168.63.129.16",
+        "169.254.169.254",
+        "169.254.170.2",
+        "169.254.169.253",
+        "fd00:ec2::254",
+        "fd00:ec2::23",
+        "100.100.100.200",
+        "192.0.0.192",
+    )
+)
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
@@ -71,8 +81,16 @@ class Target:
 
 
 def _refuse(url_field: str, problem: str) -> ValidationFailed:
-    return ValidationFailed(f"{url_field}: {problem}", details={"errors": [{"field": url_field, "problem": problem}]},
-                            recovery_suggestions=["Use a public https URL; private or loopback hosts need FIREBREAK_OUTBOUND_ALLOWED_HOSTS (host name or CIDR) on the deployment."])
+    return ValidationFailed(
+        f"{url_field}: {problem}",
+        details={"errors": [{"field": url_field, "problem": problem}]},
+        recovery_suggestions=[
+            (
+                "Use a public https URL; private or loopback hosts need FIREBREAK_OUTBOUND_ALLOWED_HOSTS"
+                " (host name or CIDR) on the deployment."
+            )
+        ],
+    )
 
 
 class OutboundGuard:
@@ -95,7 +113,9 @@ class OutboundGuard:
             raise _refuse(url_field, f"not a valid URL ({exc})") from None
         scheme = parts.scheme.lower()
         if scheme not in ("https", "http") or (scheme == "http" and not self._allow_http):
-            raise _refuse(url_field, "must be an https URL" + ("" if self._allow_http else " (plain http is not allowed here)"))
+            raise _refuse(
+                url_field, "must be an https URL" + ("" if self._allow_http else " (plain http is not allowed here)")
+            )
         if parts.username or parts.password:
             raise _refuse(url_field, "credentials in the URL are not allowed; send them as an allow-listed header")
         host = (parts.hostname or "").lower()
@@ -133,6 +153,9 @@ class OutboundGuard:
         refused = [a for a in addresses if not self.allowed_address(host, a)]
         if refused:
             # Generic on purpose: naming the address would reveal internal DNS answers to the caller.
-            raise _refuse(url_field, f"host {host!r} resolves to a non-public address: private, loopback, link-local, "
-                                     "platform and metadata addresses (also inside IPv6 translation forms) are refused")
+            raise _refuse(
+                url_field,
+                f"host {host!r} resolves to a non-public address: private, loopback, link-local, "
+                "platform and metadata addresses (also inside IPv6 translation forms) are refused",
+            )
         return Target(scheme, host, port, addresses[0])

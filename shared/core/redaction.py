@@ -20,10 +20,31 @@ _MAX_DEPTH = 6
 
 # Name fragments (header names, JSON keys, query and form parameter names) whose values are secrets.
 SECRET_NAME_FRAGMENTS = (
-    "authorization", "cookie", "password", "passwd", "secret", "token", "api_key", "api-key", "apikey",
-    "credential", "signature", "functions-key", "functions_key", "subscription-key", "subscription_key",
-    "accountkey", "account_key", "access_key", "access-key", "accesskey", "private_key", "private-key",
-    "sharedaccesskey", "sharedaccesssignature", "session",
+    "authorization",
+    "cookie",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "credential",
+    "signature",
+    "functions-key",
+    "functions_key",
+    "subscription-key",
+    "subscription_key",
+    "accountkey",
+    "account_key",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "sharedaccesskey",
+    "sharedaccesssignature",
+    "session",
 )
 # Short names that are secrets only when they are the whole name: `sig` (SAS) and `code` (function keys
 # in query strings); as fragments they would hit `error_code` or `signature_norm`.
@@ -42,7 +63,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+"), r"\1" + REDACTED),
     (re.compile(r"(?i)\b(SharedAccessSignature\s+)[^\s\"',;]+"), r"\1" + REDACTED),
     # Header lines and JSON-ish `"name": "value"` pairs for the headers that carry keys themselves.
-    (re.compile(r"(?i)\b((?:x-functions-key|ocp-apim-subscription-key|x-api-key|api-key|cookie|set-cookie)[\"']?\s*:\s*[\"']?)" + _VALUE_END), r"\1" + REDACTED),
+    (
+        re.compile(
+            r"(?i)\b((?:x-functions-key|ocp-apim-subscription-key|x-api-key|api-key|cookie|set-cookie)[\"']?\s*:\s*[\"']?)"
+            + _VALUE_END
+        ),
+        r"\1" + REDACTED,
+    ),
     (re.compile(r"(?i)(?<![\w.-])((?:" + _PARAM_NAMES + r")=)" + _VALUE_END), r"\1" + REDACTED),
     # Quoted pairs in JSON or a Python repr: {"password": "..."}, {'client_secret': '...'}.
     (re.compile(r"(?i)([\"'](?:" + _PARAM_NAMES + r")[\"']\s*:\s*[\"'])[^\"'\n]+"), r"\1" + REDACTED),
@@ -83,7 +110,10 @@ def redact(value: Any, _depth: int = 0) -> Any:
     if _depth > _MAX_DEPTH:
         return "…"
     if isinstance(value, Mapping):
-        return {k: (REDACTED if isinstance(k, str) and is_secret_name(k) and v not in (None, "") else redact(v, _depth + 1)) for k, v in value.items()}
+        return {
+            k: (REDACTED if isinstance(k, str) and is_secret_name(k) and v not in (None, "") else redact(v, _depth + 1))
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [redact(v, _depth + 1) for v in value]
     if isinstance(value, str):
@@ -99,7 +129,7 @@ def redact(value: Any, _depth: int = 0) -> Any:
 _RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
 
-class _RedactingDict(dict):  # type: ignore[type-arg]
+class _RedactingDict(dict[str, Any]):
     """A record's `__dict__`: `Logger.makeRecord` writes `extra=` into it after the factory returns."""
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -149,5 +179,5 @@ def install_log_redaction() -> None:
         _redact_record(record)
         return record
 
-    factory.firebreak_redacting = True  # type: ignore[attr-defined]
+    factory.firebreak_redacting = True  # type: ignore[attr-defined]  # marks the installed factory for the next call
     logging.setLogRecordFactory(factory)

@@ -55,7 +55,9 @@ def _allowed(value: str, allowed: Iterable[str]) -> bool:
     value = value.strip().lower()
     for entry in allowed:
         entry = entry.strip().lower()
-        if value == entry or (entry.endswith(":*") and value.startswith(entry[:-1]) and value[len(entry) - 1:].isdigit()):
+        if value == entry or (
+            entry.endswith(":*") and value.startswith(entry[:-1]) and value[len(entry) - 1 :].isdigit()
+        ):
             return True
     return False
 
@@ -68,14 +70,18 @@ def check_host_and_origin(headers: Mapping[str, str], url: str, hosts: list[str]
         raise MisdirectedRequest(
             f"This app does not answer to host {host[:100]!r}",
             details={"host": host[:100]},
-            recovery_suggestions=["Call the app by its own host name; a custom domain goes in FIREBREAK_MCP_ALLOWED_HOSTS."],
+            recovery_suggestions=[
+                "Call the app by its own host name; a custom domain goes in FIREBREAK_MCP_ALLOWED_HOSTS."
+            ],
         )
     origin = lower.get("origin")
     if origin and not _allowed(origin, origins):
         raise Forbidden(
             f"Requests from origin {origin[:100]!r} are not allowed",
             details={"origin": origin[:100]},
-            recovery_suggestions=["Browser clients must be served from an origin listed in FIREBREAK_MCP_ALLOWED_ORIGINS."],
+            recovery_suggestions=[
+                "Browser clients must be served from an origin listed in FIREBREAK_MCP_ALLOWED_ORIGINS."
+            ],
         )
 
 
@@ -87,5 +93,10 @@ def require_json_content_type(content_type: str | None) -> None:
     raise UnsupportedMediaType(
         f"Content-Type must be application/json, got {media[:100] or 'none'!r}",
         details={"errors": [{"field": "(content-type)", "problem": "expected application/json"}]},
-        recovery_suggestions=["Send the arguments as a JSON object with 'Content-Type: application/json' (curl: -H 'content-type: application/json')."],
+        recovery_suggestions=[
+            (
+                "Send the arguments as a JSON object with 'Content-Type: application/json'"
+                " (curl: -H 'content-type: application/json')."
+            )
+        ],
     )

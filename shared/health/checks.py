@@ -43,4 +43,6 @@ async def llm_reachable(deps: Deps) -> str:
 
 COSMOS = Check("cosmos", "Cosmos DB: write a probe document and read it back.", cosmos_round_trip, readiness=True)
 BLOB = Check("blob", "Blob storage: write a probe blob and read it back.", blob_round_trip, readiness=True)
-LLM = Check("llm", "The configured LLM endpoint answers HTTP (any status).", llm_reachable, applies=lambda s: s.llm_configured)
+LLM = Check(
+    "llm", "The configured LLM endpoint answers HTTP (any status).", llm_reachable, applies=lambda s: s.llm_configured
+)

@@ -6,8 +6,8 @@ from collections.abc import Generator
 from typing import Any
 
 from shared.health.models import DiagnosticsReport
-from shared.tools.checks import CheckResult, run_check
 from shared.tools.capability import ActiveRun, Orchestration, RunContext
+from shared.tools.checks import CheckResult, run_check
 from shared.tools.deps import Deps
 
 ORCHESTRATOR = "diagnostics_orchestrator"
@@ -23,7 +23,12 @@ def validate_plan(stored: dict[str, Any], deps: Deps) -> dict[str, Any]:
     """A stored plan, re-checked when the orchestration claims it: declared checks, each once."""
     known = {c.name for c in deps.checks}
     checks = stored.get("checks")
-    if not isinstance(checks, list) or not checks or len(set(checks)) != len(checks) or not all(c in known for c in checks):
+    if (
+        not isinstance(checks, list)
+        or not checks
+        or len(set(checks)) != len(checks)
+        or not all(c in known for c in checks)
+    ):
         raise ValueError("a diagnostics plan names each declared check at most once")
     return {"checks": list(checks)}
 
@@ -53,7 +58,9 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         status="ok" if not failed else "degraded",
         checks=checks,
         failed=failed,
-        next_action="Everything answered." if not failed else f"Fix {', '.join(failed)}: see each check's detail, then run POST /api/diagnostics again.",
+        next_action="Everything answered."
+        if not failed
+        else f"Fix {', '.join(failed)}: see each check's detail, then run POST /api/diagnostics again.",
     )
     return report.model_dump(mode="json")
 
@@ -63,5 +70,7 @@ DIAGNOSTICS = Orchestration(
     orchestrator=orchestrate,
     activities={CHECK_ACTIVITY: check},
     validate_plan=validate_plan,
-    description="POST /api/diagnostics: every declared check that applies, in parallel; output is the DiagnosticsReport.",
+    description=(
+        "POST /api/diagnostics: every declared check that applies, in parallel; output is the DiagnosticsReport."
+    ),
 )

@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from shared.tools.checks import CheckResult
-
 from shared.tools.registry import ToolInput, ToolOutput
 
 
@@ -16,7 +15,12 @@ class HealthCheckRequest(ToolInput):
 
 
 class StoreCheck(ToolOutput):
-    name: str = Field(description="The check: cosmos / blob write a probe and read it back; capabilities add their own (perf_runs, perf_artifacts: the perf index and Blob prefix answer).")
+    name: str = Field(
+        description=(
+            "The check: cosmos / blob write a probe and read it back; capabilities add their own"
+            " (perf_runs, perf_artifacts: the perf index and Blob prefix answer)."
+        )
+    )
     ok: bool
     latency_ms: float | None = Field(None, description="How long the check took.")
     error: str | None = Field(None, description="Why the store did not answer (no secrets).")

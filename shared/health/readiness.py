@@ -19,8 +19,14 @@ FAILED_TTL_S = 2.0
 class ReadinessCache:
     """The last store checks, refreshed at most once per interval; concurrent callers share one refresh."""
 
-    def __init__(self, probe: Callable[[], Awaitable[list[StoreCheck]]], *, monotonic: Callable[[], float] = time.monotonic,
-                 ready_ttl: float = READY_TTL_S, failed_ttl: float = FAILED_TTL_S) -> None:
+    def __init__(
+        self,
+        probe: Callable[[], Awaitable[list[StoreCheck]]],
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        ready_ttl: float = READY_TTL_S,
+        failed_ttl: float = FAILED_TTL_S,
+    ) -> None:
         self._probe = probe
         self._monotonic = monotonic
         self._ready_ttl, self._failed_ttl = ready_ttl, min(failed_ttl, ready_ttl)

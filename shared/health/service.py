@@ -12,7 +12,15 @@ from shared.health.models import DependencyStatus, HealthReport, StoreCheck
 from shared.tools.checks import CheckResult, run_checks
 from shared.tools.deps import Deps
 
-_PACKAGES = ("azure-functions", "azure-functions-durable", "mcp", "azure-cosmos", "azure-storage-blob", "pydantic", "openai")
+_PACKAGES = (
+    "azure-functions",
+    "azure-functions-durable",
+    "mcp",
+    "azure-cosmos",
+    "azure-storage-blob",
+    "pydantic",
+    "openai",
+)
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +35,12 @@ def package_versions() -> dict[str, str]:
 
 
 def _store_check(result: CheckResult) -> StoreCheck:
-    return StoreCheck(name=result.name, ok=result.ok, latency_ms=result.latency_ms if result.ok else None, error=None if result.ok else result.detail)
+    return StoreCheck(
+        name=result.name,
+        ok=result.ok,
+        latency_ms=result.latency_ms if result.ok else None,
+        error=None if result.ok else result.detail,
+    )
 
 
 async def check_stores(deps: Deps) -> list[StoreCheck]:
@@ -52,6 +65,9 @@ async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthR
         next_action=(
             "All stores answered; proceed."
             if ok
-            else "A store is down: check the failing store's error, its endpoint settings and the emulators (make run starts them)."
+            else (
+                "A store is down: check the failing store's error, its endpoint settings and the emulators"
+                " (make run starts them)."
+            )
         ),
     )

@@ -12,10 +12,7 @@ toolset = ToolSet("health")
 
 def _render(report: HealthReport) -> str:
     stores = ", ".join(f"{c.name} {'ok' if c.ok else 'DOWN: ' + (c.error or '?')}" for c in report.stores)
-    return (
-        f"Firebreak {report.version} ({report.build_commit}) is {report.status}: {stores}; "
-        f"LLM {report.llm.mode}."
-    )
+    return f"Firebreak {report.version} ({report.build_commit}) is {report.status}: {stores}; LLM {report.llm.mode}."
 
 
 @toolset.tool("health.check", title="Check Firebreak health", read_only=True, idempotent=True, render=_render)
@@ -24,8 +21,9 @@ async def health_check(ctx: ToolContext, args: HealthCheckRequest) -> HealthRepo
 
     Writes a probe to Cosmos DB and Blob storage and reads it back (and runs each capability's own
     readiness checks), and reports versions, the build commit, and whether an LLM is configured
-    (without one, LLM features use their rule-based path). Returns `status` 'ok' or 'degraded' with a per-store result. When degraded,
-    tools that need the failing store will fail too: fix the store first (see `next_action`).
+    (without one, LLM features use their rule-based path). Returns `status` 'ok' or 'degraded' with
+    a per-store result. When degraded, tools that need the failing store will fail too: fix the
+    store first (see `next_action`).
     """
     return await health_report(ctx.deps, include_versions=args.include_versions)
 

@@ -14,7 +14,9 @@ from shared.identity.models import ApiKeyDoc, MintedKey, Principal
 from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosDatabase
 
-API_KEYS_CONTAINER = ContainerSpec("api_keys", "/id", "Workspace API keys: key id, SHA-256 of the secret, principal; point-read by key id.")
+API_KEYS_CONTAINER = ContainerSpec(
+    "api_keys", "/id", "Workspace API keys: key id, SHA-256 of the secret, principal; point-read by key id."
+)
 
 PREFIX = "fbk_"
 _KEY = re.compile(r"^fbk_([0-9a-f]{16})_([A-Za-z0-9_-]{32,128})$")

@@ -58,13 +58,21 @@ class EntraValidator:
         if not self.configured:
             raise Unauthorized(
                 "A bearer token was sent but Entra ID validation is not configured",
-                recovery_suggestions=["Use a workspace API key (fbk_...) or configure FIREBREAK_ENTRA_AUDIENCE with FIREBREAK_ENTRA_TENANT_ID (or _JWKS_URL and _ISSUER)."],
+                recovery_suggestions=[
+                    (
+                        "Use a workspace API key (fbk_...) or configure FIREBREAK_ENTRA_AUDIENCE with"
+                        " FIREBREAK_ENTRA_TENANT_ID (or _JWKS_URL and _ISSUER)."
+                    )
+                ],
             )
         try:
             # PyJWKClient fetches with urllib (blocking); keep it off the event loop.
             claims = await asyncio.to_thread(self._validate_sync, token)
         except (jwt.PyJWTError, ValueError) as exc:
-            raise Unauthorized(f"Bearer token rejected: {type(exc).__name__}", recovery_suggestions=["Acquire a fresh token for this app's audience."]) from None
+            raise Unauthorized(
+                f"Bearer token rejected: {type(exc).__name__}",
+                recovery_suggestions=["Acquire a fresh token for this app's audience."],
+            ) from None
         workspace = claims.get(self._settings.entra_workspace_claim)
         user = claims.get("oid") or claims.get("sub")
         if not workspace or not user:

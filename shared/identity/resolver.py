@@ -37,7 +37,9 @@ class PrincipalResolver:
         auth = lower.get("authorization", "").strip()
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
         if auth and not token:
-            raise Unauthorized("Authorization header must be 'Bearer <token>'", recovery_suggestions=_HOW_TO_AUTHENTICATE)
+            raise Unauthorized(
+                "Authorization header must be 'Bearer <token>'", recovery_suggestions=_HOW_TO_AUTHENTICATE
+            )
 
         if token and not looks_like_api_key(token):
             return await self._entra.principal(token)

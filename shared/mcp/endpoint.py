@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from shared.tools.deps import Deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 from shared.tools.registry import ToolRegistry
 
 log = logging.getLogger("firebreak.mcp")
+
 
 @dataclass
 class HttpReply:
@@ -29,7 +30,9 @@ class HttpReply:
 
 
 def _jsonrpc_error(code: int, message: str, status: int = 400, request_id: str | int | None = None) -> HttpReply:
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}, separators=(",", ":"))
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}, separators=(",", ":")
+    )
     return HttpReply(status=status, headers={"content-type": "application/json"}, body=body.encode())
 
 
@@ -54,14 +57,22 @@ def precheck(body: bytes) -> HttpReply | None:
     if "method" in message and not isinstance(message["method"], str):
         return _jsonrpc_error(-32600, "Invalid Request: method must be a string", request_id=request_id)
     if "method" in message and message.get("params") is not None and not isinstance(message["params"], dict):
-        return _jsonrpc_error(-32602, f"Invalid params: params of {message['method'][:100]!r} must be an object", request_id=request_id)
+        return _jsonrpc_error(
+            -32602, f"Invalid params: params of {message['method'][:100]!r} must be an object", request_id=request_id
+        )
     return None
 
 
 class McpEndpoint:
     """Owns the SDK session manager (stateless, JSON responses) on the event loop that serves requests."""
 
-    def __init__(self, registry: ToolRegistry, deps: Callable[[], Deps], settings: Settings, allow_list: tuple[list[str], list[str]]) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        deps: Callable[[], Deps],
+        settings: Settings,
+        allow_list: tuple[list[str], list[str]],
+    ) -> None:
         """`allow_list`: the (hosts, origins) every route of the app accepts; the SDK checks the same."""
         self._registry = registry
         self._deps = deps
@@ -75,8 +86,8 @@ class McpEndpoint:
 
     async def _ensure_started(self) -> Any:
         loop = asyncio.get_running_loop()
-        if self._manager is not None and self._loop is loop:
-            await self._ready.wait()  # type: ignore[union-attr]
+        if self._manager is not None and self._loop is loop and self._ready is not None:
+            await self._ready.wait()
             return self._manager
         # Heavy imports happen here, on the first MCP request, not when the host indexes functions.
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -89,7 +100,9 @@ class McpEndpoint:
             build_server(self._registry, self._deps, self._settings.build_version),
             json_response=True,
             stateless=True,
-            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins),
+            security_settings=TransportSecuritySettings(
+                enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+            ),
             max_request_body_size=self._settings.max_request_bytes,
         )
         self._manager, self._loop = manager, loop
@@ -111,7 +124,17 @@ class McpEndpoint:
             await self._runner
         self._manager = self._runner = None
 
-    async def handle(self, method: str, url: str, headers: dict[str, str], body: bytes, principal: Principal, correlation_id: str, *, orchestrations: Any = None) -> HttpReply:
+    async def handle(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        body: bytes,
+        principal: Principal,
+        correlation_id: str,
+        *,
+        orchestrations: Any = None,
+    ) -> HttpReply:
         from shared.mcp.server import STATE_CORRELATION, STATE_ORCHESTRATIONS, STATE_PRINCIPAL
 
         if method.upper() == "POST" and (refused := precheck(body)) is not None:
@@ -133,7 +156,11 @@ class McpEndpoint:
             + ([] if "host" in {k.lower() for k in headers} else [(b"host", host.encode("latin-1"))]),
             "client": ("127.0.0.1", 0),
             "server": (parts.hostname or "localhost", parts.port or 80),
-            "state": {STATE_PRINCIPAL: principal, STATE_CORRELATION: correlation_id, STATE_ORCHESTRATIONS: orchestrations},
+            "state": {
+                STATE_PRINCIPAL: principal,
+                STATE_CORRELATION: correlation_id,
+                STATE_ORCHESTRATIONS: orchestrations,
+            },
         }
         reply = HttpReply(status=500)
         chunks: list[bytes] = []

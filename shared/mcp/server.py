@@ -12,9 +12,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from shared.tools.deps import Deps
 from shared.core.errors import AppError, envelope
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke, pop_correlation_id
 from shared.tools.registry import Tool, ToolRegistry
 
@@ -68,7 +68,11 @@ def build_server(registry: ToolRegistry, deps: Callable[[], Deps], version: str)
         tool = registry.get(params.name)
         if tool is None:
             # Not a tool failure the model could fix by retrying: a protocol error, as the spec asks.
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"code": "METHOD_NOT_FOUND", "tool": params.name, "available": [t.name for t in registry]})
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Unknown tool: {params.name}",
+                {"code": "METHOD_NOT_FOUND", "tool": params.name, "available": [t.name for t in registry]},
+            )
         state = _request_state(ctx)
         principal: Principal | None = state.get(STATE_PRINCIPAL)
         if principal is None:  # the endpoint always resolves one; reaching here means a wiring bug
@@ -78,15 +82,32 @@ def build_server(registry: ToolRegistry, deps: Callable[[], Deps], version: str)
             correlation_id = pop_correlation_id(arguments, tool) or state.get(STATE_CORRELATION) or ""
         except AppError as exc:  # a correlation_id argument unfit for headers and logs: refused before any work
             failed = envelope(exc, state.get(STATE_CORRELATION) or "")
-            return types.CallToolResult(content=[types.TextContent(type="text", text=f"{exc.code}: {exc.message}")], structured_content=failed, is_error=True)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"{exc.code}: {exc.message}")],
+                structured_content=failed,
+                is_error=True,
+            )
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             # A no-op unless the client sent a progress token with this call.
             await ctx.session.report_progress(done, total, message)
 
-        outcome = await invoke(tool, arguments, ToolContext(principal, deps(), correlation_id, transport="mcp", progress=progress, orchestrations=state.get(STATE_ORCHESTRATIONS)))
+        outcome = await invoke(
+            tool,
+            arguments,
+            ToolContext(
+                principal,
+                deps(),
+                correlation_id,
+                transport="mcp",
+                progress=progress,
+                orchestrations=state.get(STATE_ORCHESTRATIONS),
+            ),
+        )
         if outcome.ok:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.text)], structured_content=outcome.output)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=outcome.text)], structured_content=outcome.output
+            )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=outcome.text)],
             structured_content=outcome.error_envelope(),

@@ -21,7 +21,22 @@ _BUCKET = re.compile(r"^[a-z0-9.+-]+(\|[a-z0-9.+-]+){4}$")
 
 # family -> spellings (matched as whole words in lowercase text)
 _OS = {
-    "linux": ["linux", "ubuntu", "debian", "centos", "rhel", "red hat", "alpine", "fedora", "amazon linux", "amzn", "arch", "suse", "rocky", "almalinux"],
+    "linux": [
+        "linux",
+        "ubuntu",
+        "debian",
+        "centos",
+        "rhel",
+        "red hat",
+        "alpine",
+        "fedora",
+        "amazon linux",
+        "amzn",
+        "arch",
+        "suse",
+        "rocky",
+        "almalinux",
+    ],
     "macos": ["macos", "mac os", "osx", "os x", "darwin"],
     "windows": ["windows", "win32", "win64", "win10", "win11", "windows server"],
 }
@@ -37,10 +52,22 @@ _LANGUAGES = {
     "elixir": ["elixir", "erlang"],
 }
 _FRAMEWORKS = {
-    "django": ["django"], "flask": ["flask"], "fastapi": ["fastapi"], "rails": ["rails", "ruby on rails"],
-    "spring": ["spring", "spring boot", "springboot"], "express": ["express"], "nextjs": ["next.js", "nextjs", "next"],
-    "react": ["react"], "laravel": ["laravel"], "symfony": ["symfony"], "aspnet": ["asp.net", "aspnet"],
-    "nestjs": ["nestjs", "nest"], "gin": ["gin"], "celery": ["celery"], "angular": ["angular"], "vue": ["vue"],
+    "django": ["django"],
+    "flask": ["flask"],
+    "fastapi": ["fastapi"],
+    "rails": ["rails", "ruby on rails"],
+    "spring": ["spring", "spring boot", "springboot"],
+    "express": ["express"],
+    "nextjs": ["next.js", "nextjs", "next"],
+    "react": ["react"],
+    "laravel": ["laravel"],
+    "symfony": ["symfony"],
+    "aspnet": ["asp.net", "aspnet"],
+    "nestjs": ["nestjs", "nest"],
+    "gin": ["gin"],
+    "celery": ["celery"],
+    "angular": ["angular"],
+    "vue": ["vue"],
 }
 _RUNTIMES = {
     "k8s": ["kubernetes", "k8s", "eks", "aks", "gke", "openshift", "k3s", "kind", "minikube"],
@@ -57,9 +84,30 @@ _CLOUDS = {
 # Which JSON keys speak about which component; other keys are still read, after these.
 _KEYS = {
     "os": ("os", "distro", "distribution", "platform", "operating_system", "system"),
-    "language": ("language", "lang", "runtime_language", "python", "python_version", "node", "node_version", "java", "go"),
+    "language": (
+        "language",
+        "lang",
+        "runtime_language",
+        "python",
+        "python_version",
+        "node",
+        "node_version",
+        "java",
+        "go",
+    ),
     "framework": ("framework", "frameworks", "web_framework", "library"),
-    "runtime": ("runtime", "orchestrator", "orchestration", "deployment", "platform", "kubernetes", "k8s", "k8s_version", "kubernetes_version", "container"),
+    "runtime": (
+        "runtime",
+        "orchestrator",
+        "orchestration",
+        "deployment",
+        "platform",
+        "kubernetes",
+        "k8s",
+        "k8s_version",
+        "kubernetes_version",
+        "container",
+    ),
     "cloud": ("cloud", "provider", "cloud_provider", "hosting", "region"),
 }
 _VERSIONED = {"language", "framework", "runtime"}
@@ -84,7 +132,30 @@ def _texts(env: Any, prefix: str = "") -> Iterable[tuple[str, str]]:
 
 
 # Names too common in prose to trust outside a key that is about them ("let us go", "next step").
-_AMBIGUOUS = frozenset({"go", "py", "node", "next", "nest", "kind", "host", "vm", "functions", "container", "containers", "compose", "arch", "bare", "gin", "express", "spring", "react", "vue", "amazon"})
+_AMBIGUOUS = frozenset(
+    {
+        "go",
+        "py",
+        "node",
+        "next",
+        "nest",
+        "kind",
+        "host",
+        "vm",
+        "functions",
+        "container",
+        "containers",
+        "compose",
+        "arch",
+        "bare",
+        "gin",
+        "express",
+        "spring",
+        "react",
+        "vue",
+        "amazon",
+    }
+)
 
 
 def _find(families: dict[str, list[str]], text: str, *, strict: bool) -> tuple[str, int] | None:

@@ -14,15 +14,24 @@ MAX_STEPS = 50
 MAX_STEP_CHARS = 2_000
 MAX_STEPS_TOTAL = 20_000
 
-_ENV = "Your environment as JSON, e.g. {\"os\": \"Ubuntu 22.04\", \"language\": \"python 3.11\", \"framework\": \"Django 4.2\", \"runtime\": \"EKS\", \"kubernetes\": \"1.29\"}. It decides which fixes fit you."
-_BUCKET = "Explicit env bucket `os|language|framework|runtime|cloud` (e.g. linux|py3|django4|k8s1|aws); overrides the one derived from env."
+_ENV = (
+    'Your environment as JSON, e.g. {"os": "Ubuntu 22.04", "language": "python 3.11", "framework": "Django 4.2",'
+    ' "runtime": "EKS", "kubernetes": "1.29"}. It decides which fixes fit you.'
+)
+_BUCKET = (
+    "Explicit env bucket `os|language|framework|runtime|cloud` (e.g. linux|py3|django4|k8s1|aws);"
+    " overrides the one derived from env."
+)
 _STEPS = "The fix as ordered steps (a list of strings, or one string with a step per line)."
 _LOOKUP = "The lookup_id ranked_solutions returned, so the memory learns whether its recommendation was followed."
 
 
 def _check_env(value: dict[str, Any]) -> dict[str, Any]:
     if len(json.dumps(value, default=str)) > MAX_ENV_BYTES:
-        raise ValueError(f"env is larger than {MAX_ENV_BYTES} bytes; send the facts that matter (os, language, framework, runtime, cloud)")
+        raise ValueError(
+            f"env is larger than {MAX_ENV_BYTES} bytes;"
+            " send the facts that matter (os, language, framework, runtime, cloud)"
+        )
     return value
 
 
@@ -49,7 +58,11 @@ class _WithEnv(ToolInput):
 
 
 class RankedSolutionsRequest(ToolInput):
-    query_text: str = Field(min_length=1, max_length=8_000, description="The error message, log lines, stack trace fragment or a description of the symptom.")
+    query_text: str = Field(
+        min_length=1,
+        max_length=8_000,
+        description="The error message, log lines, stack trace fragment or a description of the symptom.",
+    )
     env: dict[str, Any] = Field(description=_ENV)
     limit: int = Field(5, ge=1, le=20, description="How many ranked solutions to return.")
 
@@ -72,12 +85,22 @@ class AddSolutionRequest(_WithEnv):
 
 
 class AddIncidentRequest(_WithEnv):
-    title: str = Field(min_length=3, max_length=300, description="A short title of the failure, as an engineer would search for it.")
+    title: str = Field(
+        min_length=3, max_length=300, description="A short title of the failure, as an engineer would search for it."
+    )
     steps: list[str] = Field(description=_STEPS)
     worked: StrictBool = Field(description="Whether these steps fixed it.")
-    error_signature: str | None = Field(None, max_length=4_000, description="The characteristic error line or exception; numbers, ids, paths and timestamps are ignored when matching.")
+    error_signature: str | None = Field(
+        None,
+        max_length=4_000,
+        description=(
+            "The characteristic error line or exception; numbers, ids, paths and timestamps are ignored when matching."
+        ),
+    )
     summary: str | None = Field(None, max_length=8_000, description="What happened and why (root cause).")
-    tags: list[str] = Field(default_factory=list, max_length=20, description="Keywords such as kubernetes, postgres, oom.")
+    tags: list[str] = Field(
+        default_factory=list, max_length=20, description="Keywords such as kubernetes, postgres, oom."
+    )
     lookup_id: str | None = Field(None, max_length=100, description=_LOOKUP)
     notes: str | None = Field(None, max_length=4_000, description="Notes on the outcome (optional).")
 
@@ -96,7 +119,9 @@ class GetIncidentRequest(ToolInput):
 
 
 class ListIncidentsRequest(ToolInput):
-    search: str | None = Field(None, max_length=1_000, description="Words to search for (ranked by relevance; no continuation).")
+    search: str | None = Field(
+        None, max_length=1_000, description="Words to search for (ranked by relevance; no continuation)."
+    )
     tag: str | None = Field(None, max_length=50, description="Only incidents with this tag.")
     limit: int = Field(20, ge=1, le=100, description="Page size.")
     continuation: str | None = Field(None, max_length=4_000, description="The continuation of the previous page.")
@@ -110,7 +135,9 @@ class NextAction(ToolOutput):
 class IncidentMatch(ToolOutput):
     incident_id: str
     title: str
-    relevance_score: float = Field(description="0..1, relative to the best match of this lookup; 1 for an exact signature match.")
+    relevance_score: float = Field(
+        description="0..1, relative to the best match of this lookup; 1 for an exact signature match."
+    )
     exact_signature_match: bool
     matched_terms: list[str]
     why: str = Field(description="Why it matched.")
@@ -166,7 +193,9 @@ class RecordOutcomeResult(ToolOutput):
     outcome_id: str
     solution_id: str
     env_bucket: str
-    was_recommended: bool | None = Field(description="Whether the lookup recommended this solution (null without lookup_id).")
+    was_recommended: bool | None = Field(
+        description="Whether the lookup recommended this solution (null without lookup_id)."
+    )
     stats: SolutionStats
     next_action: NextAction
 
@@ -175,7 +204,9 @@ class AddSolutionResult(ToolOutput):
     solution_id: str
     incident_id: str
     env_bucket: str
-    created: bool = Field(description="false when the same steps already existed for this incident (the env variant is recorded).")
+    created: bool = Field(
+        description="false when the same steps already existed for this incident (the env variant is recorded)."
+    )
     next_action: NextAction
 
 

@@ -33,7 +33,12 @@ def incident_terms(title: str, summary: str, error_signature: str, tags: list[st
     """Field-weighted term frequencies of an incident (its MAX_INDEXED_TERMS heaviest: title x3, signature
     and tags x2, summary x1, ties in the order the terms first appear) and its whole weighted length."""
     weighted: dict[str, float] = defaultdict(float)  # float weights: a Counter is typed for int counts
-    for field, text in (("title", title), ("error_signature", error_signature), ("tags", " ".join(tags)), ("summary", summary)):
+    for field, text in (
+        ("title", title),
+        ("error_signature", error_signature),
+        ("tags", " ".join(tags)),
+        ("summary", summary),
+    ):
         for tok in tokens(text or ""):
             weighted[tok] += FIELD_WEIGHTS[field]
     length = float(sum(weighted.values()))

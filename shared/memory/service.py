@@ -66,7 +66,12 @@ def _stats(incident_id: str, solution_id: str, solution: dict[str, Any]) -> Solu
         worked_count=sum(e.worked for e in evidence),
         failed_count=sum(e.failed for e in evidence),
         last_confirmed_at=max(confirmations) if confirmations else None,
-        buckets=[BucketStats(env_bucket=e.bucket, worked_count=e.worked, failed_count=e.failed, last_confirmed_at=e.last_worked_at) for e in sorted(evidence, key=lambda e: e.bucket)],
+        buckets=[
+            BucketStats(
+                env_bucket=e.bucket, worked_count=e.worked, failed_count=e.failed, last_confirmed_at=e.last_worked_at
+            )
+            for e in sorted(evidence, key=lambda e: e.bucket)
+        ],
     )
 
 
@@ -110,7 +115,11 @@ class MemoryService:
     def _require_lookup(lookup_id: str | None, lookup: dict[str, Any] | None) -> None:
         """A lookup_id that does not resolve in this workspace is NOT_FOUND, checked before anything is written."""
         if lookup_id and lookup is None:
-            raise NotFound(f"lookup {lookup_id!r} not found", details={"lookup_id": lookup_id}, recovery_suggestions=["Pass the lookup_id from your ranked_solutions call, or leave it out."])
+            raise NotFound(
+                f"lookup {lookup_id!r} not found",
+                details={"lookup_id": lookup_id},
+                recovery_suggestions=["Pass the lookup_id from your ranked_solutions call, or leave it out."],
+            )
 
     async def ranked_solutions(self, who: Principal, req: RankedSolutionsRequest) -> RankedSolutionsResult:
         ws = who.workspace_id
@@ -129,7 +138,11 @@ class MemoryService:
                 relevance_score=relevance[i],
                 exact_signature_match=i in exact_ids,
                 matched_terms=list(by_id[i].matched_terms) if i in by_id else [],
-                why=("exact error-signature match" if i in exact_ids else f"shares {', '.join(by_id[i].matched_terms[:8])}"),
+                why=(
+                    "exact error-signature match"
+                    if i in exact_ids
+                    else f"shares {', '.join(by_id[i].matched_terms[:8])}"
+                ),
                 solution_count=len(docs[i].get("solutions", {})),
             )
             for i in ordered
@@ -140,24 +153,47 @@ class MemoryService:
         for incident_id in gate(relevance, exact_ids & set(docs)):
             for solution_id, solution in docs[incident_id].get("solutions", {}).items():
                 s = score_solution(_evidence(solution), bucket, now)
-                ranked.append(RankedSolution(solution_id=solution_id, incident_id=incident_id, steps=solution.get("steps", []), **s.model_dump()))
+                ranked.append(
+                    RankedSolution(
+                        solution_id=solution_id,
+                        incident_id=incident_id,
+                        steps=solution.get("steps", []),
+                        **s.model_dump(),
+                    )
+                )
         ranked.sort(key=lambda r: (-r.final_solution_score, -relevance[r.incident_id], r.solution_id))
         ranked = ranked[: req.limit]
 
         lookup_id = new_id("lkp")
         recommended = ranked[0] if ranked else None
-        await self.store.create({
-            "id": lookup_id, "type": "lookup", "workspace_id": ws, "user_id": who.user_id, "created_at": self._now(),
-            "query_text": redact_text(req.query_text[:2000]), "env_bucket": bucket, "incident_ids": [m.incident_id for m in incidents],
-            "ranked_solution_ids": [r.solution_id for r in ranked], "recommended_solution_id": recommended.solution_id if recommended else None,
-        })
+        await self.store.create(
+            {
+                "id": lookup_id,
+                "type": "lookup",
+                "workspace_id": ws,
+                "user_id": who.user_id,
+                "created_at": self._now(),
+                "query_text": redact_text(req.query_text[:2000]),
+                "env_bucket": bucket,
+                "incident_ids": [m.incident_id for m in incidents],
+                "ranked_solution_ids": [r.solution_id for r in ranked],
+                "recommended_solution_id": recommended.solution_id if recommended else None,
+            }
+        )
         if not incidents:
             action = na.no_match(lookup_id)
         elif not ranked:
             action = na.no_solutions(incidents[0].incident_id, lookup_id)
         else:
             action = na.try_solution(ranked[0].solution_id, lookup_id)
-        return RankedSolutionsResult(lookup_id=lookup_id, env_bucket=bucket, incidents=incidents, ranked_solutions=ranked, recommended_solution=recommended, next_action=action)
+        return RankedSolutionsResult(
+            lookup_id=lookup_id,
+            env_bucket=bucket,
+            incidents=incidents,
+            ranked_solutions=ranked,
+            recommended_solution=recommended,
+            next_action=action,
+        )
 
     # ---- record_outcome ---------------------------------------------------------------------
 
@@ -165,37 +201,83 @@ class MemoryService:
         ws = who.workspace_id
         bucket = bucket_for(req.env, req.env_bucket)
         incident_id = incident_of(req.solution_id)
-        incident, lookup = await asyncio.gather(self.store.read_typed(ws, incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup"))
+        incident, lookup = await asyncio.gather(
+            self.store.read_typed(ws, incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup")
+        )
         if incident_id is None or not incident or req.solution_id not in incident.get("solutions", {}):
-            raise NotFound(f"solution {req.solution_id!r} not found", details={"solution_id": req.solution_id}, recovery_suggestions=["Use a solution_id returned by ranked_solutions, add_solution or add_incident."])
+            raise NotFound(
+                f"solution {req.solution_id!r} not found",
+                details={"solution_id": req.solution_id},
+                recovery_suggestions=["Use a solution_id returned by ranked_solutions, add_solution or add_incident."],
+            )
         self._require_lookup(req.lookup_id, lookup)
         now = self._now()
         was_recommended = (lookup.get("recommended_solution_id") == req.solution_id) if lookup else None
         outcome_id = new_id("out")
-        await self.store.create({
-            "id": outcome_id, "type": "outcome", "workspace_id": ws, "user_id": who.user_id, "created_at": now,
-            "incident_id": incident_id, "solution_id": req.solution_id, "worked": req.worked, "env_bucket": bucket,
-            "env": req.env, "notes": redact_text(req.notes) if req.notes else req.notes, "lookup_id": req.lookup_id, "was_recommended": was_recommended,
-        })
+        await self.store.create(
+            {
+                "id": outcome_id,
+                "type": "outcome",
+                "workspace_id": ws,
+                "user_id": who.user_id,
+                "created_at": now,
+                "incident_id": incident_id,
+                "solution_id": req.solution_id,
+                "worked": req.worked,
+                "env_bucket": bucket,
+                "env": req.env,
+                "notes": redact_text(req.notes) if req.notes else req.notes,
+                "lookup_id": req.lookup_id,
+                "was_recommended": was_recommended,
+            }
+        )
         await self.store.count_outcome(ws, incident, req.solution_id, bucket, req.worked, now)
         fresh = await self.store.read(ws, incident_id) or incident
         stats = _stats(incident_id, req.solution_id, fresh["solutions"][req.solution_id])
         action = na.done(incident_id) if req.worked else na.debug_further(incident_id, req.lookup_id)
-        return RecordOutcomeResult(ok=True, outcome_id=outcome_id, solution_id=req.solution_id, env_bucket=bucket, was_recommended=was_recommended, stats=stats, next_action=action)
+        return RecordOutcomeResult(
+            ok=True,
+            outcome_id=outcome_id,
+            solution_id=req.solution_id,
+            env_bucket=bucket,
+            was_recommended=was_recommended,
+            stats=stats,
+            next_action=action,
+        )
 
     # ---- add_solution -----------------------------------------------------------------------
 
     async def add_solution(self, who: Principal, req: AddSolutionRequest) -> AddSolutionResult:
         ws = who.workspace_id
         bucket = bucket_for(req.env, req.env_bucket)
-        incident, lookup = await asyncio.gather(self.store.read_typed(ws, req.incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup"))
+        incident, lookup = await asyncio.gather(
+            self.store.read_typed(ws, req.incident_id, "incident"), self.store.read_typed(ws, req.lookup_id, "lookup")
+        )
         if not incident:
-            raise NotFound(f"incident {req.incident_id!r} not found", details={"incident_id": req.incident_id}, recovery_suggestions=["Use an incident_id from ranked_solutions or list_incidents."])
+            raise NotFound(
+                f"incident {req.incident_id!r} not found",
+                details={"incident_id": req.incident_id},
+                recovery_suggestions=["Use an incident_id from ranked_solutions or list_incidents."],
+            )
         self._require_lookup(req.lookup_id, lookup)
         solution_id = solution_id_for(req.incident_id, steps_hash(req.steps))
-        entry: dict[str, Any] = {"steps": req.steps, "steps_hash": steps_hash(req.steps), "created_at": self._now(), "created_by": who.user_id, "created_bucket": bucket, "lookup_id": req.lookup_id, "buckets": {}}
+        entry: dict[str, Any] = {
+            "steps": req.steps,
+            "steps_hash": steps_hash(req.steps),
+            "created_at": self._now(),
+            "created_by": who.user_id,
+            "created_bucket": bucket,
+            "lookup_id": req.lookup_id,
+            "buckets": {},
+        }
         created = await self.store.add_solution(ws, req.incident_id, solution_id, entry, bucket)
-        return AddSolutionResult(solution_id=solution_id, incident_id=req.incident_id, env_bucket=bucket, created=created, next_action=na.record_new(solution_id, req.lookup_id))
+        return AddSolutionResult(
+            solution_id=solution_id,
+            incident_id=req.incident_id,
+            env_bucket=bucket,
+            created=created,
+            next_action=na.record_new(solution_id, req.lookup_id),
+        )
 
     # ---- add_incident -----------------------------------------------------------------------
 
@@ -205,7 +287,9 @@ class MemoryService:
         if req.lookup_id:
             self._require_lookup(req.lookup_id, await self.store.read_typed(ws, req.lookup_id, "lookup"))
         signature_norm = normalize_signature(req.error_signature or "")
-        guards = ([f"sig:{digest(signature_norm)}"] if len(signature_norm) >= 8 else []) + [_title_guard(req.title, req.summary or "")]
+        guards = ([f"sig:{digest(signature_norm)}"] if len(signature_norm) >= 8 else []) + [
+            _title_guard(req.title, req.summary or "")
+        ]
         existing = await self.store.guards(ws, guards)
         for existing_owner in existing.values():
             if await self.store.read(ws, existing_owner):
@@ -225,25 +309,71 @@ class MemoryService:
         digest_ = steps_hash(req.steps)
         solution_id = solution_id_for(incident_id, digest_)
         counts = {"w": 1, "f": 0, "t": now} if req.worked else {"w": 0, "f": 1, "t": None}
-        await self.store.create({
-            "id": incident_id, "type": "incident", "workspace_id": ws, "created_at": now, "created_by": who.user_id,
-            "title": req.title, "summary": req.summary or "", "error_signature": req.error_signature or "", "signature_norm": signature_norm,
-            "tags": req.tags, "lookup_id": req.lookup_id,
-            "solutions": {solution_id: {"steps": req.steps, "steps_hash": digest_, "created_at": now, "created_by": who.user_id, "created_bucket": bucket, "buckets": {bucket: counts}}},
-        })
+        await self.store.create(
+            {
+                "id": incident_id,
+                "type": "incident",
+                "workspace_id": ws,
+                "created_at": now,
+                "created_by": who.user_id,
+                "title": req.title,
+                "summary": req.summary or "",
+                "error_signature": req.error_signature or "",
+                "signature_norm": signature_norm,
+                "tags": req.tags,
+                "lookup_id": req.lookup_id,
+                "solutions": {
+                    solution_id: {
+                        "steps": req.steps,
+                        "steps_hash": digest_,
+                        "created_at": now,
+                        "created_by": who.user_id,
+                        "created_bucket": bucket,
+                        "buckets": {bucket: counts},
+                    }
+                },
+            }
+        )
         outcome_id = new_id("out")
-        await self.store.create({
-            "id": outcome_id, "type": "outcome", "workspace_id": ws, "user_id": who.user_id, "created_at": now, "incident_id": incident_id,
-            "solution_id": solution_id, "worked": req.worked, "env_bucket": bucket, "env": req.env, "notes": redact_text(req.notes) if req.notes else req.notes, "lookup_id": req.lookup_id, "was_recommended": None,
-        })
+        await self.store.create(
+            {
+                "id": outcome_id,
+                "type": "outcome",
+                "workspace_id": ws,
+                "user_id": who.user_id,
+                "created_at": now,
+                "incident_id": incident_id,
+                "solution_id": solution_id,
+                "worked": req.worked,
+                "env_bucket": bucket,
+                "env": req.env,
+                "notes": redact_text(req.notes) if req.notes else req.notes,
+                "lookup_id": req.lookup_id,
+                "was_recommended": None,
+            }
+        )
         terms, length = incident_terms(req.title, req.summary or "", req.error_signature or "", req.tags)
         await self.store.index(ws, incident_id, terms, length)
         action = na.done(incident_id) if req.worked else na.debug_further(incident_id, req.lookup_id)
-        return AddIncidentResult(incident_id=incident_id, solution_id=solution_id, outcome_id=outcome_id, env_bucket=bucket, created=True, next_action=action)
+        return AddIncidentResult(
+            incident_id=incident_id,
+            solution_id=solution_id,
+            outcome_id=outcome_id,
+            env_bucket=bucket,
+            created=True,
+            next_action=action,
+        )
 
     @staticmethod
     def _duplicate(incident_id: str, bucket: str, lookup_id: str | None) -> AddIncidentResult:
-        return AddIncidentResult(incident_id=incident_id, solution_id=None, outcome_id=None, env_bucket=bucket, created=False, next_action=na.use_add_solution(incident_id, lookup_id))
+        return AddIncidentResult(
+            incident_id=incident_id,
+            solution_id=None,
+            outcome_id=None,
+            env_bucket=bucket,
+            created=False,
+            next_action=na.use_add_solution(incident_id, lookup_id),
+        )
 
     # ---- reading the memory -----------------------------------------------------------------
 
@@ -252,12 +382,23 @@ class MemoryService:
         if not doc:
             raise NotFound(f"incident {incident_id!r} not found", details={"incident_id": incident_id})
         solutions = [
-            SolutionDetail(solution_id=sid, steps=s.get("steps", []), created_at=s.get("created_at", ""), stats=_stats(incident_id, sid, s))
+            SolutionDetail(
+                solution_id=sid,
+                steps=s.get("steps", []),
+                created_at=s.get("created_at", ""),
+                stats=_stats(incident_id, sid, s),
+            )
             for sid, s in sorted(doc.get("solutions", {}).items(), key=lambda kv: kv[1].get("created_at", ""))
         ]
         return IncidentDetail(
-            incident_id=incident_id, title=doc["title"], summary=doc.get("summary", ""), error_signature=doc.get("error_signature", ""),
-            tags=doc.get("tags", []), created_at=doc["created_at"], solutions=solutions, next_action=na.review(incident_id, bool(solutions)),
+            incident_id=incident_id,
+            title=doc["title"],
+            summary=doc.get("summary", ""),
+            error_signature=doc.get("error_signature", ""),
+            tags=doc.get("tags", []),
+            created_at=doc["created_at"],
+            solutions=solutions,
+            next_action=na.review(incident_id, bool(solutions)),
         )
 
     async def list_incidents(self, who: Principal, req: ListIncidentsRequest) -> ListIncidentsResult:
@@ -276,12 +417,17 @@ class MemoryService:
             page, continuation = await self.store.list_incidents(ws, req.tag, req.limit, req.continuation)
             found = [(d, None) for d in page]  # listed, not searched: no relevance
         summaries = [
-            IncidentSummary(incident_id=d["id"], title=d["title"], tags=d.get("tags", []), created_at=d["created_at"], solution_count=len(d.get("solutions", {})), relevance_score=r)
+            IncidentSummary(
+                incident_id=d["id"],
+                title=d["title"],
+                tags=d.get("tags", []),
+                created_at=d["created_at"],
+                solution_count=len(d.get("solutions", {})),
+                relevance_score=r,
+            )
             for d, r in found
         ]
         action = (
-            na.review(summaries[0].incident_id, summaries[0].solution_count > 0) if summaries
-            else na.nothing_listed()
+            na.review(summaries[0].incident_id, summaries[0].solution_count > 0) if summaries else na.nothing_listed()
         )
         return ListIncidentsResult(incidents=summaries, continuation=continuation, next_action=action)
-

@@ -23,8 +23,8 @@ from typing import Any
 
 from shared.core.errors import Conflict, NotFound
 from shared.memory.search import DF_CAP
-from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 from shared.storage.containers import ContainerSpec
+from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 
 MEMORY_CONTAINER = ContainerSpec(
     "memory",
@@ -94,12 +94,16 @@ class MemoryStore:
         docs = await asyncio.gather(*(self.read(workspace, g) for g in guard_ids))
         return {g: d["incident_id"] for g, d in zip(guard_ids, docs, strict=True) if d}
 
-    async def list_incidents(self, workspace: str, tag: str | None, limit: int, continuation: str | None) -> tuple[list[Doc], str | None]:
+    async def list_incidents(
+        self, workspace: str, tag: str | None, limit: int, continuation: str | None
+    ) -> tuple[list[Doc], str | None]:
         where, params = "c.type = 'incident'", {}
         if tag:
             where += " AND ARRAY_CONTAINS(c.tags, @tag)"
             params["@tag"] = tag.lower()
-        return await (await self.container()).query(workspace, where, params, order_by="c.created_at DESC", max_items=limit, continuation=continuation)
+        return await (await self.container()).query(
+            workspace, where, params, order_by="c.created_at DESC", max_items=limit, continuation=continuation
+        )
 
     # ---- writes --------------------------------------------------------------------------------
 
@@ -107,14 +111,18 @@ class MemoryStore:
         """Claim a duplicate guard; returns the incident that already holds it, if any."""
         container = await self.container()
         try:
-            await container.create({"id": guard_id, "type": "guard", "workspace_id": workspace, "incident_id": incident_id})
+            await container.create(
+                {"id": guard_id, "type": "guard", "workspace_id": workspace, "incident_id": incident_id}
+            )
             return None
         except Conflict:
             holder = await container.read(guard_id, workspace)
             owner = holder.get("incident_id") if holder else None
             if owner and await container.read(owner, workspace) is None:
                 # A guard left behind by an add_incident that died before creating its incident: take it over.
-                await container.upsert({"id": guard_id, "type": "guard", "workspace_id": workspace, "incident_id": incident_id})
+                await container.upsert(
+                    {"id": guard_id, "type": "guard", "workspace_id": workspace, "incident_id": incident_id}
+                )
                 return None
             return owner
 
@@ -144,7 +152,9 @@ class MemoryStore:
                 await asyncio.sleep(0.005 * secrets.randbelow(10))
         raise Conflict("the incident is too busy to add a solution; retry", details={"incident_id": incident_id})
 
-    async def count_outcome(self, workspace: str, incident: Doc, solution_id: str, bucket: str, worked: bool, at: str) -> None:
+    async def count_outcome(
+        self, workspace: str, incident: Doc, solution_id: str, bucket: str, worked: bool, at: str
+    ) -> None:
         """Move the (solution, bucket) counters by one, atomically on the server."""
         buckets = incident.get("solutions", {}).get(solution_id, {}).get("buckets", {})
         if bucket not in buckets:
@@ -166,27 +176,55 @@ class MemoryStore:
         container = await self.container()
         doc_id = f"term:{token}"
         key = _key(incident_id)
-        ops: list[dict[str, Any]] = [{"op": "add", "path": f"/postings/{key}", "value": [tf, length]}, {"op": "incr", "path": "/df", "value": 1}]
+        ops: list[dict[str, Any]] = [
+            {"op": "add", "path": f"/postings/{key}", "value": [tf, length]},
+            {"op": "incr", "path": "/df", "value": 1},
+        ]
         try:
             doc = await container.patch(doc_id, workspace, ops)
         except NotFound:
             try:
-                await container.create({"id": doc_id, "type": "term", "workspace_id": workspace, "token": token, "df": 1, "saturated": False, "postings": {incident_id: [tf, length]}})
+                await container.create(
+                    {
+                        "id": doc_id,
+                        "type": "term",
+                        "workspace_id": workspace,
+                        "token": token,
+                        "df": 1,
+                        "saturated": False,
+                        "postings": {incident_id: [tf, length]},
+                    }
+                )
                 return
             except Conflict:
                 doc = await container.patch(doc_id, workspace, ops)
         if doc.get("saturated"):
             await container.patch(doc_id, workspace, [{"op": "remove", "path": f"/postings/{key}"}])
         elif doc.get("df", 0) > DF_CAP:
-            await container.patch(doc_id, workspace, [{"op": "set", "path": "/saturated", "value": True}, {"op": "set", "path": "/postings", "value": {}}])
+            await container.patch(
+                doc_id,
+                workspace,
+                [{"op": "set", "path": "/saturated", "value": True}, {"op": "set", "path": "/postings", "value": {}}],
+            )
 
     async def _bump_meta(self, workspace: str, length: float) -> None:
         container = await self.container()
-        ops = [{"op": "incr", "path": "/incident_count", "value": 1}, {"op": "incr", "path": "/total_length", "value": length}]
+        ops = [
+            {"op": "incr", "path": "/incident_count", "value": 1},
+            {"op": "incr", "path": "/total_length", "value": length},
+        ]
         try:
             await container.patch("meta", workspace, ops)
         except NotFound:
             try:
-                await container.create({"id": "meta", "type": "meta", "workspace_id": workspace, "incident_count": 1, "total_length": length})
+                await container.create(
+                    {
+                        "id": "meta",
+                        "type": "meta",
+                        "workspace_id": workspace,
+                        "incident_count": 1,
+                        "total_length": length,
+                    }
+                )
             except Conflict:
                 await container.patch("meta", workspace, ops)

@@ -13,14 +13,48 @@ STOPWORDS = frozenset(
 )
 # Spellings agents and logs use for one thing; folding them lets a paraphrase find the stored title.
 _ALIASES = {
-    "k8s": "kubernetes", "kube": "kubernetes", "pg": "postgres", "postgresql": "postgres", "psql": "postgres",
-    "mongo": "mongodb", "oomkilled": "oom", "oomkill": "oom", "crashloopbackoff": "crashloop", "crashlooping": "crashloop",
-    "db": "database", "conn": "connection", "connections": "connection", "env": "environment", "vars": "variable",
-    "var": "variable", "cert": "certificate", "certs": "certificate", "tls": "ssl", "dns": "dns", "timeouts": "timeout",
-    "timed": "timeout", "js": "javascript", "ts": "typescript", "py": "python", "gh": "github", "ci": "pipeline",
-    "secrets": "secret", "perms": "permission", "permissions": "permission", "denied": "deny", "refused": "refuse",
-    "mem": "memory", "ram": "memory", "cpu": "cpu", "latency": "slow", "slowness": "slow", "deadlocked": "deadlock",
-    "throttled": "throttle", "throttling": "throttle", "429": "ratelimit", "ratelimited": "ratelimit",
+    "k8s": "kubernetes",
+    "kube": "kubernetes",
+    "pg": "postgres",
+    "postgresql": "postgres",
+    "psql": "postgres",
+    "mongo": "mongodb",
+    "oomkilled": "oom",
+    "oomkill": "oom",
+    "crashloopbackoff": "crashloop",
+    "crashlooping": "crashloop",
+    "db": "database",
+    "conn": "connection",
+    "connections": "connection",
+    "env": "environment",
+    "vars": "variable",
+    "var": "variable",
+    "cert": "certificate",
+    "certs": "certificate",
+    "tls": "ssl",
+    "dns": "dns",
+    "timeouts": "timeout",
+    "timed": "timeout",
+    "js": "javascript",
+    "ts": "typescript",
+    "py": "python",
+    "gh": "github",
+    "ci": "pipeline",
+    "secrets": "secret",
+    "perms": "permission",
+    "permissions": "permission",
+    "denied": "deny",
+    "refused": "refuse",
+    "mem": "memory",
+    "ram": "memory",
+    "cpu": "cpu",
+    "latency": "slow",
+    "slowness": "slow",
+    "deadlocked": "deadlock",
+    "throttled": "throttle",
+    "throttling": "throttle",
+    "429": "ratelimit",
+    "ratelimited": "ratelimit",
 }
 _TOKEN = re.compile(r"[a-z0-9]+")
 _HEX = re.compile(r"^(0x)?[0-9a-f]{6,}$")
@@ -46,7 +80,10 @@ def tokens(text: str) -> list[str]:
 
 
 _SIG_PATTERNS = [
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?\b", re.IGNORECASE), " "),  # timestamps
+    (
+        re.compile(r"\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?\b", re.IGNORECASE),
+        " ",
+    ),  # timestamps
     (re.compile(r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b"), " "),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE), " "),  # uuids
     (re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b", re.IGNORECASE), " "),  # hex ids, hashes, addresses

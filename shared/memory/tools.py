@@ -1,4 +1,4 @@
-"""The debug-memory tools: ranked_solutions, record_outcome, add_solution, add_incident, get_incident, list_incidents."""
+"""Debug-memory tools: ranked_solutions, record_outcome, add_solution, add_incident, get_incident, list_incidents."""
 
 from __future__ import annotations
 
@@ -30,14 +30,26 @@ def _service(ctx: ToolContext) -> MemoryService:
 
 def _render_ranked(r: RankedSolutionsResult) -> str:
     if not r.recommended_solution:
-        return f"{r.next_action.type}: {len(r.incidents)} incident(s) matched, no solution to try. {r.next_action.instructions}"
+        return (
+            f"{r.next_action.type}: {len(r.incidents)} incident(s) matched, no solution to try."
+            f" {r.next_action.instructions}"
+        )
     top = r.recommended_solution
     steps = "; ".join(top.steps[:5])
-    return (f"Recommended {top.solution_id} (score {top.final_solution_score}, worked {top.worked_count}/{top.worked_count + top.failed_count}, "
-            f"env match {top.env_match_score} via {top.best_env_bucket_match}): {steps}. {r.next_action.instructions}")
+    return (
+        f"Recommended {top.solution_id} (score {top.final_solution_score},"
+        f" worked {top.worked_count}/{top.worked_count + top.failed_count}, "
+        f"env match {top.env_match_score} via {top.best_env_bucket_match}): {steps}. {r.next_action.instructions}"
+    )
 
 
-@toolset.tool("ranked_solutions", title="Find known fixes, ranked for your environment", read_only=False, idempotent=False, render=_render_ranked)
+@toolset.tool(
+    "ranked_solutions",
+    title="Find known fixes, ranked for your environment",
+    read_only=False,
+    idempotent=False,
+    render=_render_ranked,
+)
 async def ranked_solutions(ctx: ToolContext, args: RankedSolutionsRequest) -> RankedSolutionsResult:
     """Search the debug memory for this failure and rank the fixes that worked before, for your environment.
 

@@ -1,1 +1,1 @@
-"""NeuBird: the AI-SRE API behind the neubird_* tools (so far its settings and reachability check; the tools come with issue #13)."""
+"""NeuBird: the AI-SRE API behind the neubird_* tools (so far settings and reachability check; tools come with #13)."""

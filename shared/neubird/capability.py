@@ -19,7 +19,13 @@ CAPABILITY = Capability(
     name="neubird",
     summary="NeuBird AI-SRE investigations (so far: settings and a reachability check; the tools come with issue #13).",
     settings=NeubirdSettings,
-    checks=(Check("neubird", "The configured NeuBird API answers HTTP (any status).", _reachable,
-                  applies=lambda s: s.section(NeubirdSettings).configured),),
+    checks=(
+        Check(
+            "neubird",
+            "The configured NeuBird API answers HTTP (any status).",
+            _reachable,
+            applies=lambda s: s.section(NeubirdSettings).configured,
+        ),
+    ),
     readme=Path(__file__).with_name("README.md"),
 )

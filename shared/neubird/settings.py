@@ -14,7 +14,9 @@ class NeubirdSettings(SettingsSection):
     env_prefix = "neubird_"
     env_aliases: ClassVar[Mapping[str, str]] = {"base_url": "NEUBIRD_BASE_URL"}
 
-    base_url: str | None = Field(None, description="The NeuBird API, e.g. https://prod.app.neubird.ai/api (also read from NEUBIRD_BASE_URL).")
+    base_url: str | None = Field(
+        None, description="The NeuBird API, e.g. https://prod.app.neubird.ai/api (also read from NEUBIRD_BASE_URL)."
+    )
 
     @property
     def configured(self) -> bool:

@@ -36,7 +36,9 @@ class RunDoc(BaseModel):
     claimed_at: str | None = None
     output: dict[str, Any] | None = None
     error: str | None = None
-    ttl: int | None = Field(None, description="Seconds Cosmos keeps the record (Azure; locally the app never relies on it).")
+    ttl: int | None = Field(
+        None, description="Seconds Cosmos keeps the record (Azure; locally the app never relies on it)."
+    )
 
 
 class RunStarted(BaseModel):
@@ -47,21 +49,32 @@ class RunStarted(BaseModel):
 
 
 class RunStatusRequest(ToolInput):
-    run_id: str = Field(min_length=1, max_length=100, description="The run_id from collect.run or POST /api/diagnostics.")
+    run_id: str = Field(
+        min_length=1, max_length=100, description="The run_id from collect.run or POST /api/diagnostics."
+    )
 
 
 class RunCancelRequest(ToolInput):
     run_id: str = Field(min_length=1, max_length=100, description="The run_id of a pending or running run.")
-    reason: str | None = Field(None, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$", description="Why you cancel it (kept with the run; one line, secrets redacted).")
+    reason: str | None = Field(
+        None,
+        max_length=200,
+        pattern=r"^[^\x00-\x1f\x7f]*$",
+        description="Why you cancel it (kept with the run; one line, secrets redacted).",
+    )
 
 
 class RunStatus(ToolOutput):
     run_id: str
     kind: str = Field(description="What the run does: 'diagnostics' or 'perf_collect'.")
     state: RunState = Field(description="pending, running, completed, failed or cancelled.")
-    progress: dict[str, Any] | None = Field(None, description="The run's own progress report (stage, counts) while it runs.")
+    progress: dict[str, Any] | None = Field(
+        None, description="The run's own progress report (stage, counts) while it runs."
+    )
     output: dict[str, Any] | None = Field(None, description="The result, once state is 'completed'.")
-    error: str | None = Field(None, description="Why it failed (a safe message), when state is 'failed' or 'cancelled'.")
+    error: str | None = Field(
+        None, description="Why it failed (a safe message), when state is 'failed' or 'cancelled'."
+    )
     created_at: str
     updated_at: str
     status_url: str = Field(description="GET this route for the current status.")

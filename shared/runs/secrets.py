@@ -33,18 +33,29 @@ class SecretBox:
 
     def seal(self, values: dict[str, Any], workspace_id: str, run_id: str) -> dict[str, str]:
         nonce = os.urandom(12)
-        sealed = self._aead.encrypt(nonce, json.dumps(values, separators=(",", ":")).encode(), self._aad(workspace_id, run_id))
-        return {"alg": "A256GCM", "nonce": base64.b64encode(nonce).decode(), "ciphertext": base64.b64encode(sealed).decode()}
+        sealed = self._aead.encrypt(
+            nonce, json.dumps(values, separators=(",", ":")).encode(), self._aad(workspace_id, run_id)
+        )
+        return {
+            "alg": "A256GCM",
+            "nonce": base64.b64encode(nonce).decode(),
+            "ciphertext": base64.b64encode(sealed).decode(),
+        }
 
     def open(self, sealed: dict[str, str], workspace_id: str, run_id: str) -> dict[str, Any]:
         """The values; raises ValueError when the document was altered, moved or sealed under another key."""
         from cryptography.exceptions import InvalidTag
 
         try:
-            plain = self._aead.decrypt(base64.b64decode(sealed["nonce"]), base64.b64decode(sealed["ciphertext"]), self._aad(workspace_id, run_id))
+            plain = self._aead.decrypt(
+                base64.b64decode(sealed["nonce"]),
+                base64.b64decode(sealed["ciphertext"]),
+                self._aad(workspace_id, run_id),
+            )
         except (InvalidTag, KeyError, binascii.Error) as exc:
             raise ValueError("run secrets do not decrypt for this run") from exc
-        return json.loads(plain)
+        values: dict[str, Any] = json.loads(plain)  # what seal() encrypted: authenticated, so a dict
+        return values
 
 
 def secret_box(settings: Settings) -> SecretBox:
@@ -56,9 +67,15 @@ def secret_box(settings: Settings) -> SecretBox:
         key = b""
     if len(key) != 32:
         raise NotConfigured(
-            f"This run needs to keep secrets (header values or query strings) and {SETTING} is {'not set' if not raw else 'not 32 bytes of base64'}.",
+            f"This run needs to keep secrets (header values or query strings) and {SETTING}"
+            f" is {'not set' if not raw else 'not 32 bytes of base64'}.",
             details={"setting": SETTING},
-            recovery_suggestions=[f"Set {SETTING} to 32 random bytes in base64 (python -c \"import os,base64;print(base64.b64encode(os.urandom(32)).decode())\"), "
-                                  "or call again without secret headers and query strings."],
+            recovery_suggestions=[
+                (
+                    f"Set {SETTING} to 32 random bytes in base64"
+                    ' (python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())"),'
+                    " or call again without secret headers and query strings."
+                )
+            ],
         )
     return SecretBox(key)

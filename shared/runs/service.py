@@ -28,7 +28,10 @@ from shared.storage.cosmos import CosmosDatabase
 log = logging.getLogger("firebreak.runs")
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 # What a caller learns about a failure: never an exception text (it may quote inputs or internals).
-FAILED_MESSAGE = "The run stopped on an error before it finished; nothing more will happen. Start it again; if it fails again, report the run_id."
+FAILED_MESSAGE = (
+    "The run stopped on an error before it finished; nothing more will happen."
+    " Start it again; if it fails again, report the run_id."
+)
 
 
 @dataclass
@@ -70,7 +73,10 @@ def _state_from_engine(runtime_status: str, claimed: bool) -> RunState | None:
 def _next_action(doc: RunDoc, state: RunState) -> str:
     route = STATUS_ROUTE + doc.id
     if state in ("pending", "running"):
-        return f"Still going: call get_run_status (or GET {route}) again in a few seconds; progress shows how far it got. cancel_run stops it."
+        return (
+            f"Still going: call get_run_status (or GET {route}) again in a few seconds;"
+            " progress shows how far it got. cancel_run stops it."
+        )
     if state == "completed":
         return "Finished: read output (its next_action, when present, says what to do with it)."
     if state == "cancelled":
@@ -79,7 +85,9 @@ def _next_action(doc: RunDoc, state: RunState) -> str:
 
 
 class RunService:
-    def __init__(self, cosmos: CosmosDatabase, settings: Settings, clock: Callable[[], datetime], engine: RunEngine | None = None) -> None:
+    def __init__(
+        self, cosmos: CosmosDatabase, settings: Settings, clock: Callable[[], datetime], engine: RunEngine | None = None
+    ) -> None:
         self.cosmos, self.settings, self.clock, self.engine = cosmos, settings, clock, engine
 
     @classmethod
@@ -90,8 +98,15 @@ class RunService:
         return await RunStore.open(self.cosmos)
 
     # -- caller side -------------------------------------------------------------------------------
-    async def start(self, name: str, principal: Principal, plan: dict[str, Any], secrets: dict[str, Any] | None = None, *,
-                    correlation_id: str | None = None) -> RunStarted:
+    async def start(
+        self,
+        name: str,
+        principal: Principal,
+        plan: dict[str, Any],
+        secrets: dict[str, Any] | None = None,
+        *,
+        correlation_id: str | None = None,
+    ) -> RunStarted:
         """Record the run for `principal` (plan in clear, secrets sealed) and start orchestrator `name` on it."""
         if self.engine is None:
             raise NotConfigured("Durable orchestrations are not available in this process.")
@@ -103,10 +118,22 @@ class RunService:
         if secrets:
             box = secret_box(self.settings)  # NOT_CONFIGURED before anything is written
             ttl = self.settings.section(RunSettings).run_secrets_ttl_seconds
-            secrets_ref = await store.put_secrets(run_id, ws, box.seal(secrets, ws, run_id), (now + timedelta(seconds=ttl)).isoformat(), ttl)
-        doc = RunDoc(id=run_id, kind=name.removesuffix("_orchestrator"), orchestrator=name, workspace_id=ws, user_id=principal.user_id,
-                     created_at=now.isoformat(), updated_at=now.isoformat(), correlation_id=correlation_id, plan=plan, secrets_ref=secrets_ref,
-                     ttl=self.settings.section(RunSettings).run_record_ttl_days * 86400)
+            secrets_ref = await store.put_secrets(
+                run_id, ws, box.seal(secrets, ws, run_id), (now + timedelta(seconds=ttl)).isoformat(), ttl
+            )
+        doc = RunDoc(
+            id=run_id,
+            kind=name.removesuffix("_orchestrator"),
+            orchestrator=name,
+            workspace_id=ws,
+            user_id=principal.user_id,
+            created_at=now.isoformat(),
+            updated_at=now.isoformat(),
+            correlation_id=correlation_id,
+            plan=plan,
+            secrets_ref=secrets_ref,
+            ttl=self.settings.section(RunSettings).run_record_ttl_days * 86400,
+        )
         await store.create(doc)
         try:
             await self.engine.start_instance(name, run_id, {"run_id": run_id, "correlation_id": correlation_id})
@@ -120,8 +147,11 @@ class RunService:
         store = await self._store()
         loaded = await store.load(run_id) if _RUN_ID.match(run_id) else None
         if loaded is None or (loaded[0].workspace_id, loaded[0].user_id) != (principal.workspace_id, principal.user_id):
-            raise NotFound(f"Run {run_id[:100]!r} not found.", details={"run_id": run_id[:100]},
-                           recovery_suggestions=["Use the run_id returned when the run was started, with the same credentials."])
+            raise NotFound(
+                f"Run {run_id[:100]!r} not found.",
+                details={"run_id": run_id[:100]},
+                recovery_suggestions=["Use the run_id returned when the run was started, with the same credentials."],
+            )
         return store, *loaded
 
     async def status(self, principal: Principal, run_id: str) -> RunStatus:
@@ -145,9 +175,18 @@ class RunService:
                     output = engine.output
                 elif live == "failed":
                     error = FAILED_MESSAGE
-        return RunStatus(run_id=doc.id, kind=doc.kind, state=state, progress=progress, output=output if state == "completed" else None,
-                         error=error if state in ("failed", "cancelled") else None, created_at=doc.created_at, updated_at=updated,
-                         status_url=STATUS_ROUTE + doc.id, next_action=_next_action(doc, state))
+        return RunStatus(
+            run_id=doc.id,
+            kind=doc.kind,
+            state=state,
+            progress=progress,
+            output=output if state == "completed" else None,
+            error=error if state in ("failed", "cancelled") else None,
+            created_at=doc.created_at,
+            updated_at=updated,
+            status_url=STATUS_ROUTE + doc.id,
+            next_action=_next_action(doc, state),
+        )
 
     async def cancel(self, principal: Principal, run_id: str, reason: str | None = None) -> RunStatus:
         """Stop the caller's pending or running run. Cancelling a cancelled run answers its status again;
@@ -156,17 +195,33 @@ class RunService:
         if doc.state == "cancelled":
             return await self._status(doc)
         if doc.state in TERMINAL_STATES:
-            raise Conflict(f"Run {run_id} already {doc.state}; there is nothing to cancel.", details={"run_id": run_id, "state": doc.state},
-                           recovery_suggestions=["Call get_run_status to read its result."])
+            raise Conflict(
+                f"Run {run_id} already {doc.state}; there is nothing to cancel.",
+                details={"run_id": run_id, "state": doc.state},
+                recovery_suggestions=["Call get_run_status to read its result."],
+            )
         # Recorded first: an activity that starts after this sees the run cancelled and does nothing.
-        settled = await self._settle(store, run_id, "cancelled", error=f"Cancelled by its owner{': ' + redact_text(reason) if reason else ''}.")
+        settled = await self._settle(
+            store, run_id, "cancelled", error=f"Cancelled by its owner{': ' + redact_text(reason) if reason else ''}."
+        )
         if self.engine is not None and (settled is None or settled.state == "cancelled"):
             await self.engine.terminate_instance(run_id, "cancelled by its owner")
         if settled is not None and settled.state != "cancelled":
-            raise Conflict(f"Run {run_id} finished ({settled.state}) before it could be cancelled.", details={"run_id": run_id, "state": settled.state})
+            raise Conflict(
+                f"Run {run_id} finished ({settled.state}) before it could be cancelled.",
+                details={"run_id": run_id, "state": settled.state},
+            )
         return await self._status(settled or doc)
 
-    async def _settle(self, store: RunStore, run_id: str, state: RunState, *, output: dict[str, Any] | None = None, error: str | None = None) -> RunDoc | None:
+    async def _settle(
+        self,
+        store: RunStore,
+        run_id: str,
+        state: RunState,
+        *,
+        output: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> RunDoc | None:
         """Move a run to a final state unless it already has one (etag-checked, retried), and drop its secrets."""
         for _ in range(5):
             loaded = await store.load(run_id)
@@ -176,7 +231,9 @@ class RunService:
             if current.state in TERMINAL_STATES:
                 doc = current
                 break
-            settled = current.model_copy(update={"state": state, "output": output, "error": error, "updated_at": self.clock().isoformat()})
+            settled = current.model_copy(
+                update={"state": state, "output": output, "error": error, "updated_at": self.clock().isoformat()}
+            )
             if await store.replace(settled, etag):
                 doc = settled
                 break
@@ -186,8 +243,12 @@ class RunService:
         return doc
 
     # -- orchestration side (activities) -------------------------------------------------------------
-    async def claim(self, instance_id: str, orchestrator: str, validate: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
-        """Claim the record of `instance_id` for `orchestrator` once: {"plan" (re-validated, no secrets), "correlation_id"}.
+    async def claim(
+        self, instance_id: str, orchestrator: str, validate: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Claim the record of `instance_id` for `orchestrator` once.
+
+        Returns {"plan" (re-validated, no secrets), "correlation_id"}.
 
         Raises RunRefused when there is no record (a start that did not come from the app), when it
         belongs to another orchestrator, or when it was claimed before (a second start with that id).
@@ -200,15 +261,21 @@ class RunService:
         if doc.orchestrator != orchestrator:
             raise RunRefused(f"the run record of this instance id belongs to {doc.orchestrator}, not {orchestrator}")
         if doc.claimed or doc.state != "pending":
-            raise RunRefused("this run was already claimed by an earlier start with this instance id; the repeat does nothing")
+            raise RunRefused(
+                "this run was already claimed by an earlier start with this instance id; the repeat does nothing"
+            )
         try:
             plan = validate(doc.plan)
         except (ValueError, AppError) as exc:
             log.warning("run %s: stored plan refused on re-validation: %s", instance_id, type(exc).__name__)
-            await self._settle(store, instance_id, "failed", error="The run's plan failed re-validation; nothing was done.")
+            await self._settle(
+                store, instance_id, "failed", error="The run's plan failed re-validation; nothing was done."
+            )
             raise RunRefused("the stored plan failed re-validation") from None
         now = self.clock().isoformat()
-        if not await store.replace(doc.model_copy(update={"claimed": True, "claimed_at": now, "state": "running", "updated_at": now}), etag):
+        if not await store.replace(
+            doc.model_copy(update={"claimed": True, "claimed_at": now, "state": "running", "updated_at": now}), etag
+        ):
             raise RunRefused("another start claimed this run at the same time")
         return {"plan": plan, "correlation_id": doc.correlation_id}
 
@@ -247,11 +314,17 @@ class RunService:
         loaded = await store.load(instance_id)
         if loaded is None or not loaded[0].claimed:
             return
-        await self._settle(store, instance_id, "failed" if failed else "completed", output=None if failed else output, error=FAILED_MESSAGE if failed else None)
+        await self._settle(
+            store,
+            instance_id,
+            "failed" if failed else "completed",
+            output=None if failed else output,
+            error=FAILED_MESSAGE if failed else None,
+        )
 
 
 class ActiveRunRecord:
-    """A run an activity works for (shared.tools.capability.ActiveRun): loaded by id, never from the activity's input."""
+    """A run an activity works for (shared.tools.capability.ActiveRun), loaded by id, not from the activity's input."""
 
     def __init__(self, service: RunService, doc: RunDoc) -> None:
         self._service, self._doc = service, doc

@@ -16,8 +16,13 @@ SECRETS_PREFIX = "secrets-"
 # from its input, so "load by instance id" has to be a point read. The owner fields are checked in
 # code on every caller-facing read instead. Secrets documents (`secrets-<run id>`) live here too,
 # with a per-item ttl (TTL on, no default).
-RUNS_CONTAINER = ContainerSpec("runs", "/id", "Durable run records: owner, validated plan, state and output; encrypted run secrets with a short TTL.",
-                               excluded_paths=("/plan/*", "/output/*", "/ciphertext/?"), default_ttl=-1)
+RUNS_CONTAINER = ContainerSpec(
+    "runs",
+    "/id",
+    "Durable run records: owner, validated plan, state and output; encrypted run secrets with a short TTL.",
+    excluded_paths=("/plan/*", "/output/*", "/ciphertext/?"),
+    default_ttl=-1,
+)
 
 
 class RunStore:
@@ -51,9 +56,21 @@ class RunStore:
     def secrets_id(run_id: str) -> str:
         return SECRETS_PREFIX + run_id
 
-    async def put_secrets(self, run_id: str, workspace_id: str, sealed: dict[str, str], expires_at: str, ttl_seconds: int) -> str:
+    async def put_secrets(
+        self, run_id: str, workspace_id: str, sealed: dict[str, str], expires_at: str, ttl_seconds: int
+    ) -> str:
         sid = self.secrets_id(run_id)
-        await self.c.create({"id": sid, "type": "run_secrets", "run_id": run_id, "workspace_id": workspace_id, "expires_at": expires_at, "ttl": ttl_seconds, **sealed})
+        await self.c.create(
+            {
+                "id": sid,
+                "type": "run_secrets",
+                "run_id": run_id,
+                "workspace_id": workspace_id,
+                "expires_at": expires_at,
+                "ttl": ttl_seconds,
+                **sealed,
+            }
+        )
         return sid
 
     async def get_secrets(self, secrets_id: str) -> dict[str, Any] | None:

@@ -57,16 +57,22 @@ class BlobStore:
                 self._container = container
         return self._container
 
-    async def put(self, name: str, data: bytes | str, *, content_type: str = "application/octet-stream", overwrite: bool = True) -> None:
+    async def put(
+        self, name: str, data: bytes | str, *, content_type: str = "application/octet-stream", overwrite: bool = True
+    ) -> None:
         from azure.storage.blob import ContentSettings
 
         self.requests += 1
         container = await self._get_container()
         if isinstance(data, str):
             data = data.encode("utf-8")
-        await container.upload_blob(name, data, overwrite=overwrite, content_settings=ContentSettings(content_type=content_type))
+        await container.upload_blob(
+            name, data, overwrite=overwrite, content_settings=ContentSettings(content_type=content_type)
+        )
 
-    async def put_blocks(self, name: str, chunks: Any, *, content_type: str = "application/octet-stream") -> tuple[int, str]:
+    async def put_blocks(
+        self, name: str, chunks: Any, *, content_type: str = "application/octet-stream"
+    ) -> tuple[int, str]:
         """Upload an iterable of byte chunks as staged blocks, hashing on the way: (size, SHA-256).
 
         Nothing is visible under `name` until the final block-list commit, so a failure part-way leaves
@@ -134,7 +140,10 @@ class BlobStore:
         return size, digest.hexdigest()
 
     async def open_download(self, name: str, *, offset: int = 0, length: int | None = None) -> Any | None:
-        """The SDK's streaming downloader of a blob or a range of it (`.size`: bytes in the range; the blob's size ends `.properties.content_range`), None when missing."""
+        """The SDK's streaming downloader of a blob or a range of it, None when missing.
+
+        `.size` is the bytes in the range; the blob's whole size ends `.properties.content_range`.
+        """
         from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
         self.requests += 1
@@ -167,13 +176,29 @@ class BlobStore:
         credential = getattr(self._service, "credential", None)
         account_key = getattr(credential, "account_key", None)
         if account_key:
-            token = generate_blob_sas(client.account_name, self.container_name, name, account_key=account_key, permission=permission, start=start, expiry=expiry)
+            token = generate_blob_sas(
+                client.account_name,
+                self.container_name,
+                name,
+                account_key=account_key,
+                permission=permission,
+                start=start,
+                expiry=expiry,
+            )
         else:
             try:
                 key = await self._service.get_user_delegation_key(start, expiry)
             except Exception:  # an identity without the delegation permission: no URL, the caller falls back
                 return None
-            token = generate_blob_sas(client.account_name, self.container_name, name, user_delegation_key=key, permission=permission, start=start, expiry=expiry)
+            token = generate_blob_sas(
+                client.account_name,
+                self.container_name,
+                name,
+                user_delegation_key=key,
+                permission=permission,
+                start=start,
+                expiry=expiry,
+            )
         return f"{client.url}?{token}"
 
     async def delete(self, name: str) -> bool:

@@ -1,4 +1,4 @@
-"""How a Cosmos container is declared (name, partition key, indexing, TTL, purpose) and how declarations are collected."""
+"""How a Cosmos container is declared (name, partition key, indexing, TTL, purpose) and how they are collected."""
 
 from __future__ import annotations
 

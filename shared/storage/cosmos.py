@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from shared.core.errors import Conflict, NotFound, ValidationFailed
+from shared.core.errors import Conflict, NotConfigured, NotFound, ValidationFailed
 from shared.core.settings import Settings
 from shared.storage.containers import ContainerSpec, catalogue_of
 
+if TYPE_CHECKING:
+    # Only for annotations: the SDK is imported on first use, not when the app is indexed.
+    from azure.core.async_paging import AsyncPageIterator
+    from azure.cosmos.aio import ContainerProxy, CosmosClient, DatabaseProxy
+
 Doc = dict[str, Any]
+T = TypeVar("T")
 
 # Cosmos ids may not hold '/', '\\', '?' or '#': the SDK puts the id into the resource path, so such an id
 # would address another resource ("x/../inc_1") or none at all (a 500). Control characters and non-ASCII
@@ -20,15 +26,25 @@ _MAX_CONTINUATION = 16 * 1024
 
 
 def valid_id(item_id: object) -> bool:
-    return (isinstance(item_id, str) and 0 < len(item_id) <= _MAX_ID and item_id.isascii() and item_id.isprintable()
-            and not any(c in item_id for c in "/\\?#"))
+    return (
+        isinstance(item_id, str)
+        and 0 < len(item_id) <= _MAX_ID
+        and item_id.isascii()
+        and item_id.isprintable()
+        and not any(c in item_id for c in "/\\?#")
+    )
 
 
 def _check_continuation(token: str | None) -> None:
     """A continuation token goes into a request header: only what the server could have issued passes."""
     if token is not None and not (len(token) <= _MAX_CONTINUATION and token.isascii() and token.isprintable()):
-        raise ValidationFailed("continuation is not a token this server issued", details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
-                               recovery_suggestions=["Pass the continuation value of the previous page unchanged, or omit it for the first page."])
+        raise ValidationFailed(
+            "continuation is not a token this server issued",
+            details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
+            recovery_suggestions=[
+                "Pass the continuation value of the previous page unchanged, or omit it for the first page."
+            ],
+        )
 
 
 class CosmosContainer:
@@ -39,13 +55,13 @@ class CosmosContainer:
     header and refuses a query without it, so writing it always keeps one query text for both.
     """
 
-    def __init__(self, client: Any, spec: ContainerSpec, *, local_compat: bool) -> None:
+    def __init__(self, client: ContainerProxy, spec: ContainerSpec, *, local_compat: bool) -> None:
         self._c = client
         self.spec = spec
         self._compat = local_compat
         self.requests = 0  # round trips made through this container (benchmarks report them per operation)
 
-    async def _counted(self, call: Any) -> Any:
+    async def _counted(self, call: Awaitable[T]) -> T:
         self.requests += 1
         return await call
 
@@ -137,20 +153,33 @@ class CosmosContainer:
         continuation: str | None = None,
     ) -> tuple[list[Doc], str | None]:
         """One page of a partition-scoped query and the token for the next page (None at the end)."""
-        return await self._query_page(pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation)
+        return await self._query_page(
+            pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation
+        )
 
-    async def query_all(self, pk: str, where: str = "", params: dict[str, Any] | None = None, *, order_by: str = "", limit: int = 1000) -> list[Doc]:
+    async def query_all(
+        self, pk: str, where: str = "", params: dict[str, Any] | None = None, *, order_by: str = "", limit: int = 1000
+    ) -> list[Doc]:
         items: list[Doc] = []
         token: str | None = None
         while len(items) < limit:
-            page, token = await self._query_page(pk, where, params or {}, order_by=order_by, max_items=min(100, limit - len(items)), continuation=token)
+            page, token = await self._query_page(
+                pk, where, params or {}, order_by=order_by, max_items=min(100, limit - len(items)), continuation=token
+            )
             items.extend(page)
             if not token:
                 break
         return items
 
     async def _query_page(
-        self, pk: str, where: str, params: dict[str, Any], *, order_by: str = "", max_items: int = 50, continuation: str | None = None
+        self,
+        pk: str,
+        where: str,
+        params: dict[str, Any],
+        *,
+        order_by: str = "",
+        max_items: int = 50,
+        continuation: str | None = None,
     ) -> tuple[list[Doc], str | None]:
         _check_continuation(continuation)
         sql = f"SELECT * FROM c WHERE c.{self.spec.pk_field} = @__pk"
@@ -159,7 +188,14 @@ class CosmosContainer:
         if order_by:
             sql += f" ORDER BY {order_by}"
         parameters = [{"name": "@__pk", "value": pk}] + [{"name": k, "value": v} for k, v in params.items()]
-        pager = self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(continuation)
+        # by_page is annotated as a plain AsyncIterator; what it returns is azure.core's page iterator,
+        # which carries the continuation token of the page it last fetched.
+        pager = cast(
+            "AsyncPageIterator[Doc]",
+            self._c.query_items(sql, parameters=parameters, partition_key=pk, max_item_count=max_items).by_page(
+                continuation
+            ),
+        )
         self.requests += 1
         try:
             page = await pager.__anext__()
@@ -171,8 +207,10 @@ class CosmosContainer:
 
 def _check_new_id(doc: Doc) -> None:
     if not valid_id(doc.get("id")):
-        raise ValidationFailed("an id may hold only printable ASCII without '/', '\\\\', '?' or '#', at most 255 characters",
-                               details={"errors": [{"field": "id", "problem": "not a valid id"}]})
+        raise ValidationFailed(
+            "an id may hold only printable ASCII without '/', '\\\\', '?' or '#', at most 255 characters",
+            details={"errors": [{"field": "id", "problem": "not a valid id"}]},
+        )
 
 
 class CosmosDatabase:
@@ -182,8 +220,8 @@ class CosmosDatabase:
         self._settings = settings
         self.catalogue = catalogue_of(containers)
         self.database_name = database or settings.cosmos_database
-        self._client: Any = None
-        self._db: Any = None
+        self._client: CosmosClient | None = None
+        self._db: DatabaseProxy | None = None
         self._containers: dict[str, CosmosContainer] = {}
         self._lock = asyncio.Lock()
 
@@ -191,10 +229,15 @@ class CosmosDatabase:
     def configured(self) -> bool:
         return bool(self._settings.cosmos_endpoint)
 
-    def _build_client(self) -> Any:
+    def _build_client(self) -> CosmosClient:
         from azure.cosmos.aio import CosmosClient
 
         s = self._settings
+        if not s.cosmos_endpoint:
+            raise NotConfigured(
+                "Cosmos DB is not configured",
+                recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."],
+            )
         if s.cosmos_key:
             credential: Any = s.cosmos_key
         else:
@@ -212,29 +255,27 @@ class CosmosDatabase:
             raise KeyError(f"unknown container {name!r}: declare it in its capability's containers")
         async with self._lock:
             if name not in self._containers:
-                if not self.configured:
-                    from shared.core.errors import NotConfigured
-
-                    raise NotConfigured("Cosmos DB is not configured", recovery_suggestions=["Set COSMOS_ENDPOINT (and COSMOS_KEY or a managed identity)."])
                 if self._client is None:
-                    self._client = self._build_client()
+                    self._client = self._build_client()  # NotConfigured without an endpoint
                 if self._db is None:
                     if self._settings.create_resources:
                         self._db = await self._client.create_database_if_not_exists(self.database_name)
                     else:
                         self._db = self._client.get_database_client(self.database_name)
-                raw = await self._ensure(spec)
+                raw = await self._ensure(self._db, spec)
                 self._containers[name] = CosmosContainer(raw, spec, local_compat=self._settings.cosmos_local_compat)
         return self._containers[name]
 
-    async def _ensure(self, spec: ContainerSpec) -> Any:
+    async def _ensure(self, db: DatabaseProxy, spec: ContainerSpec) -> ContainerProxy:
         if not self._settings.create_resources:
-            return self._db.get_container_client(spec.name)
+            return db.get_container_client(spec.name)
         from azure.cosmos import PartitionKey
 
-        extra = {"default_ttl": spec.default_ttl} if spec.default_ttl is not None else {}
-        return await self._db.create_container_if_not_exists(
-            spec.name, partition_key=PartitionKey(path=spec.partition_key), indexing_policy=spec.indexing_policy(), **extra
+        return await db.create_container_if_not_exists(
+            spec.name,
+            partition_key=PartitionKey(path=spec.partition_key),
+            indexing_policy=spec.indexing_policy(),
+            default_ttl=spec.default_ttl,  # None sets no TTL, as omitting it does
         )
 
     async def bootstrap(self, names: Sequence[str] | None = None) -> None:

@@ -118,13 +118,17 @@ class Catalogue:
         self.containers = catalogue_of(spec for c in capabilities for spec in c.containers)
         self.settings_sections = tuple(c.settings for c in capabilities if c.settings is not None)
         _unique("settings section", (s.__name__ for s in self.settings_sections))
-        _unique("environment variable", (key for s in (Settings, *self.settings_sections) for key in s.env_names().values()))
+        sections: tuple[type[SettingsSection], ...] = (Settings, *self.settings_sections)
+        _unique("environment variable", (key for s in sections for key in s.env_names().values()))
         self.checks = tuple(check for c in capabilities for check in c.checks)
         _unique("check", (check.name for check in self.checks))
         self.orchestrations = {o.name: o for c in capabilities for o in c.orchestrations}
         _unique("orchestration", (o.name for c in capabilities for o in c.orchestrations))
         self.activities = {name: (o, fn) for o in self.orchestrations.values() for name, fn in o.activities.items()}
-        _unique("Durable function", [*self.orchestrations, *(name for o in self.orchestrations.values() for name in o.activities)])
+        _unique(
+            "Durable function",
+            [*self.orchestrations, *(name for o in self.orchestrations.values() for name in o.activities)],
+        )
 
     def capability_of_orchestration(self, name: str) -> str:
         return next(c.name for c in self.capabilities if any(o.name == name for o in c.orchestrations))

@@ -47,14 +47,14 @@ class CheckResult(BaseModel):
     detail: str = Field("", description="What was done, or why it failed (no secrets).")
 
 
-async def timed_probe(probe: Callable[[], Awaitable[Any]], timeout: float | None = None) -> tuple[Any, float, Exception | None]:
+async def timed_probe(probe: Callable[[], Awaitable[Any]]) -> tuple[Any, float, Exception | None]:
     """Run a probe: (its value, milliseconds taken, the exception it failed with or None).
 
     A dependency being down is a result of a health check or a diagnosis, never a crash of it.
     """
     started = time.perf_counter()
     try:
-        value = await (asyncio.wait_for(probe(), timeout) if timeout else probe())
+        value = await probe()
         return value, round((time.perf_counter() - started) * 1000, 2), None
     except Exception as exc:
         return None, round((time.perf_counter() - started) * 1000, 2), exc
@@ -62,7 +62,7 @@ async def timed_probe(probe: Callable[[], Awaitable[Any]], timeout: float | None
 
 async def run_check(check: Check, deps: Deps) -> CheckResult:
     """One check with a time limit; a failure names the error type or our own message (never a secret)."""
-    detail, latency_ms, exc = await timed_probe(lambda: check.probe(deps), PROBE_TIMEOUT_S)
+    detail, latency_ms, exc = await timed_probe(lambda: asyncio.wait_for(check.probe(deps), PROBE_TIMEOUT_S))
     if exc is None:
         return CheckResult(name=check.name, ok=True, latency_ms=latency_ms, detail=detail or "ok")
     if isinstance(exc, asyncio.TimeoutError):
@@ -81,6 +81,8 @@ async def http_reachable(url: str) -> str:
     """Any HTTP answer (even 401/404) proves an endpoint is reachable; only transport failures do not."""
     import aiohttp
 
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)) as session, \
-            session.get(url, allow_redirects=False) as response:
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)) as session,
+        session.get(url, allow_redirects=False) as response,
+    ):
         return f"HTTP {response.status}"

@@ -10,10 +10,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from shared.tools.deps import Deps
 from shared.core.errors import AppError, ValidationFailed, envelope, internal_error, validation_failed_from_pydantic
 from shared.core.logging import is_safe_correlation_id
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 from shared.tools.registry import Tool
 
 log = logging.getLogger("firebreak.tools")
@@ -29,8 +29,15 @@ class Orchestrations(Protocol):
     ever comes back through it.
     """
 
-    async def start(self, name: str, principal: Principal, plan: dict[str, Any], secrets: dict[str, Any] | None = None, *,
-                    correlation_id: str | None = None) -> Any: ...
+    async def start(
+        self,
+        name: str,
+        principal: Principal,
+        plan: dict[str, Any],
+        secrets: dict[str, Any] | None = None,
+        *,
+        correlation_id: str | None = None,
+    ) -> Any: ...
 
     async def status(self, principal: Principal, run_id: str) -> Any: ...
 
@@ -137,7 +144,15 @@ def pop_correlation_id(arguments: Any, tool: Tool) -> str | None:
         if not is_safe_correlation_id(value):
             raise ValidationFailed(
                 "Invalid arguments: correlation_id",
-                details={"errors": [{"field": "correlation_id", "problem": "use 1-128 ASCII letters, digits, '.', '_', ':' or '-'", "type": "correlation_id"}]},
+                details={
+                    "errors": [
+                        {
+                            "field": "correlation_id",
+                            "problem": "use 1-128 ASCII letters, digits, '.', '_', ':' or '-'",
+                            "type": "correlation_id",
+                        }
+                    ]
+                },
                 recovery_suggestions=["Pass a short ASCII id (a UUID works) as correlation_id, or leave it out."],
             )
         return value

@@ -101,6 +101,12 @@ def _object_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def _pydantic_model(tool: str, what: str, annotation: object) -> type[BaseModel]:
+    if not (inspect.isclass(annotation) and issubclass(annotation, BaseModel)):
+        raise TypeError(f"tool {tool}: {what} annotation must be a pydantic model")
+    return annotation
+
+
 class ToolSet:
     """The tools of one capability; its `tools.py` declares them with `@toolset.tool(...)`."""
 
@@ -129,10 +135,8 @@ class ToolSet:
             params = list(inspect.signature(handler).parameters)
             if len(params) != 2:
                 raise TypeError(f"tool {name}: handler must take (ctx, args)")
-            input_model, output_model = hints.get(params[1]), hints.get("return")
-            for what, model in (("input", input_model), ("output", output_model)):
-                if not (inspect.isclass(model) and issubclass(model, BaseModel)):
-                    raise TypeError(f"tool {name}: {what} annotation must be a pydantic model")
+            input_model = _pydantic_model(name, "input", hints.get(params[1]))
+            output_model = _pydantic_model(name, "output", hints.get("return"))
             description = inspect.getdoc(handler)
             if not description:
                 raise TypeError(f"tool {name}: the handler's docstring is the tool description and is required")
@@ -141,8 +145,8 @@ class ToolSet:
                     name=name,
                     capability=self.capability,
                     description=description,
-                    input_model=input_model,  # type: ignore[arg-type]
-                    output_model=output_model,  # type: ignore[arg-type]
+                    input_model=input_model,
+                    output_model=output_model,
                     handler=handler,
                     annotations=Annotations(title, read_only, destructive, idempotent, open_world),
                     render=render,
@@ -166,7 +170,9 @@ class ToolRegistry:
                 if t.name in self._tools:
                     raise ValueError(f"tool {t.name!r} is declared twice")
                 if t.function_name in function_names:
-                    raise ValueError(f"tools {t.name!r} and {function_names[t.function_name]!r} map to one function name")
+                    raise ValueError(
+                        f"tools {t.name!r} and {function_names[t.function_name]!r} map to one function name"
+                    )
                 self._tools[t.name] = t
                 function_names[t.function_name] = t.name
 

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from devhost.processes import HostProcess
 from shared.tools.deps import Deps
 from tests.support.jwks import FakeEntra
-from devhost.processes import HostProcess
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +31,13 @@ def prod_host(start_host, entra) -> HostProcess:
 @pytest.fixture(scope="session")
 def keyed_host(start_host) -> HostProcess:
     """Function keys configured: the host enforces them like Azure does."""
-    return start_host({"DEVHOST_FUNCTION_KEY": "host-key-1", "DEVHOST_MASTER_KEY": "master-key-1", "DEVHOST_FUNCTION_KEYS": json.dumps({"mcp": "mcp-only-key"})})
+    return start_host(
+        {
+            "DEVHOST_FUNCTION_KEY": "host-key-1",
+            "DEVHOST_MASTER_KEY": "master-key-1",
+            "DEVHOST_FUNCTION_KEYS": json.dumps({"mcp": "mcp-only-key"}),
+        }
+    )
 
 
 @pytest.fixture(scope="session")
@@ -45,26 +51,37 @@ def whoami(host: HostProcess, headers: dict[str, str] | None = None, **kwargs) -
 
 def test_no_credentials_outside_dev_mode_is_401(prod_host: HostProcess) -> None:
     r = whoami(prod_host)
-    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    assert r.status_code == 401
+    assert r.headers["www-authenticate"].startswith("Bearer")
     error = r.json()["error"]
-    assert error["code"] == "UNAUTHORIZED" and any("API key" in s for s in error["recovery_suggestions"])
+    assert error["code"] == "UNAUTHORIZED"
+    assert any("API key" in s for s in error["recovery_suggestions"])
 
 
 def test_mcp_without_credentials_is_401(prod_host: HostProcess) -> None:
-    r = httpx.post(f"{prod_host.base_url}/api/mcp", headers={"accept": "application/json, text/event-stream"}, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED"
+    r = httpx.post(
+        f"{prod_host.base_url}/api/mcp",
+        headers={"accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    assert r.status_code == 401
+    assert r.json()["error"]["code"] == "UNAUTHORIZED"
 
 
-@pytest.mark.parametrize("header", ["Bearer fbk_0000000000000000_" + "A" * 43, "Bearer fbk_garbage", "Basic dXNlcjpwYXNz", "Bearer"])
+@pytest.mark.parametrize(
+    "header", ["Bearer fbk_0000000000000000_" + "A" * 43, "Bearer fbk_garbage", "Basic dXNlcjpwYXNz", "Bearer"]
+)
 def test_wrong_or_malformed_credentials_are_401(prod_host: HostProcess, header: str) -> None:
     r = whoami(prod_host, {"authorization": header})
-    assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED"
+    assert r.status_code == 401
+    assert r.json()["error"]["code"] == "UNAUTHORIZED"
 
 
 async def test_api_key_resolves_to_its_workspace(prod_host: HostProcess, deps: Deps) -> None:
     minted = await deps.api_keys.mint("ws-e2e", "dora", "e2e")
     r = whoami(prod_host, {"authorization": f"Bearer {minted.key}"})
-    assert r.status_code == 200 and r.json() == {"workspace_id": "ws-e2e", "user_id": "dora", "source": "api_key"}
+    assert r.status_code == 200
+    assert r.json() == {"workspace_id": "ws-e2e", "user_id": "dora", "source": "api_key"}
     await deps.api_keys.revoke(minted.key_id)
 
 
@@ -83,14 +100,17 @@ async def test_api_key_over_mcp(prod_host: HostProcess, deps: Deps) -> None:
     async with httpx2.AsyncClient(headers={"authorization": f"Bearer {minted.key}"}) as http:
         from mcp.client.streamable_http import streamable_http_client
 
-        async with Client(streamable_http_client(f"{prod_host.base_url}/api/mcp", http_client=http), mode="2026-07-28") as client:
+        async with Client(
+            streamable_http_client(f"{prod_host.base_url}/api/mcp", http_client=http), mode="2026-07-28"
+        ) as client:
             result = await client.call_tool("whoami", {})
     assert result.structured_content == {"workspace_id": "ws-mcp", "user_id": "frank", "source": "api_key"}
 
 
 def test_entra_token_resolves_to_tenant_and_object_id(prod_host: HostProcess, entra: FakeEntra) -> None:
     r = whoami(prod_host, {"authorization": f"Bearer {entra.token()}"})
-    assert r.status_code == 200 and r.json() == {"workspace_id": "tenant-1", "user_id": "user-oid-1", "source": "entra"}
+    assert r.status_code == 200
+    assert r.json() == {"workspace_id": "tenant-1", "user_id": "user-oid-1", "source": "entra"}
 
 
 @pytest.mark.parametrize(
@@ -106,14 +126,19 @@ def test_entra_token_resolves_to_tenant_and_object_id(prod_host: HostProcess, en
 )
 def test_bad_entra_tokens_are_401(prod_host: HostProcess, entra: FakeEntra, overrides) -> None:
     r = whoami(prod_host, {"authorization": f"Bearer {entra.token(**overrides)}"})
-    assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED"
+    assert r.status_code == 401
+    assert r.json()["error"]["code"] == "UNAUTHORIZED"
 
 
 def test_appservice_headers_only_when_trusted(appservice_host: HostProcess, prod_host: HostProcess) -> None:
     claims = {"claims": [{"typ": "http://schemas.microsoft.com/identity/claims/tenantid", "val": "tenant-as"}]}
-    headers = {"x-ms-client-principal-id": "as-user", "x-ms-client-principal": base64.b64encode(json.dumps(claims).encode()).decode()}
+    headers = {
+        "x-ms-client-principal-id": "as-user",
+        "x-ms-client-principal": base64.b64encode(json.dumps(claims).encode()).decode(),
+    }
     trusted = whoami(appservice_host, headers)
-    assert trusted.status_code == 200 and trusted.json() == {"workspace_id": "tenant-as", "user_id": "as-user", "source": "appservice"}
+    assert trusted.status_code == 200
+    assert trusted.json() == {"workspace_id": "tenant-as", "user_id": "as-user", "source": "appservice"}
     assert whoami(prod_host, headers).status_code == 401
     assert whoami(appservice_host, {**headers, "x-ms-client-principal": "%%%"}).status_code == 401
 
@@ -127,7 +152,11 @@ def test_function_keys_are_enforced_when_configured(keyed_host: HostProcess) -> 
     assert httpx.post(url, json={}, headers={"x-functions-key": "mcp-only-key"}).status_code == 401
     mcp = httpx.post(
         f"{keyed_host.base_url}/api/mcp",
-        headers={"x-functions-key": "mcp-only-key", "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"},
+        headers={
+            "x-functions-key": "mcp-only-key",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+        },
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
     )
     assert mcp.status_code == 200
@@ -145,5 +174,7 @@ async def test_secrets_never_reach_the_logs(prod_host: HostProcess, entra: FakeE
     whoami(prod_host, {"authorization": f"Bearer {token}"})
     whoami(prod_host, {"authorization": f"Bearer {minted.key}x"})
     log = prod_host.log()
-    assert minted.key.split("_", 2)[2] not in log and token not in log
-    assert '"tool": "whoami"' in log and '"correlation_id": "' in log
+    assert minted.key.split("_", 2)[2] not in log
+    assert token not in log
+    assert '"tool": "whoami"' in log
+    assert '"correlation_id": "' in log

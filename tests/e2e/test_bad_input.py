@@ -16,7 +16,7 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
 
 
 @pytest.mark.parametrize(
-    ('body', 'status', 'code'),
+    ("body", "status", "code"),
     [
         (b'{"include_versions": ', 400, "INVALID_REQUEST"),
         (b"[1, 2]", 400, "INVALID_REQUEST"),
@@ -30,10 +30,27 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
         (DEEP, 400, "INVALID_REQUEST"),
         (OVERSIZED, 413, "INVALID_REQUEST"),
     ],
-    ids=["truncated", "array", "null", "string", "wrong-type", "extra-field", "binary", "bad-utf8", "huge-int", "deep-nesting", "oversized"],
+    ids=[
+        "truncated",
+        "array",
+        "null",
+        "string",
+        "wrong-type",
+        "extra-field",
+        "binary",
+        "bad-utf8",
+        "huge-int",
+        "deep-nesting",
+        "oversized",
+    ],
 )
 def test_tool_http_bad_bodies(host: HostProcess, body: bytes, status: int, code: str) -> None:
-    r = httpx.post(f"{host.base_url}/api/tools/health.check", content=body, headers={"content-type": "application/json"}, timeout=TIMEOUT)
+    r = httpx.post(
+        f"{host.base_url}/api/tools/health.check",
+        content=body,
+        headers={"content-type": "application/json"},
+        timeout=TIMEOUT,
+    )
     assert r.status_code == status, r.text[:300]
     error = r.json()["error"]
     assert error["code"] == code
@@ -42,8 +59,14 @@ def test_tool_http_bad_bodies(host: HostProcess, body: bytes, status: int, code:
 
 
 @pytest.mark.parametrize(
-    ('method', 'path', 'status'),
-    [("GET", "/api/tools/health.check", 405), ("POST", "/api/tools/no.such.tool", 404), ("GET", "/api/nowhere", 404), ("PUT", "/api/health", 405), ("GET", "/", 404)],
+    ("method", "path", "status"),
+    [
+        ("GET", "/api/tools/health.check", 405),
+        ("POST", "/api/tools/no.such.tool", 404),
+        ("GET", "/api/nowhere", 404),
+        ("PUT", "/api/health", 405),
+        ("GET", "/", 404),
+    ],
 )
 def test_unknown_routes_and_methods(host: HostProcess, method: str, path: str, status: int) -> None:
     r = httpx.request(method, f"{host.base_url}{path}", timeout=TIMEOUT)
@@ -76,9 +99,15 @@ JSONRPC_CASES = [
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
-@pytest.mark.parametrize(('body', 'code'), JSONRPC_CASES, ids=["truncated", "binary", "batch", "string", "float-id", "null-id", "bool-id", "object-id", "array-id"])
+@pytest.mark.parametrize(
+    ("body", "code"),
+    JSONRPC_CASES,
+    ids=["truncated", "binary", "batch", "string", "float-id", "null-id", "bool-id", "object-id", "array-id"],
+)
 def test_mcp_malformed_messages_get_jsonrpc_errors(host: HostProcess, body: bytes, code: int, version: str) -> None:
-    r = httpx.post(f"{host.base_url}/api/mcp", content=body, headers={**ACCEPT, "mcp-protocol-version": version}, timeout=TIMEOUT)
+    r = httpx.post(
+        f"{host.base_url}/api/mcp", content=body, headers={**ACCEPT, "mcp-protocol-version": version}, timeout=TIMEOUT
+    )
     assert r.status_code == 400
     reply = r.json()
     assert reply["jsonrpc"] == "2.0"
@@ -86,7 +115,9 @@ def test_mcp_malformed_messages_get_jsonrpc_errors(host: HostProcess, body: byte
     assert reply["error"]["code"] == code
 
 
-@pytest.mark.parametrize("request_id", ["abc", 0, -7, 2**53, ""], ids=["string", "zero", "negative", "big", "empty-string"])
+@pytest.mark.parametrize(
+    "request_id", ["abc", 0, -7, 2**53, ""], ids=["string", "zero", "negative", "big", "empty-string"]
+)
 def test_mcp_valid_ids_of_every_legal_type_are_echoed(host: HostProcess, request_id) -> None:
     r = httpx.post(
         f"{host.base_url}/api/mcp",
@@ -100,31 +131,52 @@ def test_mcp_valid_ids_of_every_legal_type_are_echoed(host: HostProcess, request
 
 
 @pytest.mark.parametrize(
-    ('message', 'code'),
+    ("message", "code"),
     [
         ({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}, -32601),
         ({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}}, -32602),
-        ({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health.check", "arguments": [1]}}, -32602),
-        ({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "no.such.tool", "arguments": {}}}, -32602),
+        (
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health.check", "arguments": [1]}},
+            -32602,
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "no.such.tool", "arguments": {}}},
+            -32602,
+        ),
     ],
 )
 def test_mcp_bad_requests_in_a_valid_envelope(host: HostProcess, message: dict, code: int) -> None:
-    r = httpx.post(f"{host.base_url}/api/mcp", json=message, headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"}, timeout=TIMEOUT)
+    r = httpx.post(
+        f"{host.base_url}/api/mcp",
+        json=message,
+        headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
+        timeout=TIMEOUT,
+    )
     assert r.status_code < 500
     assert r.json()["error"]["code"] == code
     assert r.json()["id"] == message["id"]
 
 
 def test_mcp_tool_call_with_bad_arguments_is_an_error_result(host: HostProcess) -> None:
-    message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "health.check", "arguments": {"include_versions": []}}}
-    r = httpx.post(f"{host.base_url}/api/mcp", json=message, headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"}, timeout=TIMEOUT)
+    message = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "health.check", "arguments": {"include_versions": []}},
+    }
+    r = httpx.post(
+        f"{host.base_url}/api/mcp",
+        json=message,
+        headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
+        timeout=TIMEOUT,
+    )
     result = r.json()["result"]
     assert result["isError"] is True
     assert result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"
 
 
 @pytest.mark.parametrize(
-    ('headers', 'status'),
+    ("headers", "status"),
     [
         ({"content-type": "text/plain", "accept": "application/json, text/event-stream"}, 400),
         ({"content-type": "application/json", "accept": "text/html"}, 406),
@@ -133,7 +185,12 @@ def test_mcp_tool_call_with_bad_arguments_is_an_error_result(host: HostProcess) 
 )
 def test_mcp_transport_header_errors(host: HostProcess, headers: dict, status: int) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
-    r = httpx.post(f"{host.base_url}/api/mcp", content=body, headers={**headers, "mcp-protocol-version": "2025-06-18"}, timeout=TIMEOUT)
+    r = httpx.post(
+        f"{host.base_url}/api/mcp",
+        content=body,
+        headers={**headers, "mcp-protocol-version": "2025-06-18"},
+        timeout=TIMEOUT,
+    )
     assert r.status_code == status
 
 
@@ -151,21 +208,25 @@ def test_host_survives_the_barrage(host: HostProcess) -> None:
 SID = "e" * 64
 
 
-@pytest.mark.parametrize(('tool', 'body'), [
-    ("analysis.run", {"normalized_snapshot_id": "not-a-sha"}),
-    ("analysis.run", {"normalized_snapshot_id": SID, "snapshot_id": "f" * 64}),
-    ("analysis.run", {"normalized_snapshot_id": SID, "top_n": "five"}),
-    ("report.export", {}),
-    ("artifacts.ingest", {"artifacts": []}),
-    ("artifacts.ingest", {"artifacts": [{"blob": "a.log", "path": "/b.log"}]}),
-    ("artifacts.ingest", {"artifacts": [{}]}),
-    ("artifacts.ingest", {"artifacts": [{"blob": "a.log"}], "environment_hints": {"x": "y" * 5000}}),
-    ("artifacts.validate", {"artifacts": "slow.log"}),
-    ("create_upload_url", {"name": "../../etc/passwd"}),
-    ("runs.list", {"limit": 0}),
-    ("runs.get", {}),
-    ("collect.run", {"base_url": 5, "url_paths": ["/"]}),
-], ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    ("tool", "body"),
+    [
+        ("analysis.run", {"normalized_snapshot_id": "not-a-sha"}),
+        ("analysis.run", {"normalized_snapshot_id": SID, "snapshot_id": "f" * 64}),
+        ("analysis.run", {"normalized_snapshot_id": SID, "top_n": "five"}),
+        ("report.export", {}),
+        ("artifacts.ingest", {"artifacts": []}),
+        ("artifacts.ingest", {"artifacts": [{"blob": "a.log", "path": "/b.log"}]}),
+        ("artifacts.ingest", {"artifacts": [{}]}),
+        ("artifacts.ingest", {"artifacts": [{"blob": "a.log"}], "environment_hints": {"x": "y" * 5000}}),
+        ("artifacts.validate", {"artifacts": "slow.log"}),
+        ("create_upload_url", {"name": "../../etc/passwd"}),
+        ("runs.list", {"limit": 0}),
+        ("runs.get", {}),
+        ("collect.run", {"base_url": 5, "url_paths": ["/"]}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
 def test_perf_tools_bad_arguments(host: HostProcess, tool: str, body: dict) -> None:
     r = httpx.post(f"{host.base_url}/api/tools/{tool}", json=body, timeout=TIMEOUT)
     assert r.status_code == 400, r.text[:300]

@@ -44,8 +44,12 @@ def _poll(host: HostProcess, status_url: str, timeout: float = 60) -> dict:
 
 def test_nothing_outside_the_test_names_the_throwaway_capability() -> None:
     assert "throwaway" not in {c.name for c in catalogue().capabilities}
-    found = subprocess.run(["git", "grep", "-l", "-i", "throwaway", "--", "shared", "functions", "function_app.py", "devhost"],
-                           cwd=ROOT, capture_output=True, text=True)
+    found = subprocess.run(
+        ["git", "grep", "-l", "-i", "throwaway", "--", "shared", "functions", "function_app.py", "devhost"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert found.stdout == "", found.stdout
 
 
@@ -54,36 +58,44 @@ async def test_its_tools_are_listed_over_mcp_and_http(plugin_host: HostProcess) 
         listed = {t.name for t in (await client.list_tools()).tools}
     assert {"throwaway_note", "throwaway_count"} <= listed
     assert listed == {t.name for t in catalogue().registry} | {"throwaway_note", "throwaway_count"}
-    document = httpx.get(f"{plugin_host.base_url}/api/tools", timeout=30).json()
+    async with httpx.AsyncClient(timeout=30) as http:
+        document = (await http.get(f"{plugin_host.base_url}/api/tools")).json()
     note = next(t for t in document["tools"] if t["name"] == "throwaway_note")
-    assert note["capability"] == "throwaway" and note["http"]["path"] == "/api/tools/throwaway_note"
+    assert note["capability"] == "throwaway"
+    assert note["http"]["path"] == "/api/tools/throwaway_note"
 
 
 def test_its_tool_reads_its_settings_and_writes_its_container(plugin_host: HostProcess, settings: Settings) -> None:
     r = httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "remember me"}, timeout=30)
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["greeting"] == "howdy" and body["stored_text"] == "remember me"
+    assert body["greeting"] == "howdy"
+    assert body["stored_text"] == "remember me"
     bad = httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": ""}, timeout=30)
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "VALIDATION_ERROR"
 
 
 async def test_its_container_exists_with_its_partition_key(plugin_host: HostProcess, settings: Settings) -> None:
-    httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "x"}, timeout=30).raise_for_status()
+    async with httpx.AsyncClient(timeout=30) as http:
+        (await http.post(f"{plugin_host.base_url}/api/tools/throwaway_note", json={"text": "x"})).raise_for_status()
     # Read the container's definition without creating anything: only the plugin app's use can have made it.
     reader = CosmosDatabase(settings.model_copy(update={"create_resources": False}), [NOTES])
     try:
         props = await (await reader.container(NOTES.name))._c.read()
     finally:
         await reader.close()
-    assert props["id"] == NOTES.name and props["partitionKey"]["paths"] == ["/workspace_id"]
+    assert props["id"] == NOTES.name
+    assert props["partitionKey"]["paths"] == ["/workspace_id"]
 
 
 def test_its_orchestration_runs_for_its_caller(plugin_host: HostProcess) -> None:
     r = httpx.post(f"{plugin_host.base_url}/api/tools/throwaway_count", json={"upto": 4}, timeout=30)
     assert r.status_code == 200, r.text
     done = _poll(plugin_host, r.json()["status_url"])
-    assert done["state"] == "completed" and done["kind"] == "throwaway_count" and done["output"]["total"] == 10
+    assert done["state"] == "completed"
+    assert done["kind"] == "throwaway_count"
+    assert done["output"]["total"] == 10
     assert done["progress"] == {"stage": "adding", "done": 3, "total": 4}
 
 
@@ -91,4 +103,5 @@ def test_its_check_is_part_of_diagnostics(plugin_host: HostProcess) -> None:
     started = httpx.post(f"{plugin_host.base_url}/api/diagnostics", timeout=30).json()
     report = _poll(plugin_host, started["status_url"])["output"]
     checks = {c["name"]: c for c in report["checks"]}
-    assert checks["throwaway"]["ok"] and checks["throwaway"]["detail"] == "greeting is 'howdy'"
+    assert checks["throwaway"]["ok"]
+    assert checks["throwaway"]["detail"] == "greeting is 'howdy'"

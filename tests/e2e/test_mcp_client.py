@@ -6,9 +6,10 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types import TextContent
 
-from shared.app.capabilities import catalogue
 from devhost.processes import HostProcess
+from shared.app.capabilities import catalogue
 
 MODES = ["legacy", "2026-07-28"]
 
@@ -22,7 +23,10 @@ async def test_list_tools_matches_the_registry(host: HostProcess, mode: str) -> 
     health = next(t for t in listed if t.name == "health.check")
     assert health.input_schema == registry["health.check"].input_schema
     assert health.output_schema == registry["health.check"].output_schema
-    assert health.annotations.read_only_hint is True and health.description.startswith("Check that Firebreak")
+    assert health.annotations is not None
+    assert health.annotations.read_only_hint is True
+    assert health.description is not None
+    assert health.description.startswith("Check that Firebreak")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -30,8 +34,11 @@ async def test_call_health_check(host: HostProcess, mode: str) -> None:
     async with Client(f"{host.base_url}/api/mcp", mode=mode) as client:
         result = await client.call_tool("health.check", {"include_versions": False})
     assert result.is_error is False
-    assert result.structured_content["status"] == "ok" and result.structured_content["versions"] == {}
-    assert "cosmos ok" in result.content[0].text
+    assert result.structured_content["status"] == "ok"
+    assert result.structured_content["versions"] == {}
+    text = result.content[0]
+    assert isinstance(text, TextContent)
+    assert "cosmos ok" in text.text
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -40,7 +47,8 @@ async def test_failing_call_is_an_error_result_with_the_envelope(host: HostProce
         result = await client.call_tool("health.check", {"include_versions": "sometimes"})
     assert result.is_error is True
     error = result.structured_content["error"]
-    assert error["code"] == "VALIDATION_ERROR" and error["correlation_id"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["correlation_id"]
     assert error["details"]["errors"][0]["field"] == "include_versions"
     assert set(error) == {"code", "message", "details", "recovery_suggestions", "correlation_id"}
 
@@ -50,18 +58,30 @@ async def test_unknown_tool_is_a_jsonrpc_error(host: HostProcess, mode: str) -> 
     async with Client(f"{host.base_url}/api/mcp", mode=mode) as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("no.such.tool", {})
-    assert info.value.code == -32602 and "no.such.tool" in info.value.message
+    assert info.value.code == -32602
+    assert "no.such.tool" in info.value.message
 
 
 def test_handshake_declares_tools_and_logging_and_no_session(host: HostProcess) -> None:
     r = httpx.post(
         f"{host.base_url}/api/mcp",
         headers={"accept": "application/json, text/event-stream"},
-        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
     )
     result = r.json()["result"]
-    assert result["protocolVersion"] == "2025-03-26" and result["serverInfo"]["name"] == "firebreak"
-    assert "tools" in result["capabilities"] and "logging" in result["capabilities"]
+    assert result["protocolVersion"] == "2025-03-26"
+    assert result["serverInfo"]["name"] == "firebreak"
+    assert "tools" in result["capabilities"]
+    assert "logging" in result["capabilities"]
     assert "mcp-session-id" not in {k.lower() for k in r.headers}  # stateless: no sessions
     set_level = httpx.post(
         f"{host.base_url}/api/mcp",
@@ -74,7 +94,8 @@ def test_handshake_declares_tools_and_logging_and_no_session(host: HostProcess) 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_get_and_delete_are_405_allow_post(host: HostProcess, method: str) -> None:
     r = httpx.request(method, f"{host.base_url}/api/mcp", headers={"accept": "text/event-stream"})
-    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST"
 
 
 @pytest.mark.parametrize("bad_host", ["evil.example", "attacker.example:7071"])
@@ -90,7 +111,11 @@ def test_dns_rebinding_guard_rejects_foreign_hosts(host: HostProcess, bad_host: 
 def test_foreign_origin_is_rejected(host: HostProcess) -> None:
     r = httpx.post(
         f"{host.base_url}/api/mcp",
-        headers={"origin": "https://evil.example", "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"},
+        headers={
+            "origin": "https://evil.example",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+        },
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
     )
     assert r.status_code == 403

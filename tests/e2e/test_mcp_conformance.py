@@ -21,7 +21,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def test_conformance_scenario(host: HostProcess, scenario: str) -> None:
     done = subprocess.run(
         [str(NODE22), str(CONFORMANCE), "server", "--url", f"{host.base_url}/api/mcp", "--scenario", scenario],
-        capture_output=True, text=True, timeout=180, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
     )
     output = _ANSI.sub("", done.stdout + done.stderr)
     summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)

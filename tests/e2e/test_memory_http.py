@@ -36,8 +36,18 @@ def test_bad_input_is_400_and_writes_nothing(host: HostProcess, tool: str, body:
 
 def test_unknown_ids_are_404(host: HostProcess) -> None:
     headers = {"x-dev-workspace": f"ws-http-{uuid.uuid4().hex[:8]}"}
-    r = httpx.post(f"{host.base_url}/api/tools/get_incident", json={"incident_id": "inc_0000000000000000"}, headers=headers, timeout=30)
+    r = httpx.post(
+        f"{host.base_url}/api/tools/get_incident",
+        json={"incident_id": "inc_0000000000000000"},
+        headers=headers,
+        timeout=30,
+    )
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "NOT_FOUND"
-    r = httpx.post(f"{host.base_url}/api/tools/record_outcome", json={"solution_id": "sol_0000_1111", "worked": True, "env": ENV}, headers=headers, timeout=30)
+    r = httpx.post(
+        f"{host.base_url}/api/tools/record_outcome",
+        json={"solution_id": "sol_0000_1111", "worked": True, "env": ENV},
+        headers=headers,
+        timeout=30,
+    )
     assert r.status_code == 404

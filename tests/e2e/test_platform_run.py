@@ -19,20 +19,24 @@ from devhost.stack import ROOT
 
 def make_run_host_args(data_dir: Path) -> list[str]:
     """The arguments `make run` gives `python -m devhost` (read from `make -n`, so the test follows the Makefile)."""
-    out = subprocess.run(["make", "-n", "run", f"DATA={data_dir}", "PORT=7999"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["make", "-n", "run", f"DATA={data_dir}", "PORT=7999"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     lines = [line for line in out.splitlines() if " -m devhost " in f"{line} "]
     assert len(lines) == 1, out
     argv = shlex.split(lines[0])
-    args = argv[argv.index("devhost") + 1:]
+    args = argv[argv.index("devhost") + 1 :]
     i = args.index("--port")
-    return args[:i] + args[i + 2:]  # the test host takes a free port instead of 7071
+    return args[:i] + args[i + 2 :]  # the test host takes a free port instead of 7071
 
 
 def test_make_run_enforces_a_generated_key(app_env: dict[str, str], tmp_path: Path) -> None:
     data_dir = tmp_path / "local"
     args = make_run_host_args(data_dir)
     assert "--keys-file" in args
-    host = HostProcess({**app_env, "FIREBREAK_TASK_HUB": f"run{uuid.uuid4().hex[:8]}"}, tmp_path / "host.log", extra_args=args)
+    host = HostProcess(
+        {**app_env, "FIREBREAK_TASK_HUB": f"run{uuid.uuid4().hex[:8]}"}, tmp_path / "host.log", extra_args=args
+    )
     try:
         host.wait_ready()  # /api/health answers without a key
         keys = json.loads((data_dir / "keys.json").read_text())
@@ -50,7 +54,9 @@ def test_make_run_enforces_a_generated_key(app_env: dict[str, str], tmp_path: Pa
         assert httpx.post(f"{base}/api/mcp", json=init, timeout=30).status_code == 401
         mgmt = f"{base}/runtime/webhooks/durabletask/instances"
         assert httpx.get(mgmt, timeout=30).status_code == 401
-        assert httpx.get(mgmt, headers={"x-functions-key": function_key}, timeout=30).status_code == 401  # a function key is not the system key
+        assert (
+            httpx.get(mgmt, headers={"x-functions-key": function_key}, timeout=30).status_code == 401
+        )  # a function key is not the system key
         assert httpx.get(mgmt, headers={"x-functions-key": system_key}, timeout=30).status_code == 200
         banner = host.log()
         assert f"x-functions-key: {function_key}" in banner
@@ -67,7 +73,10 @@ def test_keys_survive_a_restart_and_an_explicit_setting_wins(tmp_path: Path) -> 
     first = ensure_local_keys(path)
     assert ensure_local_keys(path) == first
     env = {"DEVHOST_FUNCTION_KEY": "", "DEVHOST_SYSTEM_KEY": "mine"}  # "" as copied from local.settings.example.json
-    assert apply_local_keys(path, env) == {"DEVHOST_FUNCTION_KEY": first["DEVHOST_FUNCTION_KEY"], "DEVHOST_SYSTEM_KEY": "mine"}
+    assert apply_local_keys(path, env) == {
+        "DEVHOST_FUNCTION_KEY": first["DEVHOST_FUNCTION_KEY"],
+        "DEVHOST_SYSTEM_KEY": "mine",
+    }
 
 
 def test_host_json_setting_that_is_not_set_stops_the_start(app_env: dict[str, str], tmp_path: Path) -> None:

@@ -49,7 +49,14 @@ def site():
 @pytest.fixture(scope="module")
 def keyed(start_host: Callable[..., HostProcess]) -> HostProcess:
     """Function keys enforced, the system key set explicitly, and every real collect.run continued under Durable."""
-    return start_host({**LOCAL_PROBES, "DEVHOST_FUNCTION_KEY": FUNCTION_KEY, "DEVHOST_SYSTEM_KEY": SYSTEM_KEY, "FIREBREAK_PERF_COLLECT_INLINE_SECONDS": "1"})
+    return start_host(
+        {
+            **LOCAL_PROBES,
+            "DEVHOST_FUNCTION_KEY": FUNCTION_KEY,
+            "DEVHOST_SYSTEM_KEY": SYSTEM_KEY,
+            "FIREBREAK_PERF_COLLECT_INLINE_SECONDS": "1",
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +70,11 @@ async def mcp_client(host: HostProcess, headers: dict[str, str]) -> AsyncIterato
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http)) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http)) as client,
+    ):
+        yield client
 
 
 def assert_no_leak(text: str) -> None:
@@ -92,7 +101,11 @@ def wait_instance(host: HostProcess, instance_id: str, timeout: float = 60) -> d
     """The management API's view (system key), for instances the app never answers for."""
     deadline = time.monotonic() + timeout
     while True:
-        r = httpx.get(f"{host.base_url}{MGMT}/instances/{instance_id}", params={"code": SYSTEM_KEY, "showHistory": "true", "showHistoryOutput": "true"}, timeout=30)
+        r = httpx.get(
+            f"{host.base_url}{MGMT}/instances/{instance_id}",
+            params={"code": SYSTEM_KEY, "showHistory": "true", "showHistoryOutput": "true"},
+            timeout=30,
+        )
         if r.status_code != 202 or time.monotonic() > deadline:
             return r.json()
         time.sleep(0.2)
@@ -115,8 +128,11 @@ def test_only_the_owner_reads_and_cancels_a_run_over_http(keyed: HostProcess) ->
     assert r.headers["Location"] == r.json()["status_url"] == f"/api/runs/{run_id}"
 
     done = wait_final(keyed, run_id, a)
-    assert done["state"] == "completed" and done["kind"] == "diagnostics" and done["output"]["status"] == "ok"
-    assert done["progress"] == {"stage": "done", "checks": 4} and done["error"] is None
+    assert done["state"] == "completed"
+    assert done["kind"] == "diagnostics"
+    assert done["output"]["status"] == "ok"
+    assert done["progress"] == {"stage": "done", "checks": 4}
+    assert done["error"] is None
 
     unknown = uuid.uuid4().hex
     for who in (b, principal(a["x-dev-workspace"], "mallory")):  # another workspace; another user of the same workspace
@@ -124,21 +140,31 @@ def test_only_the_owner_reads_and_cancels_a_run_over_http(keyed: HostProcess) ->
         assert theirs.status_code == nobody.status_code == 404
         assert scrub(theirs.json(), run_id) == scrub(nobody.json(), unknown)
         cancel = httpx.post(f"{keyed.base_url}/api/runs/{run_id}/cancel", headers=who, timeout=30)
-        assert cancel.status_code == 404 and scrub(cancel.json(), run_id) == scrub(nobody.json(), unknown)
+        assert cancel.status_code == 404
+        assert scrub(cancel.json(), run_id) == scrub(nobody.json(), unknown)
     assert run_status(keyed, "not-a-run-id", b).json()["error"]["code"] == "NOT_FOUND"
 
     # The owner's run is untouched by the attempts; cancelling a finished run is a clear CONFLICT.
     assert run_status(keyed, run_id, a).json()["state"] == "completed"
     conflict = httpx.post(f"{keyed.base_url}/api/runs/{run_id}/cancel", headers=a, timeout=30)
-    assert conflict.status_code == 409 and conflict.json()["error"]["details"]["state"] == "completed"
+    assert conflict.status_code == 409
+    assert conflict.json()["error"]["details"]["state"] == "completed"
 
 
 async def test_only_the_owner_reads_and_cancels_a_run_over_mcp(keyed: HostProcess, site) -> None:
     a, b = principal(new_ws("a")), principal(new_ws("b"))
-    args = {"base_url": site.url, "url_paths": ["/slow?ms=400"], "sample_count": 20, "concurrency": 1, "timeout_ms": 2000, "warmup_count": 0}
+    args = {
+        "base_url": site.url,
+        "url_paths": ["/slow?ms=400"],
+        "sample_count": 20,
+        "concurrency": 1,
+        "timeout_ms": 2000,
+        "warmup_count": 0,
+    }
     async with mcp_client(keyed, a) as client:
         started = await client.call_tool("collect.run", args)
-        assert not started.is_error and started.structured_content["state"] == "running"
+        assert not started.is_error
+        assert started.structured_content["state"] == "running"
         assert_no_leak(json.dumps(started.structured_content) + json.dumps([c.model_dump() for c in started.content]))
         run_id = started.structured_content["run_id"]
 
@@ -146,15 +172,23 @@ async def test_only_the_owner_reads_and_cancels_a_run_over_mcp(keyed: HostProces
             for tool in ("get_run_status", "cancel_run"):
                 theirs = await other.call_tool(tool, {"run_id": run_id})
                 nobody = await other.call_tool(tool, {"run_id": uuid.uuid4().hex})
-                assert theirs.is_error and nobody.is_error
-                assert theirs.structured_content["error"]["code"] == nobody.structured_content["error"]["code"] == "NOT_FOUND"
+                assert theirs.is_error
+                assert nobody.is_error
+                assert (
+                    theirs.structured_content["error"]["code"]
+                    == nobody.structured_content["error"]["code"]
+                    == "NOT_FOUND"
+                )
 
         mine = await client.call_tool("get_run_status", {"run_id": run_id})
-        assert not mine.is_error and mine.structured_content["state"] in ("pending", "running")
+        assert not mine.is_error
+        assert mine.structured_content["state"] in ("pending", "running")
         cancelled = await client.call_tool("cancel_run", {"run_id": run_id, "reason": "enough"})
-        assert not cancelled.is_error and cancelled.structured_content["state"] == "cancelled"
+        assert not cancelled.is_error
+        assert cancelled.structured_content["state"] == "cancelled"
         again = await client.call_tool("cancel_run", {"run_id": run_id})  # idempotent on a cancelled run
-        assert not again.is_error and again.structured_content["state"] == "cancelled"
+        assert not again.is_error
+        assert again.structured_content["state"] == "cancelled"
         for result in (mine, cancelled, again):
             assert_no_leak(json.dumps(result.structured_content))
     status = await asyncio.to_thread(wait_instance, keyed, run_id)
@@ -170,9 +204,10 @@ def _task_hub_text(host: HostProcess) -> str:
         service = BlobServiceClient.from_connection_string(host.env["AzureWebJobsStorage"])
         try:
             container = service.get_container_client(f"durable-{host.env['FIREBREAK_TASK_HUB'].lower()}"[:63])
-            parts = []
-            async for blob in container.list_blobs():
-                parts.append((await (await container.download_blob(blob.name)).readall()).decode())
+            parts = [
+                (await (await container.download_blob(blob.name)).readall()).decode()
+                async for blob in container.list_blobs()
+            ]
             return "\n".join(parts)
         finally:
             await service.close()
@@ -183,8 +218,14 @@ def _task_hub_text(host: HostProcess) -> str:
 def _workspace_blobs(host: HostProcess, workspace: str) -> dict[str, str]:
     async def read() -> dict[str, str]:
         store = BlobStore(Settings.from_env(host.env))
+
+        async def text(name: str) -> str:
+            data = await store.get(name)
+            assert data is not None, f"{name} was listed but is gone"
+            return data.decode()
+
         try:
-            return {n: (await store.get(n)).decode() async for n in store.list(workspace_prefix(workspace) + "/")}
+            return {n: await text(n) async for n in store.list(workspace_prefix(workspace) + "/")}
         finally:
             await store.close()
 
@@ -198,7 +239,9 @@ def _runs_container_text(host: HostProcess, run_id: str) -> tuple[str, bool]:
         db = CosmosDatabase(load_settings(host.env), catalogue().containers.values())
         try:
             c = await db.container("runs")
-            return json.dumps(await c.read(run_id, run_id)), (await c.read(f"secrets-{run_id}", f"secrets-{run_id}")) is not None
+            return json.dumps(await c.read(run_id, run_id)), (
+                await c.read(f"secrets-{run_id}", f"secrets-{run_id}")
+            ) is not None
         finally:
             await db.close()
 
@@ -209,12 +252,20 @@ def test_planted_secrets_never_reach_the_task_hub_the_bundle_or_an_answer(keyed:
     a = principal(new_ws("sec"))
     tag = uuid.uuid4().hex[:10]
     auth, api_key, token = f"Bearer SECRET-AUTH-{tag}", f"SECRET-KEY-{tag}", f"SECRET-TOK-{tag}"
-    body = {"base_url": site.url, "url_paths": ["/health", f"/slow?ms=5&token={token}"], "sample_count": 2, "warmup_count": 1, "timeout_ms": 2000,
-            "headers": {"Authorization": auth, "X-Api-Key": api_key}, "headers_allowlist": ["authorization", "x-api-key"],
-            "redaction_rules": {"strip_query_params": True}}
+    body = {
+        "base_url": site.url,
+        "url_paths": ["/health", f"/slow?ms=5&token={token}"],
+        "sample_count": 2,
+        "warmup_count": 1,
+        "timeout_ms": 2000,
+        "headers": {"Authorization": auth, "X-Api-Key": api_key},
+        "headers_allowlist": ["authorization", "x-api-key"],
+        "redaction_rules": {"strip_query_params": True},
+    }
     site.requests.clear()
     r = httpx.post(f"{keyed.base_url}/api/tools/collect.run", json=body, headers=a, timeout=60)
-    assert r.status_code == 200 and r.json()["state"] == "running", r.text
+    assert r.status_code == 200, r.text
+    assert r.json()["state"] == "running", r.text
     assert_no_leak(r.text)
     run_id = r.json()["run_id"]
     diag = httpx.post(f"{keyed.base_url}/api/diagnostics", headers=a, timeout=30).json()["run_id"]
@@ -225,26 +276,44 @@ def test_planted_secrets_never_reach_the_task_hub_the_bundle_or_an_answer(keyed:
     # The probes did use the secrets: the site saw both headers and the query string.
     # (The MCP test's cancelled run may still finish the probe activity it was in: its path is /slow?ms=400.)
     seen = [q for q in site.requests if q["path"] in ("/health", f"/slow?ms=5&token={token}")]
-    assert len(seen) == 6 and all(q["headers"].get("authorization") == auth and q["headers"].get("x-api-key") == api_key for q in seen)
+    assert len(seen) == 6
+    assert all(q["headers"].get("authorization") == auth and q["headers"].get("x-api-key") == api_key for q in seen)
     assert sum(q["path"] == f"/slow?ms=5&token={token}" for q in seen) == 3
 
     hub = _task_hub_text(keyed)
-    assert run_id in hub and diag in hub  # both instances are there to scan
+    # both instances are there to scan
+    assert run_id in hub
+    assert diag in hub
     bundle = _workspace_blobs(keyed, a["x-dev-workspace"])
-    assert any(n.endswith("/manifest.json") for n in bundle) and any(n.endswith("/timings.json") for n in bundle)
+    assert any(n.endswith("/manifest.json") for n in bundle)
+    assert any(n.endswith("/timings.json") for n in bundle)
     manifest = json.loads(next(v for n, v in bundle.items() if n.endswith("/manifest.json")))
-    assert manifest["headers"] == ["authorization", "x-api-key"] or sorted(manifest["headers"]) == ["Authorization", "X-Api-Key"]
+    assert manifest["headers"] == ["authorization", "x-api-key"] or sorted(manifest["headers"]) == [
+        "Authorization",
+        "X-Api-Key",
+    ]
     record, secrets_left = _runs_container_text(keyed, run_id)
     assert not secrets_left  # dropped when the run finished
-    for where, text in {"task hub": hub, "bundle": json.dumps(bundle), "run record": record, "status": json.dumps(done), "host log": keyed.log()}.items():
+    for where, text in {
+        "task hub": hub,
+        "bundle": json.dumps(bundle),
+        "run record": record,
+        "status": json.dumps(done),
+        "host log": keyed.log(),
+    }.items():
         for secret in (f"SECRET-AUTH-{tag}", api_key, token):
             assert secret not in text, f"{secret} found in the {where}"
 
 
 def _collect_inline(host: HostProcess, headers: dict[str, str], site_url: str) -> str:
-    r = httpx.post(f"{host.base_url}/api/tools/collect.run", json={"base_url": site_url, "url_paths": ["/health"], "sample_count": 1, "warmup_count": 0},
-                   headers=headers, timeout=60)
-    assert r.status_code == 200 and r.json()["state"] == "completed", r.text
+    r = httpx.post(
+        f"{host.base_url}/api/tools/collect.run",
+        json={"base_url": site_url, "url_paths": ["/health"], "sample_count": 1, "warmup_count": 0},
+        headers=headers,
+        timeout=60,
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["state"] == "completed", r.text
     return r.json()["bundle_id"]
 
 
@@ -257,15 +326,26 @@ def test_a_forged_start_with_another_workspace_does_nothing(inline: HostProcess,
     site.requests.clear()
 
     forged_plan = {
-        "workspace_id": victim["x-dev-workspace"], "bundle_id": "bundle_20260101_000000_0123456789", "created_at": "2026-01-01T00:00:00+00:00",
-        "base_url": site.url, "url_paths": ["/health"], "headers": {}, "probe": {"sample_count": 1, "concurrency": 1, "timeout_ms": 1000, "warmup_count": 0},
+        "workspace_id": victim["x-dev-workspace"],
+        "bundle_id": "bundle_20260101_000000_0123456789",
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "base_url": site.url,
+        "url_paths": ["/health"],
+        "headers": {},
+        "probe": {"sample_count": 1, "concurrency": 1, "timeout_ms": 1000, "warmup_count": 0},
         "redaction_rules": {"strip_query_params": True, "redact_url_userinfo": True},
-        "recorded": {"base_url": site.url, "headers": {}, "headers_dropped": []}, "inventory": [], "retention": {"keep_last_n": 1, "ttl_days": None},
+        "recorded": {"base_url": site.url, "headers": {}, "headers_dropped": []},
+        "inventory": [],
+        "retention": {"keep_last_n": 1, "ttl_days": None},
     }
     forged = {}
-    for name, payload in (("perf_collect_orchestrator", {"plan": forged_plan, "run_id": first, "correlation_id": "forged"}),
-                          ("diagnostics_orchestrator", {"checks": ["cosmos_read_write"], "run_id": uuid.uuid4().hex})):
-        r = httpx.post(f"{host.base_url}{MGMT}/orchestrators/{name}", params={"code": SYSTEM_KEY}, json=payload, timeout=30)
+    for name, payload in (
+        ("perf_collect_orchestrator", {"plan": forged_plan, "run_id": first, "correlation_id": "forged"}),
+        ("diagnostics_orchestrator", {"checks": ["cosmos_read_write"], "run_id": uuid.uuid4().hex}),
+    ):
+        r = httpx.post(
+            f"{host.base_url}{MGMT}/orchestrators/{name}", params={"code": SYSTEM_KEY}, json=payload, timeout=30
+        )
         assert r.status_code == 202, r.text
         forged[name] = wait_instance(host, r.json()["id"])
 
@@ -281,37 +361,83 @@ def test_a_forged_start_with_another_workspace_does_nothing(inline: HostProcess,
 
 def test_restarting_a_finished_run_by_its_instance_id_does_nothing(keyed: HostProcess, site) -> None:
     a = principal(new_ws("replay"))
-    r = httpx.post(f"{keyed.base_url}/api/tools/collect.run", json={"base_url": site.url, "url_paths": ["/health"], "sample_count": 2, "warmup_count": 0},
-                   headers=a, timeout=60)
+    r = httpx.post(
+        f"{keyed.base_url}/api/tools/collect.run",
+        json={"base_url": site.url, "url_paths": ["/health"], "sample_count": 2, "warmup_count": 0},
+        headers=a,
+        timeout=60,
+    )
     run_id = r.json()["run_id"]
     done = wait_final(keyed, run_id, a)
     assert done["state"] == "completed"
     site.requests.clear()
-    again = httpx.post(f"{keyed.base_url}{MGMT}/orchestrators/perf_collect_orchestrator/{run_id}", params={"code": SYSTEM_KEY}, json={}, timeout=30)
+    again = httpx.post(
+        f"{keyed.base_url}{MGMT}/orchestrators/perf_collect_orchestrator/{run_id}",
+        params={"code": SYSTEM_KEY},
+        json={},
+        timeout=30,
+    )
     assert again.status_code == 202
     status = wait_instance(keyed, run_id)
-    assert status["runtimeStatus"] == "Failed" and "already claimed" in json.dumps(status)
+    assert status["runtimeStatus"] == "Failed"
+    assert "already claimed" in json.dumps(status)
     assert [q for q in site.requests if q["path"] == "/health"] == []
     after = run_status(keyed, run_id, a).json()
-    assert after["state"] == "completed" and after["output"] == done["output"]  # the record keeps the real outcome
+    # the record keeps the real outcome
+    assert after["state"] == "completed"
+    assert after["output"] == done["output"]
 
 
-def test_a_run_that_needs_secrets_without_the_key_is_not_configured(start_host: Callable[..., HostProcess], site) -> None:
+def test_a_run_that_needs_secrets_without_the_key_is_not_configured(
+    start_host: Callable[..., HostProcess], site
+) -> None:
     host = start_host({**LOCAL_PROBES, "FIREBREAK_PERF_COLLECT_INLINE_SECONDS": "1", "FIREBREAK_SECRETS_KEY": None})
     headers = {"x-dev-workspace": new_ws("nokey")}
-    body = {"base_url": site.url, "url_paths": ["/health"], "sample_count": 1, "warmup_count": 0, "headers": {"x-api-key": "k"}, "headers_allowlist": ["x-api-key"]}
+    body = {
+        "base_url": site.url,
+        "url_paths": ["/health"],
+        "sample_count": 1,
+        "warmup_count": 0,
+        "headers": {"x-api-key": "k"},
+        "headers_allowlist": ["x-api-key"],
+    }
     r = httpx.post(f"{host.base_url}/api/tools/collect.run", json=body, headers=headers, timeout=60)
-    assert r.status_code == 503 and r.json()["error"]["code"] == "NOT_CONFIGURED" and "FIREBREAK_SECRETS_KEY" in r.json()["error"]["message"]
+    assert r.status_code == 503
+    assert r.json()["error"]["code"] == "NOT_CONFIGURED"
+    assert "FIREBREAK_SECRETS_KEY" in r.json()["error"]["message"]
     # Without secrets the same run needs no key.
-    plain = httpx.post(f"{host.base_url}/api/tools/collect.run", json={**body, "headers": {}}, headers=headers, timeout=60).json()
-    assert plain["state"] == "running" and wait_final(host, plain["run_id"], headers)["state"] == "completed"
+    plain = httpx.post(
+        f"{host.base_url}/api/tools/collect.run", json={**body, "headers": {}}, headers=headers, timeout=60
+    ).json()
+    assert plain["state"] == "running"
+    assert wait_final(host, plain["run_id"], headers)["state"] == "completed"
 
 
-@pytest.mark.parametrize("change", [{"url_paths": ["/日本"]}, {"url_paths": ["/a b"]}, {"headers": {"x-a": "日本"}}, {"headers": {"x-a": "v\r\nx-b: 1"}},
-                                    {"headers": {"x-a\n": "v"}}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"url_paths": ["/日本"]},
+        {"url_paths": ["/a b"]},
+        {"headers": {"x-a": "日本"}},
+        {"headers": {"x-a": "v\r\nx-b: 1"}},
+        {"headers": {"x-a\n": "v"}},
+    ],
+)
 def test_non_ascii_paths_and_header_values_are_a_validation_error(inline: HostProcess, site, change: dict) -> None:
     site.requests.clear()
-    body = {"base_url": site.url, "url_paths": ["/"], "sample_count": 1, "warmup_count": 0, "headers_allowlist": ["x-a"], **change}
-    r = httpx.post(f"{inline.base_url}/api/tools/collect.run", json=body, headers=principal(new_ws("ascii")), timeout=60)
-    assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR", r.text
-    assert [q for q in site.requests if q["path"] != "/slow?ms=400"] == []  # (the cancelled MCP run may still be finishing its probe)
+    body = {
+        "base_url": site.url,
+        "url_paths": ["/"],
+        "sample_count": 1,
+        "warmup_count": 0,
+        "headers_allowlist": ["x-a"],
+        **change,
+    }
+    r = httpx.post(
+        f"{inline.base_url}/api/tools/collect.run", json=body, headers=principal(new_ws("ascii")), timeout=60
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "VALIDATION_ERROR", r.text
+    assert [
+        q for q in site.requests if q["path"] != "/slow?ms=400"
+    ] == []  # (the cancelled MCP run may still be finishing its probe)

@@ -4,28 +4,35 @@ from __future__ import annotations
 
 import httpx
 
-from shared.app.capabilities import catalogue
 from devhost.processes import HostProcess
+from shared.app.capabilities import catalogue
 
 
 def test_health_check_over_its_own_function(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/tools/health.check", json={})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["status"] == "ok" and {s["name"] for s in body["stores"]} == {"cosmos", "blob", "perf_runs", "perf_artifacts"}
+    assert body["status"] == "ok"
+    assert {s["name"] for s in body["stores"]} == {"cosmos", "blob", "perf_runs", "perf_artifacts"}
     assert r.headers["x-correlation-id"]
 
 
 def test_empty_body_means_no_arguments(host: HostProcess) -> None:
     r = httpx.post(f"{host.base_url}/api/tools/health.check", content=b"")
-    assert r.status_code == 200 and r.json()["versions"]["python"]
+    assert r.status_code == 200
+    assert r.json()["versions"]["python"]
 
 
 def test_invalid_argument_is_400_naming_the_field(host: HostProcess) -> None:
-    r = httpx.post(f"{host.base_url}/api/tools/health.check", json={"include_versions": "perhaps"}, headers={"x-correlation-id": "corr-e2e-1"})
+    r = httpx.post(
+        f"{host.base_url}/api/tools/health.check",
+        json={"include_versions": "perhaps"},
+        headers={"x-correlation-id": "corr-e2e-1"},
+    )
     assert r.status_code == 400
     error = r.json()["error"]
-    assert error["code"] == "VALIDATION_ERROR" and error["correlation_id"] == "corr-e2e-1"
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["correlation_id"] == "corr-e2e-1"
     assert [e["field"] for e in error["details"]["errors"]] == ["include_versions"]
     assert error["recovery_suggestions"]
 
@@ -35,19 +42,23 @@ def test_tools_document_lists_every_registered_tool_with_schemas(host: HostProce
     names = [t["name"] for t in doc["tools"]]
     assert names == [t.name for t in catalogue().registry]
     health = next(t for t in doc["tools"] if t["name"] == "health.check")
-    assert health["inputSchema"]["type"] == "object" and health["outputSchema"]["properties"]["status"]
-    assert health["annotations"]["readOnlyHint"] is True and health["http"]["path"] == "/api/tools/health.check"
+    assert health["inputSchema"]["type"] == "object"
+    assert health["outputSchema"]["properties"]["status"]
+    assert health["annotations"]["readOnlyHint"] is True
+    assert health["http"]["path"] == "/api/tools/health.check"
 
 
 def test_every_tool_has_its_http_function(host: HostProcess) -> None:
     for tool in catalogue().registry:
         r = httpx.post(f"{host.base_url}/api/tools/{tool.name}", json={"__probe__": 1})
-        assert r.status_code == 400 and r.json()["error"]["code"] == "VALIDATION_ERROR", tool.name
+        assert r.status_code == 400, tool.name
+        assert r.json()["error"]["code"] == "VALIDATION_ERROR", tool.name
 
 
 def test_health_route_is_ready(host: HostProcess) -> None:
     r = httpx.get(f"{host.base_url}/api/health")
-    assert r.status_code == 200 and r.json()["status"] == "ready"
+    assert r.status_code == 200
+    assert r.json()["status"] == "ready"
 
 
 def test_health_is_503_until_stores_answer(start_host) -> None:
@@ -57,4 +68,9 @@ def test_health_is_503_until_stores_answer(start_host) -> None:
     assert r.status_code == 503
     body = r.json()
     assert body["status"] == "starting"
-    assert {s["name"]: s["ok"] for s in body["stores"]} == {"cosmos": False, "blob": True, "perf_runs": False, "perf_artifacts": True}
+    assert {s["name"]: s["ok"] for s in body["stores"]} == {
+        "cosmos": False,
+        "blob": True,
+        "perf_runs": False,
+        "perf_artifacts": True,
+    }

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from shared.app.wiring import build_deps
-from shared.tools.deps import Deps
 from shared.core.settings import Settings
 from shared.health.service import health_report
+from shared.tools.deps import Deps
 
 
 async def test_healthy_stack_reports_ok(deps: Deps) -> None:
     report = await health_report(deps)
     assert report.status == "ok"
-    assert {c.name: c.ok for c in report.stores} == {"cosmos": True, "blob": True, "perf_runs": True, "perf_artifacts": True}
+    assert {c.name: c.ok for c in report.stores} == {
+        "cosmos": True,
+        "blob": True,
+        "perf_runs": True,
+        "perf_artifacts": True,
+    }
     assert all(c.latency_ms and c.latency_ms > 0 for c in report.stores)
     assert report.versions["mcp"].startswith("2.")
     assert report.llm.mode == "rule_based"

@@ -26,7 +26,10 @@ def worker() -> dict:
 def offline():
     """The offline host as `python -m devhost` builds it (routes mounted, nothing started or connected)."""
     mp = pytest.MonkeyPatch()
-    for key, value in {"AzureWebJobsStorage": "UseDevelopmentStorage=true", "FIREBREAK_TASK_HUB": "workerindex"}.items():
+    for key, value in {
+        "AzureWebJobsStorage": "UseDevelopmentStorage=true",
+        "FIREBREAK_TASK_HUB": "workerindex",
+    }.items():
         mp.setenv(key, value)
     try:
         yield build_host(ROOT, "http://127.0.0.1:7071")

@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.runs.models import RunDoc
-from shared.runs.settings import RunSettings
 from shared.runs.secrets import SecretBox, secret_box
 from shared.runs.service import RunRefused, RunService
+from shared.runs.settings import RunSettings
 from shared.runs.store import RunStore
+from shared.tools.deps import Deps
 
 ORCH = "perf_collect_orchestrator"
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -27,15 +27,34 @@ class Clock:
         return self.now
 
 
-async def record(deps: Deps, *, plan: dict | None = None, secrets: dict | None = None, workspace: str = "ws-a", user: str = "alice") -> str:
+async def record(
+    deps: Deps, *, plan: dict | None = None, secrets: dict | None = None, workspace: str = "ws-a", user: str = "alice"
+) -> str:
     """A run record as RunService.start writes it (without starting an instance)."""
     store = await RunStore.open(deps.cosmos)
     run_id = uuid.uuid4().hex
     ref = None
     if secrets:
-        ref = await store.put_secrets(run_id, workspace, secret_box(deps.settings).seal(secrets, workspace, run_id), (T0 + timedelta(hours=1)).isoformat(), 3600)
-    await store.create(RunDoc(id=run_id, kind="perf_collect", orchestrator=ORCH, workspace_id=workspace, user_id=user, created_at=T0.isoformat(),
-                              updated_at=T0.isoformat(), plan=plan or {"n": 1}, secrets_ref=ref))
+        ref = await store.put_secrets(
+            run_id,
+            workspace,
+            secret_box(deps.settings).seal(secrets, workspace, run_id),
+            (T0 + timedelta(hours=1)).isoformat(),
+            3600,
+        )
+    await store.create(
+        RunDoc(
+            id=run_id,
+            kind="perf_collect",
+            orchestrator=ORCH,
+            workspace_id=workspace,
+            user_id=user,
+            created_at=T0.isoformat(),
+            updated_at=T0.isoformat(),
+            plan=plan or {"n": 1},
+            secrets_ref=ref,
+        )
+    )
     return run_id
 
 
@@ -130,8 +149,13 @@ async def test_secrets_open_for_their_run_only_and_expire(deps: Deps) -> None:
     other_loaded = await store.load(other)
     assert other_loaded is not None
     other_doc = other_loaded[0]
-    moved_ref = await store.put_secrets(other, "ws-a", {"alg": sealed["alg"], "nonce": sealed["nonce"], "ciphertext": sealed["ciphertext"]},
-                                        (T0 + timedelta(hours=1)).isoformat(), 3600)
+    moved_ref = await store.put_secrets(
+        other,
+        "ws-a",
+        {"alg": sealed["alg"], "nonce": sealed["nonce"], "ciphertext": sealed["ciphertext"]},
+        (T0 + timedelta(hours=1)).isoformat(),
+        3600,
+    )
     with pytest.raises(RunRefused, match="do not decrypt"):
         await runs.open_secrets(other_doc.model_copy(update={"secrets_ref": moved_ref}))
     with pytest.raises(RunRefused):

@@ -12,7 +12,7 @@ from typing import Any
 from azure.durable_functions import RetryOptions
 
 
-class BackoffRetryOptions(RetryOptions):
+class BackoffRetryOptions(RetryOptions):  # type: ignore[misc]  # azure-functions-durable has no types: its base is Any
     def __init__(
         self,
         first_retry_interval_in_milliseconds: int,

@@ -40,13 +40,25 @@ class FakeEntra:
 
     def token(self, *, key: Any = None, **overrides: Any) -> str:
         now = int(time.time())
-        claims = {"iss": self.issuer, "aud": self.audience, "tid": self.tenant, "oid": "user-oid-1", "iat": now, "nbf": now, "exp": now + 600}
+        claims = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "tid": self.tenant,
+            "oid": "user-oid-1",
+            "iat": now,
+            "nbf": now,
+            "exp": now + 600,
+        }
         claims.update(overrides)
         claims = {k: v for k, v in claims.items() if v is not None}
         return jwt.encode(claims, key or self._key, algorithm="RS256", headers={"kid": self.kid})
 
     def settings(self) -> dict[str, str]:
-        return {"FIREBREAK_ENTRA_AUDIENCE": self.audience, "FIREBREAK_ENTRA_JWKS_URL": self.jwks_url, "FIREBREAK_ENTRA_ISSUER": self.issuer}
+        return {
+            "FIREBREAK_ENTRA_AUDIENCE": self.audience,
+            "FIREBREAK_ENTRA_JWKS_URL": self.jwks_url,
+            "FIREBREAK_ENTRA_ISSUER": self.issuer,
+        }
 
     def close(self) -> None:
         self._server.shutdown()

@@ -59,14 +59,18 @@ async def throwaway_note(ctx: ToolContext, args: NoteRequest) -> NoteResult:
     note_id = uuid.uuid4().hex
     await notes.create({"id": note_id, "workspace_id": ctx.principal.workspace_id, "text": args.text})
     back = await notes.get(note_id, ctx.principal.workspace_id)
-    return NoteResult(greeting=ctx.deps.settings.section(ThrowawaySettings).greeting, note_id=note_id, stored_text=back["text"])
+    return NoteResult(
+        greeting=ctx.deps.settings.section(ThrowawaySettings).greeting, note_id=note_id, stored_text=back["text"]
+    )
 
 
 @toolset.tool("throwaway_count", title="Count in the background (test capability)")
 async def throwaway_count(ctx: ToolContext, args: CountRequest) -> CountStarted:
     """Start the throwaway orchestration, which adds 1..upto in one activity per number; poll runs.status."""
     assert ctx.orchestrations is not None
-    started = await ctx.orchestrations.start(ORCHESTRATOR, ctx.principal, {"upto": args.upto}, correlation_id=ctx.correlation_id)
+    started = await ctx.orchestrations.start(
+        ORCHESTRATOR, ctx.principal, {"upto": args.upto}, correlation_id=ctx.correlation_id
+    )
     return CountStarted(run_id=started.run_id, status_url=started.status_url)
 
 
@@ -99,6 +103,8 @@ CAPABILITY = Capability(
     toolset=toolset,
     settings=ThrowawaySettings,
     containers=(NOTES,),
-    orchestrations=(Orchestration(ORCHESTRATOR, _count, {ADD_ACTIVITY: _add}, _validate, "Adds 1..upto, one activity per number."),),
+    orchestrations=(
+        Orchestration(ORCHESTRATOR, _count, {ADD_ACTIVITY: _add}, _validate, "Adds 1..upto, one activity per number."),
+    ),
     checks=(Check("throwaway", "The throwaway capability's settings are read.", _probe),),
 )

@@ -39,18 +39,25 @@ def _copy(tmp_path: Path) -> Path:
 def test_a_stale_lock_or_an_unpinned_requirement_is_reported(tmp_path: Path) -> None:
     d = _copy(tmp_path)
     text = (d / "requirements.txt").read_text()
-    (d / "requirements.txt").write_text(text.replace("pydantic==2.14.3", "pydantic==2.14.2").replace("azure-functions==2.3.0", "azure-functions==2.2.0"))
+    (d / "requirements.txt").write_text(
+        text.replace("pydantic==2.14.3", "pydantic==2.14.2").replace("azure-functions==2.3.0", "azure-functions==2.2.0")
+    )
     problems = lockcheck.check_pins(d / "requirements-dev.txt", d / "requirements.lock", lockcheck.PYTHONS)
     assert any("pydantic==2.14.2" in p and "3.11" in p for p in problems)
     assert any("azure-functions==2.2.0" in p and "3.13" in p for p in problems)
     assert not any("azure-functions==2.2.0" in p and "3.11" in p for p in problems)  # the marker limits it to 3.13
     (d / "requirements.txt").write_text(text.replace("numpy==2.4.6", "numpy>=2"))
-    assert any("numpy>=2" in p and "not pinned" in p for p in lockcheck.check_pins(d / "requirements-dev.txt", d / "requirements.lock", ("3.11",)))
+    assert any(
+        "numpy>=2" in p and "not pinned" in p
+        for p in lockcheck.check_pins(d / "requirements-dev.txt", d / "requirements.lock", ("3.11",))
+    )
 
 
 def test_venv_drift_is_reported(tmp_path: Path) -> None:
     lock = (ROOT / "requirements.lock").read_text()
-    (tmp_path / "drift.lock").write_text(lock.replace("pydantic==2.14.3", "pydantic==2.14.2") + "not-installed-anywhere==1.0\n")
+    (tmp_path / "drift.lock").write_text(
+        lock.replace("pydantic==2.14.3", "pydantic==2.14.2") + "not-installed-anywhere==1.0\n"
+    )
     problems = lockcheck.check_installed(sys.executable, tmp_path / "drift.lock")
     assert any(p.startswith("pydantic: drift.lock has 2.14.2") for p in problems)
     assert any(p.startswith("not-installed-anywhere: drift.lock has 1.0") for p in problems)

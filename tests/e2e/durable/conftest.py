@@ -32,7 +32,12 @@ class DurableHost:
 
     def start(self, name: str, payload=None, instance_id: str | None = None) -> str:
         path = f"{MGMT}/orchestrators/{name}" + (f"/{instance_id}" if instance_id else "")
-        r = self.mgmt.post(path, content=json.dumps(payload) if payload is not None else b"", headers={"content-type": "application/json"}, timeout=30)
+        r = self.mgmt.post(
+            path,
+            content=json.dumps(payload) if payload is not None else b"",
+            headers={"content-type": "application/json"},
+            timeout=30,
+        )
         assert r.status_code == 202, r.text
         return r.json()["id"]
 
@@ -69,7 +74,12 @@ class DurableHost:
 @pytest.fixture(scope="session")
 def durable_env(app_env, tmp_path_factory) -> dict[str, str]:
     side_effects = tmp_path_factory.mktemp("durable-effects")
-    return {**app_env, "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:8]}", "DURABLE_TEST_DIR": str(side_effects), "DEVHOST_SYSTEM_KEY": SYSTEM_KEY}
+    return {
+        **app_env,
+        "FIREBREAK_TASK_HUB": f"hub{uuid.uuid4().hex[:8]}",
+        "DURABLE_TEST_DIR": str(side_effects),
+        "DEVHOST_SYSTEM_KEY": SYSTEM_KEY,
+    }
 
 
 def start_fixture_host(start_host, env: dict[str, str]) -> DurableHost:

@@ -16,7 +16,11 @@ def _calls(iid: str) -> list[tuple[str, str, dict]]:
     """One request per management route (method, path, request options)."""
     json_body = {"content": b"{}", "headers": {"content-type": "application/json"}}
     return [
-        ("POST", f"{MGMT}/orchestrators/fan_out", {"content": b'{"key": "x", "n": 1}', "headers": {"content-type": "application/json"}}),
+        (
+            "POST",
+            f"{MGMT}/orchestrators/fan_out",
+            {"content": b'{"key": "x", "n": 1}', "headers": {"content-type": "application/json"}},
+        ),
         ("POST", f"{MGMT}/orchestrators/fan_out/{iid}-forged", json_body),
         ("GET", f"{MGMT}/instances", {"params": {"showInput": "true"}}),
         ("GET", f"{MGMT}/instances/{iid}", {}),
@@ -31,8 +35,14 @@ def _refused_everywhere(base_url: str, iid: str, **auth: dict) -> list[str]:
     leaks = []
     for method, path, options in _calls(iid):
         headers = {**options.get("headers", {}), **auth.get("headers", {})}
-        r = httpx.request(method, base_url + path, params={**options.get("params", {}), **auth.get("params", {})},
-                          content=options.get("content"), headers=headers, timeout=30)
+        r = httpx.request(
+            method,
+            base_url + path,
+            params={**options.get("params", {}), **auth.get("params", {})},
+            content=options.get("content"),
+            headers=headers,
+            timeout=30,
+        )
         if r.status_code != 401:
             leaks.append(f"{method} {path}: {r.status_code}")
     return leaks
@@ -47,7 +57,10 @@ def test_system_key_alone_protects_the_management_api(durable: DurableHost) -> N
     assert _refused_everywhere(durable.url, iid, params={"code": durable.system_key + "x"}) == []
     # The key works as a header and as `code=`; the instance was untouched by the refused calls.
     assert durable.mgmt.get(f"{MGMT}/instances/{iid}").json()["runtimeStatus"] == "Completed"
-    assert httpx.get(f"{durable.url}{MGMT}/instances/{iid}", params={"code": durable.system_key}, timeout=30).status_code == 200
+    assert (
+        httpx.get(f"{durable.url}{MGMT}/instances/{iid}", params={"code": durable.system_key}, timeout=30).status_code
+        == 200
+    )
     assert not durable.mgmt.get(f"{MGMT}/instances/{iid}-forged").is_success  # the refused forged start created nothing
 
 
@@ -64,7 +77,12 @@ def test_real_client_carries_the_system_key(durable: DurableHost) -> None:
 
 @pytest.fixture(scope="module")
 def unset_key_host(start_host, durable_env) -> DurableHost:
-    env = {**durable_env, "FIREBREAK_TASK_HUB": f"keys{uuid.uuid4().hex[:6]}", "DEVHOST_SYSTEM_KEY": None, "DEVHOST_MASTER_KEY": "mk-" + uuid.uuid4().hex}
+    env = {
+        **durable_env,
+        "FIREBREAK_TASK_HUB": f"keys{uuid.uuid4().hex[:6]}",
+        "DEVHOST_SYSTEM_KEY": None,
+        "DEVHOST_MASTER_KEY": "mk-" + uuid.uuid4().hex,
+    }
     return start_host(dict(env.items()), ready=False, app_dir=FIXTURE_APP)
 
 
@@ -72,7 +90,11 @@ def test_without_a_configured_system_key_a_random_one_guards_and_the_master_key_
     base, master = unset_key_host.base_url, unset_key_host.env["DEVHOST_MASTER_KEY"]
     assert _refused_everywhere(base, "nope") == []
     with httpx.Client(base_url=base, headers={"x-functions-key": master}, timeout=30) as mgmt:
-        r = mgmt.post(f"{MGMT}/orchestrators/fan_out", content=b'{"key": "m", "n": 1}', headers={"content-type": "application/json"})
+        r = mgmt.post(
+            f"{MGMT}/orchestrators/fan_out",
+            content=b'{"key": "m", "n": 1}',
+            headers={"content-type": "application/json"},
+        )
         assert r.status_code == 202
         # The URLs it hands back carry the per-start random system key, which works too.
         status_url = r.json()["statusQueryGetUri"]

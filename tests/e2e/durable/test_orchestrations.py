@@ -36,9 +36,15 @@ def test_retry_with_backoff_succeeds_on_third_attempt(durable: DurableHost) -> N
 
 def test_retry_interval_is_capped(durable: DurableHost) -> None:
     k = key()
-    iid = durable.start("retry_flaky", {"key": k, "fail_times": 2, "max_attempts": 3, "first_ms": 200, "backoff": 10.0, "max_ms": 300})
+    iid = durable.start(
+        "retry_flaky", {"key": k, "fail_times": 2, "max_attempts": 3, "first_ms": 200, "backoff": 10.0, "max_ms": 300}
+    )
     done = durable.wait(iid, showHistory=True)
-    delays = [(_ts(t["FireAt"]) - _ts(t["Timestamp"])).total_seconds() for t in done["historyEvents"] if t["EventType"] == "TimerCreated"]
+    delays = [
+        (_ts(t["FireAt"]) - _ts(t["Timestamp"])).total_seconds()
+        for t in done["historyEvents"]
+        if t["EventType"] == "TimerCreated"
+    ]
     assert done["runtimeStatus"] == "Completed"
     assert delays == [0.2, 0.3]
 
@@ -67,7 +73,12 @@ def test_external_event(durable: DurableHost) -> None:
     assert done["output"] == {"outcome": "approved", "data": {"by": "alice"}}
     assert durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/approval", json={}).status_code == 410
     assert durable.mgmt.post(f"{MGMT}/instances/nope-{key()}/raiseEvent/approval", json={}).status_code == 404
-    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/raiseEvent/approval", content=b"x", headers={"content-type": "text/plain"}).status_code == 400
+    assert (
+        durable.mgmt.post(
+            f"{MGMT}/instances/{iid}/raiseEvent/approval", content=b"x", headers={"content-type": "text/plain"}
+        ).status_code
+        == 400
+    )
 
 
 def test_event_raised_before_the_orchestrator_waits_is_kept(durable: DurableHost) -> None:
@@ -89,7 +100,10 @@ def test_event_race_against_timer(durable: DurableHost) -> None:
 def test_terminate(durable: DurableHost) -> None:
     iid = durable.start("with_status")
     durable.wait_status(iid, lambda s: s["customStatus"] == {"stage": "waiting"})
-    assert durable.mgmt.post(f"{MGMT}/instances/{iid}/terminate", params={"reason": "operator said stop"}).status_code == 202
+    assert (
+        durable.mgmt.post(f"{MGMT}/instances/{iid}/terminate", params={"reason": "operator said stop"}).status_code
+        == 202
+    )
     done = durable.wait(iid)
     assert done["runtimeStatus"] == "Terminated"
     assert done["output"] == "operator said stop"
@@ -169,7 +183,16 @@ def test_status_shape_and_codes(durable: DurableHost) -> None:
     assert r.status_code == 202
     assert r.headers["Location"]
     assert r.headers["Retry-After"] == "5"
-    assert set(running) == {"name", "instanceId", "runtimeStatus", "input", "customStatus", "output", "createdTime", "lastUpdatedTime"}
+    assert set(running) == {
+        "name",
+        "instanceId",
+        "runtimeStatus",
+        "input",
+        "customStatus",
+        "output",
+        "createdTime",
+        "lastUpdatedTime",
+    }
     assert running["createdTime"].endswith("Z")
     assert len(running["createdTime"]) == 20
     assert durable.status(f"missing-{key()}").status_code == 404
@@ -180,7 +203,9 @@ def test_unknown_orchestrator_and_bad_input(durable: DurableHost) -> None:
     r = durable.mgmt.post(f"{MGMT}/orchestrators/no_such_orchestrator", json={})
     assert r.status_code == 400
     assert "no_such_orchestrator" in r.json()["ExceptionMessage"]
-    r = durable.mgmt.post(f"{MGMT}/orchestrators/fan_out", content=b"{not json", headers={"content-type": "application/json"})
+    r = durable.mgmt.post(
+        f"{MGMT}/orchestrators/fan_out", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400
 
 

@@ -63,14 +63,20 @@ def _finished_instance(durable: DurableHost, durable_env: dict, name: str, paylo
         finally:
             await store.close()
 
-    functions = {f.name: f.user_function for f in index_functions(load_app(FIXTURE_APP, module_name="durable_fixture_app"))}
+    functions = {
+        f.name: f.user_function for f in index_functions(load_app(FIXTURE_APP, module_name="durable_fixture_app"))
+    }
     inst = asyncio.run(load())
     assert inst is not None
     return functions[name], inst
 
 
 def test_replay_is_deterministic_for_well_behaved_orchestrators(durable: DurableHost, durable_env) -> None:
-    for name, payload in (("fan_out", {"key": key(), "n": 4}), ("uses_context_id", None), ("retry_flaky", {"key": key(), "fail_times": 1, "max_attempts": 3, "first_ms": 50})):
+    for name, payload in (
+        ("fan_out", {"key": key(), "n": 4}),
+        ("uses_context_id", None),
+        ("retry_flaky", {"key": key(), "fail_times": 1, "max_attempts": 3, "first_ms": 50}),
+    ):
         handle, inst = _finished_instance(durable, durable_env, name, payload)
         assert nondeterminism(handle, inst) == [], name
 

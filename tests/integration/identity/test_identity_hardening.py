@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from shared.tools.deps import Deps
 from shared.core.errors import Unauthorized
 from shared.core.settings import Settings
 from shared.identity.api_keys import CACHE_SECONDS, ApiKeyStore
 from shared.identity.entra import EntraValidator
+from shared.tools.deps import Deps
 from tests.support.jwks import FakeEntra
 
 

@@ -6,13 +6,13 @@ import random
 import string
 import uuid
 
-from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.models import AddIncidentRequest, RankedSolutionsRequest
 from shared.memory.search import MAX_INDEXED_TERMS
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
 from shared.memory.text import tokens
+from shared.tools.deps import Deps
 
 ENV = {"os": "linux", "language": "go 1.22", "runtime": "kubernetes 1.30", "cloud": "gcp"}
 
@@ -33,8 +33,17 @@ async def test_twelve_kilobytes_of_distinct_words_index_a_bounded_set_of_terms(d
     container = await deps.cosmos.container("memory")
     before = container.requests
     title = "zookeeper quorum flapping during rollout"
-    await service.add_incident(who, AddIncidentRequest(title=title, steps=["pin the zookeeper image"], env=ENV, worked=True,
-                                                       error_signature=_words(rng, 4000), summary=_words(rng, 8000)))
+    await service.add_incident(
+        who,
+        AddIncidentRequest(
+            title=title,
+            steps=["pin the zookeeper image"],
+            env=ENV,
+            worked=True,
+            error_signature=_words(rng, 4000),
+            summary=_words(rng, 8000),
+        ),
+    )
     requests = container.requests - before
     terms = [d for d in await container.query_all(who.workspace_id) if d.get("type") == "term"]
     # The old code wrote one term document per distinct word (about 1,500 here) with 3,000+ requests.

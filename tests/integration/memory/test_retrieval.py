@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from shared.tools.deps import Deps
 from shared.identity.models import Principal
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
+from shared.tools.deps import Deps
 from tests.fixtures.memory import retrieval
 
 # Measured 2026-11-22; the test fails if a change makes retrieval worse than this.

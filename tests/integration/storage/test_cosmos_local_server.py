@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from shared.tools.deps import Deps
 from shared.core.errors import Conflict, NotFound
+from shared.tools.deps import Deps
 
 
 def _id() -> str:
@@ -58,7 +58,9 @@ async def test_paging_with_continuation_tokens(deps: Deps) -> None:
     token = None
     pages = 0
     while True:
-        page, token = await memory.query(ws, "c.tag = @tag", {"@tag": tag}, order_by="c.n", max_items=3, continuation=token)
+        page, token = await memory.query(
+            ws, "c.tag = @tag", {"@tag": tag}, order_by="c.n", max_items=3, continuation=token
+        )
         seen += [d["n"] for d in page]
         pages += 1
         if not token:
@@ -90,7 +92,9 @@ async def test_concurrent_patch_increments_add_up(deps: Deps) -> None:
     # Counters are updated with server-side increments, so concurrent writers never lose an update.
     memory = await deps.cosmos.container("memory")
     doc = await memory.create({"id": _id(), "workspace_id": "ws-p", "worked": 0})
-    await asyncio.gather(*[memory.patch(doc["id"], "ws-p", [{"op": "incr", "path": "/worked", "value": 1}]) for _ in range(50)])
+    await asyncio.gather(
+        *[memory.patch(doc["id"], "ws-p", [{"op": "incr", "path": "/worked", "value": 1}]) for _ in range(50)]
+    )
     read = await memory.read(doc["id"], "ws-p")
     assert read is not None
     assert read["worked"] == 50

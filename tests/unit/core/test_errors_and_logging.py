@@ -15,17 +15,43 @@ from shared.core.redaction import redact
 
 def test_every_code_maps_to_the_design_status() -> None:
     expected = {
-        "VALIDATION_ERROR": 400, "INVALID_REQUEST": 400, "UNAUTHORIZED": 401, "FORBIDDEN": 403, "NOT_FOUND": 404,
-        "CONFLICT": 409, "RATE_LIMITED": 429, "UPSTREAM_ERROR": 502, "NOT_CONFIGURED": 503, "INTERNAL_ERROR": 500,
+        "VALIDATION_ERROR": 400,
+        "INVALID_REQUEST": 400,
+        "UNAUTHORIZED": 401,
+        "FORBIDDEN": 403,
+        "NOT_FOUND": 404,
+        "CONFLICT": 409,
+        "RATE_LIMITED": 429,
+        "UPSTREAM_ERROR": 502,
+        "NOT_CONFIGURED": 503,
+        "INTERNAL_ERROR": 500,
     }
-    classes = [errors.ValidationFailed, errors.InvalidRequest, errors.Unauthorized, errors.Forbidden, errors.NotFound,
-               errors.Conflict, errors.RateLimited, errors.UpstreamError, errors.NotConfigured, errors.InternalError]
+    classes = [
+        errors.ValidationFailed,
+        errors.InvalidRequest,
+        errors.Unauthorized,
+        errors.Forbidden,
+        errors.NotFound,
+        errors.Conflict,
+        errors.RateLimited,
+        errors.UpstreamError,
+        errors.NotConfigured,
+        errors.InternalError,
+    ]
     assert {c.code: c("x").http_status for c in classes} == expected
 
 
 def test_envelope_shape() -> None:
     env = errors.envelope(errors.Conflict("taken", details={"id": "a"}, recovery_suggestions=["pick another"]), "c1")
-    assert env == {"error": {"code": "CONFLICT", "message": "taken", "details": {"id": "a"}, "recovery_suggestions": ["pick another"], "correlation_id": "c1"}}
+    assert env == {
+        "error": {
+            "code": "CONFLICT",
+            "message": "taken",
+            "details": {"id": "a"},
+            "recovery_suggestions": ["pick another"],
+            "correlation_id": "c1",
+        }
+    }
 
 
 @pytest.mark.parametrize(
@@ -49,7 +75,10 @@ def test_redaction(value, secret) -> None:
 
 
 def test_redaction_keeps_innocent_fields() -> None:
-    assert redact({"error_code": "NOT_FOUND", "tool": "health.check"}) == {"error_code": "NOT_FOUND", "tool": "health.check"}
+    assert redact({"error_code": "NOT_FOUND", "tool": "health.check"}) == {
+        "error_code": "NOT_FOUND",
+        "tool": "health.check",
+    }
 
 
 def test_json_log_line_has_correlation_id_and_redacted_extras() -> None:
@@ -61,7 +90,9 @@ def test_json_log_line_has_correlation_id_and_redacted_extras() -> None:
     logger.propagate = False
     token = set_correlation_id("corr-xyz")
     try:
-        logger.warning("called %s", "tool", extra={"tool": "t", "duration_ms": 1.5, "headers": {"authorization": "Bearer SECRET"}})
+        logger.warning(
+            "called %s", "tool", extra={"tool": "t", "duration_ms": 1.5, "headers": {"authorization": "Bearer SECRET"}}
+        )
     finally:
         reset_correlation_id(token)
         logger.removeHandler(handler)
@@ -74,7 +105,10 @@ def test_json_log_line_has_correlation_id_and_redacted_extras() -> None:
     assert "SECRET" not in stream.getvalue()
 
 
-@pytest.mark.parametrize(("candidate", "kept"), [("abc-123", True), ("a" * 129, False), ("bad id", False), ("<script>", False), (None, False)])
+@pytest.mark.parametrize(
+    ("candidate", "kept"),
+    [("abc-123", True), ("a" * 129, False), ("bad id", False), ("<script>", False), (None, False)],
+)
 def test_caller_correlation_ids_are_kept_only_when_safe(candidate, kept) -> None:
     cid = new_correlation_id(candidate)
     assert (cid == candidate) is kept

@@ -44,20 +44,35 @@ def test_secret_values_in_text_are_redacted(text: str, secret: str) -> None:
     assert REDACTED in out
 
 
-@pytest.mark.parametrize("text", ["a basic restart fixed it", "Basic configuration", "error_code=NOT_FOUND", "signature_norm=abc", "max_tokens=5"])
+@pytest.mark.parametrize(
+    "text",
+    ["a basic restart fixed it", "Basic configuration", "error_code=NOT_FOUND", "signature_norm=abc", "max_tokens=5"],
+)
 def test_prose_and_innocent_pairs_are_kept(text: str) -> None:
     assert redact_text(text) == text
 
 
 def test_secret_names_for_manifests() -> None:
-    assert all(is_secret_name(n) for n in ["Authorization", "X-Api-Key", "Cookie", "x-functions-key", "Ocp-Apim-Subscription-Key", "X-Auth-Token"])
+    assert all(
+        is_secret_name(n)
+        for n in [
+            "Authorization",
+            "X-Api-Key",
+            "Cookie",
+            "x-functions-key",
+            "Ocp-Apim-Subscription-Key",
+            "X-Auth-Token",
+        ]
+    )
     assert not any(is_secret_name(n) for n in ["accept", "user-agent", "x-request-id", "content-type", "error_code"])
-    assert redact({"headers": {"Authorization": "x", "accept": "y"}}) == {"headers": {"Authorization": REDACTED, "accept": "y"}}
+    assert redact({"headers": {"Authorization": "x", "accept": "y"}}) == {
+        "headers": {"Authorization": REDACTED, "accept": "y"}
+    }
 
 
 def test_a_handler_added_after_import_sees_no_secret() -> None:
     """What the Python worker does: import function_app, then install its own root handler, then log."""
-    script = r'''
+    script = r"""
 import io, json, logging
 import function_app  # importing the app is all the worker does before logging
 stream = io.StringIO()
@@ -81,15 +96,27 @@ try:
 except RuntimeError:
     log.exception("boom", extra={"hdr": "AccountKey=ACCOUNT-SECRET;", "password": ""})
 print(json.dumps({"text": stream.getvalue(), "records": captured}))
-'''.replace("JWT_PLACEHOLDER", JWT)
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout
+""".replace("JWT_PLACEHOLDER", JWT)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    ).stdout
     seen = json.loads(out.strip().splitlines()[-1])
     everything = seen["text"] + json.dumps(seen["records"])
     assert len(seen["records"]) == 3
     assert "boom" in seen["text"]
     assert "RuntimeError" in seen["text"]
-    for secret in ["BEARER-SECRET", "SAS-SECRET", "CODE-SECRET", "dXNlcjpwYXNzLXNlY3JldA", "PW-SECRET", "APIKEYSECRET", JWT.split(".")[1],
-                   "FK-SECRET", "TOKEN-SECRET", "ACCOUNT-SECRET"]:
+    for secret in [
+        "BEARER-SECRET",
+        "SAS-SECRET",
+        "CODE-SECRET",
+        "dXNlcjpwYXNzLXNlY3JldA",
+        "PW-SECRET",
+        "APIKEYSECRET",
+        JWT.split(".")[1],
+        "FK-SECRET",
+        "TOKEN-SECRET",
+        "ACCOUNT-SECRET",
+    ]:
         assert secret not in everything, secret
 
 

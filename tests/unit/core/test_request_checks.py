@@ -23,7 +23,10 @@ def test_loopback_hosts_pass_locally(host: str) -> None:
     check_host_and_origin({"Host": host}, "http://x/api/health", *LOCAL)
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1.evil.example:7071", "127.0.0.1:7071@evil.example", "evil.example", "localhost:", "localhost:80x"])
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1.evil.example:7071", "127.0.0.1:7071@evil.example", "evil.example", "localhost:", "localhost:80x"],
+)
 def test_lookalike_hosts_are_refused(host: str) -> None:
     with pytest.raises(MisdirectedRequest) as caught:
         check_host_and_origin({"host": host}, "http://x/", *LOCAL)
@@ -50,12 +53,26 @@ def test_origin_is_checked_only_when_sent() -> None:
     assert caught.value.http_status == 403
 
 
-@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8", "Application/JSON", "application/problem+json"])
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json", "application/json; charset=utf-8", "Application/JSON", "application/problem+json"],
+)
 def test_json_content_types(content_type: str) -> None:
     require_json_content_type(content_type)
 
 
-@pytest.mark.parametrize("content_type", [None, "", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/json", "application/jsonp"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,
+        "",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/json",
+        "application/jsonp",
+    ],
+)
 def test_other_content_types_are_415(content_type: str | None) -> None:
     with pytest.raises(UnsupportedMediaType) as caught:
         require_json_content_type(content_type)

@@ -22,8 +22,13 @@ def test_dev_mode_is_refused_on_azure() -> None:
 
 def test_entra_audience_without_issuer_is_refused() -> None:
     with pytest.raises(SettingsError, match="FIREBREAK_ENTRA_TENANT_ID"):
-        Settings.from_env({"FIREBREAK_ENTRA_AUDIENCE": "api://x", "FIREBREAK_ENTRA_JWKS_URL": "https://keys.example/keys"})
-    assert Settings.from_env({"FIREBREAK_ENTRA_AUDIENCE": "api://x", "FIREBREAK_ENTRA_TENANT_ID": "t"}).entra_audience == "api://x"
+        Settings.from_env(
+            {"FIREBREAK_ENTRA_AUDIENCE": "api://x", "FIREBREAK_ENTRA_JWKS_URL": "https://keys.example/keys"}
+        )
+    assert (
+        Settings.from_env({"FIREBREAK_ENTRA_AUDIENCE": "api://x", "FIREBREAK_ENTRA_TENANT_ID": "t"}).entra_audience
+        == "api://x"
+    )
 
 
 def test_example_settings_do_not_deploy_dev_mode_but_the_local_stack_sets_it(tmp_path: Path) -> None:

@@ -22,7 +22,11 @@ from tests.support.durable_retry import BackoffRetryOptions
         ({"firstRetryIntervalInMilliseconds": 100}, 3, 100),
         ({"firstRetryIntervalInMilliseconds": 100, "backoffCoefficient": 2}, 1, 100),
         ({"firstRetryIntervalInMilliseconds": 100, "backoffCoefficient": 2}, 3, 400),
-        ({"firstRetryIntervalInMilliseconds": 100, "backoffCoefficient": 3, "maxRetryIntervalInMilliseconds": 500}, 4, 500),
+        (
+            {"firstRetryIntervalInMilliseconds": 100, "backoffCoefficient": 3, "maxRetryIntervalInMilliseconds": 500},
+            4,
+            500,
+        ),
     ],
 )
 def test_retry_delay(options, attempts, ms) -> None:
@@ -31,7 +35,10 @@ def test_retry_delay(options, attempts, ms) -> None:
 
 def test_backoff_retry_options_serialise_what_the_extension_reads() -> None:
     assert BackoffRetryOptions(250, 5, 2.0, 4000).to_json() == {
-        "firstRetryIntervalInMilliseconds": 250, "maxNumberOfAttempts": 5, "backoffCoefficient": 2.0, "maxRetryIntervalInMilliseconds": 4000,
+        "firstRetryIntervalInMilliseconds": 250,
+        "maxNumberOfAttempts": 5,
+        "backoffCoefficient": 2.0,
+        "maxRetryIntervalInMilliseconds": 4000,
     }
     with pytest.raises(ValueError, match="backoff_coefficient"):
         BackoffRetryOptions(250, 5, 0.5)
@@ -69,12 +76,28 @@ def test_task_hub_resolves_settings() -> None:
 def test_history_event_shape() -> None:
     at = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
     ev = h.event(h.TASK_COMPLETED, at, TaskScheduledId=3, Result="1")
-    assert ev == {"EventType": 5, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-11-22T04:00:00.000000Z", "TaskScheduledId": 3, "Result": "1"}
-    assert h.public(ev, with_output=False) == {"EventType": "TaskCompleted", "Timestamp": ev["Timestamp"], "TaskScheduledId": 3}
+    assert ev == {
+        "EventType": 5,
+        "EventId": -1,
+        "IsPlayed": False,
+        "Timestamp": "2026-11-22T04:00:00.000000Z",
+        "TaskScheduledId": 3,
+        "Result": "1",
+    }
+    assert h.public(ev, with_output=False) == {
+        "EventType": "TaskCompleted",
+        "Timestamp": ev["Timestamp"],
+        "TaskScheduledId": 3,
+    }
 
 
 def test_flatten_actions_handles_both_replay_schemas() -> None:
     v1 = [[{"actionType": 0, "functionName": "a"}], [{"actionType": 5}]]
-    v2 = [{"actionType": 12, "compoundActions": [{"actionType": 0, "functionName": "a"}, {"actionType": 0, "functionName": "b"}]}]
+    v2 = [
+        {
+            "actionType": 12,
+            "compoundActions": [{"actionType": 0, "functionName": "a"}, {"actionType": 0, "functionName": "b"}],
+        }
+    ]
     assert [a["actionType"] for a in _flatten_actions(v1)] == [0, 5]
     assert [a.get("functionName") for a in _flatten_actions(v2)] == [None, "a", "b"]

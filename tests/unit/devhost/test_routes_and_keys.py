@@ -35,7 +35,9 @@ def test_no_keys_means_open_as_under_func_start() -> None:
 
 
 def test_function_host_and_master_keys() -> None:
-    keys = HostKeys.from_env({"DEVHOST_FUNCTION_KEY": "hk", "DEVHOST_MASTER_KEY": "mk", "DEVHOST_FUNCTION_KEYS": '{"mcp": ["fk1", "fk2"]}'})
+    keys = HostKeys.from_env(
+        {"DEVHOST_FUNCTION_KEY": "hk", "DEVHOST_MASTER_KEY": "mk", "DEVHOST_FUNCTION_KEYS": '{"mcp": ["fk1", "fk2"]}'}
+    )
     assert keys.allows("any", "ANONYMOUS", None)
     assert not keys.allows("any", "FUNCTION", None)
     assert not keys.allows("any", "FUNCTION", "wrong")

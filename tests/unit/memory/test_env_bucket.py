@@ -10,15 +10,30 @@ from shared.memory.env_bucket import canonical_bucket, component_similarity, nor
 @pytest.mark.parametrize(
     ("env", "bucket"),
     [
-        ({"os": "Ubuntu 22.04", "language": "python 3.11.4", "framework": "Django 4.2", "runtime": "EKS", "kubernetes": "v1.29"}, "linux|py3|django4|k8s1|aws"),
+        (
+            {
+                "os": "Ubuntu 22.04",
+                "language": "python 3.11.4",
+                "framework": "Django 4.2",
+                "runtime": "EKS",
+                "kubernetes": "v1.29",
+            },
+            "linux|py3|django4|k8s1|aws",
+        ),
         ({"OS": "  UBUNTU  ", "Language": "Python3.12", "Runtime": "Kubernetes v1.29"}, "linux|py3|any|k8s1|any"),
         ({"platform": "Kubernetes v1.29", "cloud": "AKS", "lang": "Go 1.22"}, "linux|go1|any|k8s1|azure"),
         ({"runtime": "AWS Lambda", "language": "python3.12"}, "any|py3|any|serverless|aws"),
         ({"os": "macOS 14", "language": "Node.js 20.11", "framework": "Express 4"}, "macos|node20|express4|any|any"),
-        ({"os": "Windows Server 2022", "language": ".NET 8", "framework": "ASP.NET Core 8"}, "windows|dotnet8|aspnet8|any|any"),
+        (
+            {"os": "Windows Server 2022", "language": ".NET 8", "framework": "ASP.NET Core 8"},
+            "windows|dotnet8|aspnet8|any|any",
+        ),
         ({"description": "rails 7 app with ruby 3.2 in docker on gke"}, "linux|rb3|rails7|docker|gcp"),
         ({"os": "linux", "k8s": "1.28", "note": "let us go"}, "linux|any|any|k8s1|any"),
-        ({"stack": {"lang": "java 17", "framework": "spring boot 3"}, "cloud": "on-prem"}, "any|java17|spring3|any|onprem"),
+        (
+            {"stack": {"lang": "java 17", "framework": "spring boot 3"}, "cloud": "on-prem"},
+            "any|java17|spring3|any|onprem",
+        ),
         ({}, "any|any|any|any|any"),
     ],
 )
@@ -30,7 +45,10 @@ def test_explicit_bucket_is_normalised() -> None:
     assert normalize_bucket("Linux|PY3") == "linux|py3|any|any|any"
 
 
-@pytest.mark.parametrize(("a", "b", "score"), [("py3", "py3", 1.0), ("py3", "py2", 0.5), ("any", "py3", 0.5), ("py3", "node20", 0.0), ("k8s1", "k8s", 0.5)])
+@pytest.mark.parametrize(
+    ("a", "b", "score"),
+    [("py3", "py3", 1.0), ("py3", "py2", 0.5), ("any", "py3", 0.5), ("py3", "node20", 0.0), ("k8s1", "k8s", 0.5)],
+)
 def test_component_similarity(a, b, score) -> None:
     assert component_similarity(a, b) == score
 

@@ -14,7 +14,9 @@ MINE = "linux|py3|django4|k8s1|aws"
 
 
 def ev(bucket: str = MINE, worked: int = 0, failed: int = 0, days_ago: float | None = None) -> BucketEvidence:
-    return BucketEvidence(bucket, worked, failed, (NOW - timedelta(days=days_ago)).isoformat() if days_ago is not None else None)
+    return BucketEvidence(
+        bucket, worked, failed, (NOW - timedelta(days=days_ago)).isoformat() if days_ago is not None else None
+    )
 
 
 def test_reliability_does_not_overrate_a_lucky_record() -> None:
@@ -38,7 +40,9 @@ def test_env_similarity_decides_between_equally_reliable_fixes() -> None:
 
 
 def test_best_bucket_is_the_most_similar_one() -> None:
-    s = score_solution([ev("macos|py3|django4|docker|any", worked=3), ev("linux|py3|django4|k8s1|gcp", failed=1)], MINE, NOW)
+    s = score_solution(
+        [ev("macos|py3|django4|docker|any", worked=3), ev("linux|py3|django4|k8s1|gcp", failed=1)], MINE, NOW
+    )
     assert s.best_env_bucket_match == "linux|py3|django4|k8s1|gcp"
     assert s.env_match_score == 0.9
     assert (s.worked_count, s.failed_count) == (3, 1)
@@ -66,7 +70,10 @@ def test_gate_keeps_relevant_incidents_and_prefers_exact_signatures() -> None:
 
 
 def test_bm25_ranks_rarer_and_more_frequent_terms_higher() -> None:
-    postings = {"oom": {"i1": [3.0, 10.0], "i2": [1.0, 10.0]}, "pod": {"i1": [1.0, 10.0], "i2": [1.0, 10.0], "i3": [1.0, 10.0]}}
+    postings = {
+        "oom": {"i1": [3.0, 10.0], "i2": [1.0, 10.0]},
+        "pod": {"i1": [1.0, 10.0], "i2": [1.0, 10.0], "i3": [1.0, 10.0]},
+    }
     ranked = bm25(postings, total_docs=10, avg_len=10.0)
     assert [m.incident_id for m in ranked] == ["i1", "i2", "i3"]
     assert ranked[0].matched_terms == ("oom", "pod")

@@ -36,7 +36,11 @@ async def double(ctx, args: In) -> Out:
 _TOOL = ToolRegistry([ts]).get("demo.double")
 assert _TOOL is not None
 TOOL = _TOOL
-CTX = ToolContext(Principal(workspace_id="w", user_id="u", source="dev"), deps=None, correlation_id="corr-1")  # type: ignore[arg-type]
+CTX = ToolContext(
+    Principal(workspace_id="w", user_id="u", source="dev"),
+    deps=None,  # type: ignore[arg-type]  # the demo tools never touch deps
+    correlation_id="corr-1",
+)
 
 
 async def test_success_returns_json_output_and_text() -> None:

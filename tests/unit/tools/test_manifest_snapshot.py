@@ -23,11 +23,17 @@ def test_indexed_orchestrations_are_the_declared_ones() -> None:
 
 
 def test_indexed_tools_are_the_registered_tools() -> None:
-    assert [(t["name"], t["function_name"]) for t in indexed_tools()] == [(t.name, t.function_name) for t in catalogue().registry]
+    assert [(t["name"], t["function_name"]) for t in indexed_tools()] == [
+        (t.name, t.function_name) for t in catalogue().registry
+    ]
 
 
 def test_indexing_does_not_import_pydantic_or_sdks() -> None:
-    probe = "import sys, function_app; function_app.app.get_functions(); print(sorted(m for m in ('pydantic', 'mcp', 'azure.cosmos', 'azure.storage.blob', 'openai', 'jwt') if m in sys.modules))"
+    heavy = ("pydantic", "mcp", "azure.cosmos", "azure.storage.blob", "openai", "jwt")
+    probe = (
+        "import sys, function_app; function_app.app.get_functions();"
+        f" print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == []
 

@@ -38,7 +38,12 @@ def test_declaration_derives_schemas_description_and_annotations() -> None:
     assert tool.input_schema["additionalProperties"] is False
     assert tool.output_schema["properties"]["echoed"]["type"] == "string"
     described = tool.describe()
-    assert described["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+    assert described["annotations"] == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": False,
+        "openWorldHint": False,
+    }
     assert described["http"] == {"method": "POST", "path": "/api/tools/demo.echo"}
     assert tool.function_name == "tool_demo_echo"
 
