@@ -15,8 +15,8 @@ Both take each distinct artifact once (`unique_refs`) and read at most perf_max_
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import functools
+import hashlib
 import io
 import os
 import re
