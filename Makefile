@@ -73,9 +73,8 @@ lint: setup
 	$(VENV)/bin/lint-imports || rc=1; \
 	exit $$rc
 
-# The test session starts its own emulators on free ports and stops them at the end. `make lint` is not
-# yet a step of it: the perf parsers and analysis still have findings (issue #11 stays open until zero).
-test: setup worker-venv lock-check
+# Lint first (seconds), then the suite; the test session starts its own emulators on free ports and stops them.
+test: setup worker-venv lock-check lint
 	$(PY) -m pytest -q
 
 test-unit: setup

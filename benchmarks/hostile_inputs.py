@@ -88,7 +88,10 @@ def _corpus(work: Path) -> list[dict[str, Any]]:
             and w["peak_mb_any_case"] < MEMORY_BUDGET_MB
             and w["outcome"] != "crash",
             **w,
-            "note": f"worst case over the corpus by parse-time ratio; peak_mb_any_case is the largest peak RSS of any {kind} case (budget < {MEMORY_BUDGET_MB} MB)",
+            "note": (
+                "worst case over the corpus by parse-time ratio; peak_mb_any_case is the largest peak RSS "
+                f"of any {kind} case (budget < {MEMORY_BUDGET_MB} MB)"
+            ),
         }
         for kind, w in worst.items()
     ]
@@ -151,7 +154,9 @@ def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
         "idle_median_ms": round(statistics.median(idle) * 1000, 1),
         "busy_median_ms": round(statistics.median(busy) * 1000, 1) if busy else None,
         "busy_max_ms": round(worst * 1000, 1),
-        "note": f"ratio = median health latency during the ingest / idle; ok when every answer took <= {HEALTH_BUDGET_S} s",
+        "note": (
+            f"ratio = median health latency during the ingest / idle; ok when every answer took <= {HEALTH_BUDGET_S} s"
+        ),
     }
 
 

@@ -1,4 +1,5 @@
-"""artifacts.ingest of the whole fixture set (16 SPX pairs with the two large ones, both slow logs, timings) and report.export on it.
+"""artifacts.ingest of the whole fixture set (16 SPX pairs with the two large ones, both slow logs, timings)
+and report.export on it.
 
 Against the real local stack, through PerfService with Blob refs. Baselines from the same run:
 - ingest vs parsing the same files from local disk with no storage (snapshot.build): the storage cost;
@@ -91,7 +92,10 @@ async def _measure(settings: Settings) -> list[dict[str, Any]]:
             "parse_s": round(med(parse), 3),
             "ingest_s": round(med(ingest), 3),
             "round_trips": round_trips,
-            "note": "ingest through Blob refs (download, hash, parse, write snapshot, index, retention) vs parsing the same local files",
+            "note": (
+                "ingest through Blob refs (download, hash, parse, write snapshot, index, retention) "
+                "vs parsing the same local files"
+            ),
         },
         {
             "name": "perf_report_vs_analysis",

@@ -20,7 +20,8 @@ MEMORY_BUDGET_MB = 150
 _AGGREGATE = (
     "import gzip, json, sys; from shared.perf.parsers.spx.trace import aggregate_trace; "
     "meta = json.load(open(sys.argv[1] + '.json')); "
-    "p = aggregate_trace(gzip.open(sys.argv[1] + '.txt.gz', 'rb'), meta['enabled_metrics'], meta['called_function_count']); "
+    "p = aggregate_trace(gzip.open(sys.argv[1] + '.txt.gz', 'rb'), "
+    "meta['enabled_metrics'], meta['called_function_count']); "
     "print(p.events)"
 )
 

@@ -2,7 +2,8 @@
 
 python -m shared.perf digest SLOW.log [more.log.gz ...] [--format json|md] [--top N]
     slow-log classes as pt-query-digest groups them;
-python -m shared.perf analyze FILE... [--format json|md] [--top-n N] [--thresholds JSON] [--out DIR] [--fail-on P0|P1|P2]
+python -m shared.perf analyze FILE... [--format json|md] [--top-n N] [--thresholds JSON] [--out DIR]
+        [--fail-on P0|P1|P2]
     SPX pairs, slow logs and collector-v1 timings -> the analysis.run JSON or the report.export Markdown,
     the same as the tools give (same snapshot and report ids); --out also writes the report files and
     charts; --fail-on exits 3 when a finding of that severity or worse exists (a CI gate).
@@ -14,15 +15,16 @@ import argparse
 import gzip
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.parsers.slowlog.aggregate import digest
-from shared.perf.parsers.slowlog.parser import open_log, parse
+from shared.perf.parsers.slowlog.parser import SlowEntry, open_log, parse
 
 
-def _entries(paths: list[Path]):  # type: ignore[no-untyped-def]
+def _entries(paths: list[Path]) -> Iterator[SlowEntry]:
     for path in paths:
         with open_log(path) as stream:
             yield from parse(stream)
@@ -32,7 +34,10 @@ def markdown(report: dict[str, Any], top: int) -> str:
     lines = [
         "# Slow query digest",
         "",
-        f"{report['entries']} statements in {report['classes']} classes, {report['query_time_total']:.3f} s of query time.",
+        (
+            f"{report['entries']} statements in {report['classes']} classes, "
+            f"{report['query_time_total']:.3f} s of query time."
+        ),
         "",
         "| rank | share | calls | total s | p95 s | max s | rows examined (avg) | class |",
         "|---|---|---|---|---|---|---|---|",
@@ -41,7 +46,8 @@ def markdown(report: dict[str, Any], top: int) -> str:
         q = c["query_time"]
         fp = c["fingerprint"].replace("|", "\\|")[:120]
         lines.append(
-            f"| {c['rank']} | {c['share_of_time']:.1%} | {c['count']} | {q['sum']:.3f} | {q['p95']:.3f} | {q['max']:.3f} | {c['rows_examined']['avg']:.0f} | `{fp}` |"
+            f"| {c['rank']} | {c['share_of_time']:.1%} | {c['count']} | {q['sum']:.3f} | {q['p95']:.3f} "
+            f"| {q['max']:.3f} | {c['rows_examined']['avg']:.0f} | `{fp}` |"
         )
     return "\n".join(lines) + "\n"
 

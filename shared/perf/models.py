@@ -100,7 +100,9 @@ class IngestRequest(ToolInput):
     artifacts: list[ArtifactRef] = Field(min_length=1, max_length=200, description=_ARTIFACTS)
     environment_hints: dict[str, Any] = Field(
         default_factory=dict,
-        description='Where the artifacts came from, e.g. {"env": "staging", "app": "checkout"}; kept in the run\'s metadata.',
+        description=(
+            'Where the artifacts came from, e.g. {"env": "staging", "app": "checkout"}; kept in the run\'s metadata.'
+        ),
     )
     retention: Retention | None = Field(
         None, description="Override the workspace's snapshot retention for this ingest."
@@ -166,7 +168,10 @@ class AnalysisRequest(SnapshotRef):
     top_n: int | None = Field(None, description="Items ranked per metric; clamped to 1..20, default 5.")
     thresholds: dict[str, Any] | None = Field(
         None,
-        description="{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0.",
+        description=(
+            "{metric: {P0, P1, P2}} in ms for endpoint_ttfb_ms, endpoint_wall_ms, query_total_time_ms, "
+            "span_self_ms, span_total_ms; P0 >= P1 >= P2 > 0."
+        ),
     )
 
 
@@ -233,7 +238,10 @@ class UploadUrlRequest(ToolInput):
     name: str = Field(
         min_length=1,
         max_length=512,
-        description="The blob name to upload to (letters, digits, '.', '_', '-'; '/' between folders), e.g. 'spx/run1/spx-full-....txt.gz'.",
+        description=(
+            "The blob name to upload to (letters, digits, '.', '_', '-'; '/' between folders), "
+            "e.g. 'spx/run1/spx-full-....txt.gz'."
+        ),
     )
 
 

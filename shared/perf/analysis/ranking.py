@@ -25,7 +25,7 @@ _DDL = ("alter ", "create ", "drop ", "optimize ", "analyze ", "truncate ", "ren
 
 
 def _is_replication(q: dict[str, Any]) -> bool:
-    return q["fingerprint"].lower().startswith("administrator command: binlog dump")
+    return str(q["fingerprint"]).lower().startswith("administrator command: binlog dump")
 
 
 def _is_pass_through(s: dict[str, Any]) -> bool:
@@ -36,12 +36,16 @@ def _is_pass_through(s: dict[str, Any]) -> bool:
 
 def _query_suggestion(q: dict[str, Any]) -> str:
     if q["fingerprint"].lower().startswith(_DDL):
-        return "A schema change (DDL), not application traffic: run it off-peak or as an online schema change (ALGORITHM=INPLACE / pt-online-schema-change)."
+        return (
+            "A schema change (DDL), not application traffic: run it off-peak or as an online schema change "
+            "(ALGORITHM=INPLACE / pt-online-schema-change)."
+        )
     examined, sent = q["rows_examined_avg"], max(q["rows_sent_avg"], 1.0)
     if examined >= 1000 and examined / sent >= 100:
         return (
             f"Each execution examines {examined:,.0f} rows on average to return {q['rows_sent_avg']:,.0f}: "
-            "run EXPLAIN on the worst sample and add an index on the columns in its WHERE/JOIN (or narrow the predicate)."
+            "run EXPLAIN on the worst sample and add an index on the columns in its WHERE/JOIN "
+            "(or narrow the predicate)."
         )
     if q["count"] >= 100 and q["avg_ms"] < 20:
         return (
@@ -49,7 +53,10 @@ def _query_suggestion(q: dict[str, Any]) -> str:
             "(N+1) and batch it (IN list / JOIN) or cache the result."
         )
     if q["lock_time_ms"] >= 0.2 * q["total_time_ms"]:
-        return f"{q['lock_time_ms']:,.0f} ms of its time is lock wait: shorten the transactions that hold these rows or move the work off the hot path."
+        return (
+            f"{q['lock_time_ms']:,.0f} ms of its time is lock wait: shorten the transactions that hold these rows "
+            "or move the work off the hot path."
+        )
     return (
         "Run EXPLAIN on the worst sample; reduce the rows it reads (index, LIMIT, fewer columns) or cache its result."
     )
@@ -67,14 +74,23 @@ def _span_suggestion(s: dict[str, Any], metric: str) -> str:
         )
         return f"The time is spent in {name} itself ({s['self_ms']} ms self): optimise its own code.{extra}"
     top = s["top_callees"][0]
-    return f"Most of {name}'s time is in its callee {top['function']} ({top['total_ms']} ms): start there (see the flame graph)."
+    return (
+        f"Most of {name}'s time is in its callee {top['function']} ({top['total_ms']} ms): "
+        "start there (see the flame graph)."
+    )
 
 
 def _endpoint_suggestion(e: dict[str, Any], metric: str) -> str:
     if e["profiles"]:
-        return f"Open SPX profile {e['profiles'][0]} for {e['endpoint']}: the span findings for that profile show where the time goes."
+        return (
+            f"Open SPX profile {e['profiles'][0]} for {e['endpoint']}: "
+            "the span findings for that profile show where the time goes."
+        )
     if metric == "endpoint_ttfb_ms":
-        return f"The server needs {e['ttfb_ms']['p95']} ms before its first byte on {e['endpoint']}: profile this endpoint with SPX and ingest the profile."
+        return (
+            f"The server needs {e['ttfb_ms']['p95']} ms before its first byte on {e['endpoint']}: "
+            "profile this endpoint with SPX and ingest the profile."
+        )
     return f"Capture an SPX profile of {e['endpoint']} to see where its time goes."
 
 
@@ -108,9 +124,9 @@ def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
     non_root = [s for s in spans if not s["is_root"] and not _is_pass_through(s)]
 
     def wall(e: dict[str, Any]) -> float | None:
-        if e["wall_ms"]:
-            return e["wall_ms"]["p95"]
-        return e["total_ms"]["p95"] if e["total_ms"] else None
+        phases = e["wall_ms"] or e["total_ms"]
+        p95 = phases.get("p95") if phases else None
+        return float(p95) if p95 is not None else None
 
     return [
         _Metric(
@@ -163,7 +179,7 @@ def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
 
 def _evidence(kind: str, subject: dict[str, Any]) -> dict[str, Any]:
     if kind == "query":
-        keep = (
+        keep: tuple[str, ...] = (
             "query_id",
             "fingerprint",
             "count",
@@ -232,7 +248,10 @@ def analyze(snapshot: dict[str, Any], snapshot_id: str, *, top_n: Any = None, th
                     "threshold_ms": threshold,
                     "over_by_ms": round(over, 3),
                     "over_by_pct": round(100.0 * over / threshold, 1),
-                    "title": f"{level} {metric.key}: {metric.name(subject)[:120]} at {value:,.1f} ms (>= {level} {threshold:,} ms)",
+                    "title": (
+                        f"{level} {metric.key}: {metric.name(subject)[:120]} at {value:,.1f} ms "
+                        f"(>= {level} {threshold:,} ms)"
+                    ),
                     "evidence": _evidence(metric.kind, subject),
                     "suggestion": metric.suggestion(subject),
                 }

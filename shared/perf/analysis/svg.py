@@ -38,14 +38,21 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
     label_w, bar_w, pad = 430, 640, 10
     height = 30 + sum(24 + ROW * len(items) + pad for _, items in panels) + (20 if not panels else 0)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" {_FONT}>',
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+            f'viewBox="0 0 {WIDTH} {height}" {_FONT}>'
+        ),
         '<rect width="100%" height="100%" fill="#ffffff"/>',
-        '<text x="10" y="18" font-size="14" font-weight="bold">Top offenders (bar = measured, lines = P2 / P1 / P0 thresholds)</text>',
+        (
+            '<text x="10" y="18" font-size="14" font-weight="bold">'
+            "Top offenders (bar = measured, lines = P2 / P1 / P0 thresholds)</text>"
+        ),
     ]
     y = 30
     if not panels:
         out.append(
-            f'<text x="10" y="{y + 12}">Nothing to rank: the snapshot has no endpoints, queries or functions with timings.</text>'
+            f'<text x="10" y="{y + 12}">'
+            "Nothing to rank: the snapshot has no endpoints, queries or functions with timings.</text>"
         )
     for metric, items in panels:
         levels = thresholds[metric]
@@ -58,7 +65,9 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
             colour = _SEVERITY_COLOURS.get(item["severity"], "#9e9e9e")
             out.append(f'<text x="10" y="{y + 12}">{_text(_fit(str(item["subject"]), label_w - 10))}</text>')
             out.append(
-                f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{ROW - 4}" fill="{colour}"><title>{_text(str(item["subject"]))}: {item["value_ms"]:,.1f} ms ({item["severity"] or "below P2"})</title></rect>'
+                f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{ROW - 4}" fill="{colour}">'
+                f"<title>{_text(str(item['subject']))}: {item['value_ms']:,.1f} ms ({item['severity'] or 'below P2'})"
+                "</title></rect>"
             )
             out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{item["value_ms"]:,.1f} ms</text>')
             y += ROW
@@ -67,10 +76,12 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
             top_y = y - ROW * len(items)
             dashes = f' stroke-dasharray="{dash}"' if dash else ""
             out.append(
-                f'<line x1="{x:.1f}" y1="{top_y}" x2="{x:.1f}" y2="{y}" stroke="{_SEVERITY_COLOURS[level]}" stroke-width="1"{dashes}/>'
+                f'<line x1="{x:.1f}" y1="{top_y}" x2="{x:.1f}" y2="{y}" '
+                f'stroke="{_SEVERITY_COLOURS[level]}" stroke-width="1"{dashes}/>'
             )
             out.append(
-                f'<text x="{x + 2:.1f}" y="{top_y - 2}" font-size="9" fill="{_SEVERITY_COLOURS[level]}">{level} {levels[level]:,}</text>'
+                f'<text x="{x + 2:.1f}" y="{top_y - 2}" font-size="9" fill="{_SEVERITY_COLOURS[level]}">'
+                f"{level} {levels[level]:,}</text>"
             )
         y += pad
     out.append("</svg>")
@@ -122,18 +133,26 @@ def flame_graph(collapsed_stacks: str, title: str, unit: str = "ns") -> str:
     depth = max((f[0] for f in frames), default=0) + 1
     height = 50 + depth * ROW
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" {_FONT}>',
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+            f'viewBox="0 0 {WIDTH} {height}" {_FONT}>'
+        ),
         '<rect width="100%" height="100%" fill="#fdf8ef"/>',
         f'<text x="10" y="18" font-size="14" font-weight="bold">{_text(title)}</text>',
-        f'<text x="10" y="34">Flame graph: width = inclusive {"wall time" if unit == "ns" else unit}; total {total / 1e6 if unit == "ns" else total:,.1f} {"ms" if unit == "ns" else unit}. Hover a frame for its numbers.'
-        f"{f' Frames deeper than {MAX_ROWS} are not drawn.' if cut else ''}</text>",
+        (
+            f'<text x="10" y="34">Flame graph: width = inclusive {"wall time" if unit == "ns" else unit}; '
+            f"total {total / 1e6 if unit == 'ns' else total:,.1f} {'ms' if unit == 'ns' else unit}. "
+            "Hover a frame for its numbers."
+            f"{f' Frames deeper than {MAX_ROWS} are not drawn.' if cut else ''}</text>"
+        ),
     ]
     for d, x, w, name, cost in frames:
         y = height - 10 - (d + 1) * ROW
         share = 100.0 * cost / total if total else 0.0
         amount = f"{cost / 1e6:,.3f} ms" if unit == "ns" else f"{cost:,.0f} {unit}"
         out.append(
-            f'<g><title>{_text(name)}: {amount} ({share:.1f}%)</title><rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_colour(name)}" rx="1"/>'
+            f"<g><title>{_text(name)}: {amount} ({share:.1f}%)</title>"
+            f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_colour(name)}" rx="1"/>'
             f'<text x="{x + 3:.2f}" y="{y + 11}">{_text(_fit(name, w - 6))}</text></g>'
         )
     out.append("</svg>")

@@ -28,8 +28,8 @@ def _invalid(field: str, problem: str) -> ValidationFailed:
         f"thresholds.{field}: {problem}" if field else f"thresholds: {problem}",
         details={"errors": [{"field": f"thresholds.{field}" if field else "thresholds", "problem": problem}]},
         recovery_suggestions=[
-            'Send thresholds as {"<metric>": {"P0": int, "P1": int, "P2": int}} with positive integers and P0 >= P1 >= P2; metrics: '
-            + ", ".join(DEFAULTS)
+            'Send thresholds as {"<metric>": {"P0": int, "P1": int, "P2": int}} '
+            "with positive integers and P0 >= P1 >= P2; metrics: " + ", ".join(DEFAULTS)
         ],
     )
 
@@ -59,7 +59,8 @@ def resolve(thresholds: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
             m: {**dict(zip(LEVELS, v, strict=False)), "source": "default_conservative"} for m, v in DEFAULTS.items()
         }
         questions = [
-            f'OPEN_QUESTION: provide params.thresholds.{m} as {{"P0":int,"P1":int,"P2":int}} to replace conservative defaults.'
+            f'OPEN_QUESTION: provide params.thresholds.{m} as {{"P0":int,"P1":int,"P2":int}} '
+            "to replace conservative defaults."
             for m in DEFAULTS
         ]
         return ranking, questions

@@ -1,1 +1,4 @@
-"""Perf artifact formats read into plain data: type detection, SPX, slow logs, timings, and the normalised snapshot built from them."""
+"""Perf artifact formats read into plain data.
+
+Type detection, SPX, slow logs, timings, and the normalised snapshot built from them.
+"""

@@ -75,7 +75,10 @@ def _check_gzip(open_stream: Callable[[], BinaryIO], compressed_size: int) -> st
             while chunk := gz.read(_CHUNK):
                 total += len(chunk)
                 if total > limit:
-                    return f"decompresses to more than {limit} bytes ({MAX_RATIO}x the file or {MAX_DECOMPRESSED} bytes): refused as a possible zip bomb"
+                    return (
+                        f"decompresses to more than {limit} bytes ({MAX_RATIO}x the file or {MAX_DECOMPRESSED} bytes): "
+                        "refused as a possible zip bomb"
+                    )
     except EOFError:
         return f"truncated gzip: the stream ends after {total} decompressed bytes"
     except (gzip.BadGzipFile, zlib.error, OSError) as exc:
@@ -135,7 +138,10 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
     return _failed(
         name,
         "unknown",
-        f"no slow-log header or '# Time:'/'# User@Host:' line in the first {SNIFF_LINES} lines, not an SPX trace or metadata, not collector timings",
+        (
+            f"no slow-log header or '# Time:'/'# User@Host:' line in the first {SNIFF_LINES} lines, "
+            "not an SPX trace or metadata, not collector timings"
+        ),
     )
 
 
@@ -240,16 +246,18 @@ def pair_spx(detections: Iterable[Detection]) -> list[Detection]:
                 d.metadata["pair_status"], d.metadata["pair"] = "paired", m.name
             continue
         m.metadata["pair_status"], m.ok = "partial", False
-        key = m.metadata.get("key")
+        key = str(m.metadata.get("key") or "")
         wanted = f"{_stem(m.name)}.txt.gz" + (
             f" or {key}.txt.gz" if key and f"{key}.txt.gz" != f"{_stem(m.name)}.txt.gz" else ""
         )
         m.errors.append(
-            f"SPX trace (.txt.gz) for {m.name} is missing: none of the artifacts is {wanted}; send both files of the pair"
+            f"SPX trace (.txt.gz) for {m.name} is missing: none of the artifacts is {wanted}; "
+            "send both files of the pair"
         )
     for t in free.values():
         t.metadata["pair_status"], t.ok = "partial", False
         t.errors.append(
-            f"SPX metadata (.json) for {t.name} is missing: send {_stem(t.name)}.json (or the SPX .json whose key is {_spx_key(t.name)}) with it"
+            f"SPX metadata (.json) for {t.name} is missing: send {_stem(t.name)}.json "
+            f"(or the SPX .json whose key is {_spx_key(t.name)}) with it"
         )
     return items

@@ -13,14 +13,16 @@ import gzip
 import hashlib
 import json
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import LocalArtifact
 from shared.perf.parsers.detect import Detection, detect, pair_spx
 from shared.perf.parsers.slowlog.aggregate import digest
-from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, open_log
+from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, SlowEntry, open_log
 from shared.perf.parsers.slowlog.parser import parse as parse_slowlog
 from shared.perf.parsers.spx import metadata as spx_metadata
 from shared.perf.parsers.spx.export import collapsed
@@ -92,13 +94,20 @@ def _invalid(name: str, problem: str) -> ValidationFailed:
     )
 
 
+def _local_file(item: LocalArtifact) -> Path:
+    """The artifact's local file: ingest fetches every artifact to disk before the snapshot is built."""
+    if item.file is None:
+        raise _invalid(item.name, "the artifact was not fetched to a local file")
+    return item.file
+
+
 def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[str, Any], SpxProfile]:
     try:
-        meta = json.loads(meta_item.file.read_bytes())  # type: ignore[union-attr]
+        meta = json.loads(_local_file(meta_item).read_bytes())
         wrong = spx_metadata.problems(meta) if isinstance(meta, dict) else ["not a JSON object"]
         if wrong:
             raise _invalid(meta_item.name, "; ".join(wrong))
-        with gzip.open(trace_item.file, "rb") as f:  # type: ignore[arg-type]
+        with gzip.open(_local_file(trace_item), "rb") as f:
             profile = aggregate_trace(f, list(meta["enabled_metrics"]), meta.get("called_function_count"))
     except TraceFormatError as exc:
         raise _invalid(trace_item.name, f"SPX trace is inconsistent: {exc}") from None
@@ -272,7 +281,10 @@ def build(
             + "; ".join(f"{d.name}: {d.errors[0] if d.errors else 'invalid'}" for d in failed[:3]),
             details={"results": [d.to_dict() for d in detections]},
             recovery_suggestions=[
-                "Fix or drop the failing artifacts (see details.results) and ingest again; artifacts.validate shows the same results without ingesting."
+                (
+                    "Fix or drop the failing artifacts (see details.results) and ingest again; "
+                    "artifacts.validate shows the same results without ingesting."
+                )
             ],
         )
     by_name = {a.name: a for a in artifacts}
@@ -286,11 +298,11 @@ def build(
             slowlogs.append(item)
         elif d.detected_type == "ttfb_timings":
             try:
-                timing_samples.extend(TimingsFile.model_validate_json(item.file.read_bytes()).samples)  # type: ignore[union-attr]
+                timing_samples.extend(TimingsFile.model_validate_json(_local_file(item).read_bytes()).samples)
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
     profiles, spans, flames = [], [], {}
-    metas = dict(((d.name, str(d.metadata.get("key"))) for d in detections if d.detected_version == "spx-json-v2"))
+    metas = {d.name: str(d.metadata.get("key")) for d in detections if d.detected_version == "spx-json-v2"}
     # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
     for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
         pair = spx_halves[name]
@@ -301,9 +313,9 @@ def build(
         if "wt" in profile.metrics:
             flames[info["key"]] = collapsed(profile, "wt")
 
-    def entries():  # type: ignore[no-untyped-def]
+    def entries() -> Iterator[SlowEntry]:
         for item in sorted(slowlogs, key=lambda a: a.sha256):
-            with open_log(item.file) as stream:  # type: ignore[arg-type]
+            with open_log(_local_file(item)) as stream:
                 yield from parse_slowlog(stream, max_statement_bytes)
 
     try:

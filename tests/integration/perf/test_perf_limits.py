@@ -3,13 +3,14 @@ byte budget, streamed sniffing, SPX pairs named by their files, and the upload-U
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
 
-from shared.core.errors import RateLimited
+from shared.core.errors import RateLimited, ValidationFailed
 from shared.identity.models import Principal
 from shared.perf.models import ArtifactRef, IngestRequest, UploadUrlRequest, ValidateRequest
 from shared.perf.service import PerfService, perf_service
@@ -32,6 +33,17 @@ def service(deps: Deps, **settings: object) -> PerfService:
     )
 
 
+def perf_temp_dirs(*, written: bool = False) -> set[Path]:
+    """The perf tools' temporary directories (only those with files in them if `written`)."""
+    dirs = Path(tempfile.gettempdir()).glob("firebreak-perf-*")
+    return {p for p in dirs if any(p.iterdir())} if written else set(dirs)
+
+
+def tiny(suffix: str) -> bytes:
+    """The bytes of the small SPX fixture's `.json` or `.txt.gz`."""
+    return Path(f"{TINY}{suffix}").read_bytes()
+
+
 async def put(deps: Deps, who: Principal, name: str, data: bytes) -> ArtifactRef:
     stored = await store_uploads(deps.blobs, who.workspace_id, data, "application/octet-stream", name)
     return ArtifactRef(blob=stored[0]["blob"])
@@ -40,14 +52,14 @@ async def put(deps: Deps, who: Principal, name: str, data: bytes) -> ArtifactRef
 async def test_one_blob_listed_200_times_is_read_once_and_nothing_is_written(deps: Deps) -> None:
     who = principal()
     ref = await put(deps, who, "logs/slow.log", SLOW.read_bytes())
-    temp_before = set(Path(tempfile.gettempdir()).glob("firebreak-perf-*"))
+    temp_before = await asyncio.to_thread(perf_temp_dirs)
     before = deps.blobs.requests
     result = await service(deps).validate(who, ValidateRequest(artifacts=[ref] * 200))
     # The old fetcher downloaded the blob 200 times into 200 temporary files.
     assert [r.path for r in result.results] == ["logs/slow.log"]
     assert result.counts.ok == 1
     assert deps.blobs.requests - before <= 3  # its size, then the head it sniffs (one ranged read)
-    assert {p for p in Path(tempfile.gettempdir()).glob("firebreak-perf-*") if any(p.iterdir())} <= temp_before
+    assert await asyncio.to_thread(perf_temp_dirs, written=True) <= temp_before
 
 
 async def test_an_empty_blob_is_reported_not_a_500(deps: Deps) -> None:
@@ -76,7 +88,7 @@ async def test_the_request_byte_budget_refuses_what_does_not_fit(deps: Deps) -> 
     result = await tight.validate(who, ValidateRequest(artifacts=[first, second]))
     assert [r.ok for r in result.results] == [True, False]
     assert "FIREBREAK_PERF_MAX_REQUEST_BYTES" in result.results[1].errors[0]
-    with pytest.raises(Exception) as failed:
+    with pytest.raises(ValidationFailed, match=r"1 of 2 artifact\(s\) failed validation") as failed:
         await tight.ingest(who, IngestRequest(artifacts=[first, second]))
     assert getattr(failed.value, "code", None) == "VALIDATION_ERROR"
     assert "FIREBREAK_PERF_MAX_REQUEST_BYTES" in str(failed.value.details)
@@ -84,7 +96,7 @@ async def test_the_request_byte_budget_refuses_what_does_not_fit(deps: Deps) -> 
 
 async def test_a_gzip_trace_is_sniffed_and_checked_whole_from_the_stream(deps: Deps) -> None:
     who = principal()
-    refs = [await put(deps, who, f"spx/{TINY.name}{s}", Path(f"{TINY}{s}").read_bytes()) for s in (".json", ".txt.gz")]
+    refs = [await put(deps, who, f"spx/{TINY.name}{s}", await asyncio.to_thread(tiny, s)) for s in (".json", ".txt.gz")]
     before = deps.blobs.requests
     result = await service(deps).validate(who, ValidateRequest(artifacts=refs))
     assert [r.ok for r in result.results] == [True, True]
@@ -98,9 +110,9 @@ async def test_spx_pairs_by_file_stem_then_key_and_names_the_unpaired(deps: Deps
     who = principal()
     # `run1.json` holds SPX's key (spx-full-...), its trace is `run1.txt.gz`: they pair by stem.
     refs = [
-        await put(deps, who, "runs/run1.json", Path(f"{TINY}.json").read_bytes()),
-        await put(deps, who, "runs/run1.txt.gz", Path(f"{TINY}.txt.gz").read_bytes()),
-        await put(deps, who, "runs/lonely.txt.gz", Path(f"{TINY}.txt.gz").read_bytes()),
+        await put(deps, who, "runs/run1.json", await asyncio.to_thread(tiny, ".json")),
+        await put(deps, who, "runs/run1.txt.gz", await asyncio.to_thread(tiny, ".txt.gz")),
+        await put(deps, who, "runs/lonely.txt.gz", await asyncio.to_thread(tiny, ".txt.gz")),
     ]
     result = await service(deps).validate(who, ValidateRequest(artifacts=refs))
     by_path = {r.path: r for r in result.results}

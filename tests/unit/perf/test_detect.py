@@ -96,7 +96,8 @@ BAD = [
 def test_bad_input_corpus(name: str, data: bytes, error: str) -> None:
     started = time.perf_counter()
     d = detect_bytes(name, data)
-    assert not d.ok and error in " ".join(d.errors), d.errors
+    assert not d.ok, d.errors
+    assert error in " ".join(d.errors), d.errors
     assert time.perf_counter() - started < 30  # bounded work: a guard against hangs, not a performance test
 
 
@@ -105,7 +106,7 @@ def test_bad_input_corpus(name: str, data: bytes, error: str) -> None:
     ["../etc/passwd", "a/b.log", "..", ".hidden", "x\\y.log", "name with space.log", "", "ünïcode.log", "a" * 300],
 )
 def test_unsafe_names_are_refused(name: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not allowed: use letters, digits"):
         safe_name(name)
 
 

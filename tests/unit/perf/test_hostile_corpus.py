@@ -42,7 +42,8 @@ def test_hostile_input_gets_a_clear_error_or_a_bounded_result(name: str, tmp_pat
     result = _run(name, tmp_path)
     assert result["peak_rss_mb"] < case.budget_mb, result
     if case.expect == "error":
-        assert result["outcome"] == "error" and result["code"] == "VALIDATION_ERROR", result
+        assert result["outcome"] == "error", result
+        assert result["code"] == "VALIDATION_ERROR", result
         return
     assert result["outcome"] == "ok", result
     if case.kind == "flame":

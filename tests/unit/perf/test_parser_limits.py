@@ -14,7 +14,11 @@ from shared.perf.parsers.slowlog.parser import parse
 from shared.perf.parsers.spx import export
 from shared.perf.parsers.spx.trace import TraceFormatError, _Aggregator, aggregate_trace
 
-HEAD = b"# Time: 2026-11-22T03:06:46.000000Z\n# User@Host: app[app] @ localhost []  Id: 8\n# Query_time: 0.5  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 1\n"
+HEAD = (
+    b"# Time: 2026-11-22T03:06:46.000000Z\n"
+    b"# User@Host: app[app] @ localhost []  Id: 8\n"
+    b"# Query_time: 0.5  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 1\n"
+)
 
 
 def test_a_long_statement_is_truncated_and_marked() -> None:

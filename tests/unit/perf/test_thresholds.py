@@ -14,8 +14,8 @@ def test_omitted_thresholds_use_conservative_defaults_and_ask() -> None:
     assert set(ranking) == set(DEFAULTS)
     assert len(questions) == 5
     assert (
-        questions[0]
-        == 'OPEN_QUESTION: provide params.thresholds.endpoint_ttfb_ms as {"P0":int,"P1":int,"P2":int} to replace conservative defaults.'
+        questions[0] == 'OPEN_QUESTION: provide params.thresholds.endpoint_ttfb_ms as {"P0":int,"P1":int,"P2":int} '
+        "to replace conservative defaults."
     )
 
 

@@ -130,7 +130,7 @@ def _parse_block(block: bytes, width: int) -> tuple[np.ndarray, np.ndarray, np.n
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # numpy warns (instead of failing) on junk
         try:
-            data = np.fromstring(block, dtype=np.float64 if b"." in block else np.int64, sep=" ")  # type: ignore[call-overload]
+            data = np.fromstring(block, dtype=np.float64 if b"." in block else np.int64, sep=" ")
         except (ValueError, DeprecationWarning):
             return None
     if data.size != lines * width:
@@ -274,7 +274,8 @@ class _Aggregator:
         self.max_depth = max(self.max_depth, int(depth.max()))
         if self.max_depth > MAX_DEPTH:
             raise TraceFormatError(
-                f"calls nest deeper than {MAX_DEPTH} frames (event {self.events + int(np.argmax(depth > MAX_DEPTH)) - carried + 1})"
+                f"calls nest deeper than {MAX_DEPTH} frames "
+                f"(event {self.events + int(np.argmax(depth > MAX_DEPTH)) - carried + 1})"
             )
         level = depth - flag  # a start's level is the depth before it, an end's the depth after it
         order = np.argsort(level, kind="stable")
@@ -289,7 +290,8 @@ class _Aggregator:
         if wrong.size:
             k = wrong[np.argmin(ends[wrong])]
             raise TraceFormatError(
-                f"end event of function {int(fn[ends[k]])} does not close the open frame {int(fn[starts[k]])} (event {self.events + int(ends[k]) - carried + 1})"
+                f"end event of function {int(fn[ends[k]])} does not close the open frame {int(fn[starts[k]])} "
+                f"(event {self.events + int(ends[k]) - carried + 1})"
             )
 
         # Each start's parent: the last start one level up before it.
@@ -347,7 +349,8 @@ class _Aggregator:
                 bad = int(fresh.max())
                 if self.function_count is not None:
                     raise TraceFormatError(
-                        f"function index {bad} is outside the [functions] table ({limit} functions, the metadata's called_function_count)"
+                        f"function index {bad} is outside the [functions] table "
+                        f"({limit} functions, the metadata's called_function_count)"
                     )
                 raise TraceFormatError(f"function index {bad} is over the limit of {MAX_FUNCTIONS} functions per trace")
             if len(self.raw_of_dense) + len(fresh) > MAX_FUNCTIONS:
