@@ -20,7 +20,7 @@ from benchmarks import (
 )
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
-from shared.core.settings import Settings
+from shared.app.wiring import load_settings
 
 
 def main() -> int:
@@ -42,10 +42,10 @@ def main() -> int:
             results += durable_engine.run(stack.app_settings(), Path(tmp))
             results += hostile_inputs.run(env)
             results += perf_roundtrip.run(
-                Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"})
+                load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"})
             )
             results += memory_ranking.run(
-                Settings.from_env({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
+                load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
             )
         finally:
             if host:

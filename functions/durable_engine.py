@@ -19,7 +19,21 @@ class DurableEngine:
         self._client = client
 
     async def start_instance(self, orchestrator: str, instance_id: str, payload: dict[str, Any]) -> None:
-        await self._client.start_new(orchestrator, instance_id, payload)
+        try:
+            await self._client.start_new(orchestrator, instance_id, payload)
+        except Exception as exc:
+            # The SDK raises a bare Exception when no such orchestrator is indexed: a deployment whose
+            # manifest.json predates the orchestration. Say so instead of answering INTERNAL_ERROR.
+            if "doesn't exist" not in str(exc):
+                raise
+            from shared.core.errors import NotConfigured
+
+            raise NotConfigured(
+                f"The background work of this tool ({orchestrator}) is not deployed in this app.",
+                recovery_suggestions=[
+                    "Operators: run `make manifest` and deploy again (shared/app/manifest.json is stale)."
+                ],
+            ) from None
 
     async def instance_status(self, instance_id: str) -> InstanceStatus | None:
         status = await self._client.get_status(instance_id, show_input=False)

@@ -29,7 +29,24 @@ CAPABILITIES: tuple[Capability, ...] = (
 )
 
 
+# The functions layer's own function names (routes, the runs frame's activities): no capability may take
+# one. tests/unit/app/test_catalogue.py checks this list against what function_app.py indexes.
+PLATFORM_FUNCTIONS: tuple[str, ...] = (
+    "health",
+    "tools_document",
+    "tools_by_name",
+    "mcp",
+    "diagnostics_start",
+    "artifacts_upload",
+    "perf_report_file",
+    "runs_status",
+    "runs_cancel",
+    "runs_claim",
+    "runs_finish",
+)
+
+
 @lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
     """Every capability's parts, collected once per process (imports each capability's code)."""
-    return Catalogue(CAPABILITIES)
+    return Catalogue(CAPABILITIES, PLATFORM_FUNCTIONS)

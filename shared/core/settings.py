@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 def _csv(value: object) -> list[str]:
@@ -58,7 +58,20 @@ class SettingsSection(BaseModel):
     @classmethod
     def from_env(cls: type[SectionT], env: Mapping[str, str] | None = None) -> SectionT:
         """Read this section alone (unknown variables are ignored; bad values raise pydantic's ValidationError)."""
-        return cls.model_validate(cls.values_from_env(os.environ if env is None else env))
+        return cls.validated(cls.values_from_env(os.environ if env is None else env))
+
+    @classmethod
+    def validated(cls: type[SectionT], values: Mapping[str, Any]) -> SectionT:
+        """The section from raw values; a bad value is a SettingsError naming the variable to change."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            names = cls.env_names()
+            problems = "; ".join(
+                f"{names.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else cls.__name__}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise SettingsError(f"Invalid setting(s): {problems}") from None
 
 
 class Settings(SettingsSection):
@@ -186,7 +199,7 @@ class Settings(SettingsSection):
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
         values["sections"] = tuple(section.from_env(env) for section in sections)
-        settings = cls.model_validate(values)
+        settings = cls.validated(values)
         settings.refuse_unsafe(running_on_azure=bool(env.get("WEBSITE_INSTANCE_ID")))
         return settings
 

@@ -9,6 +9,7 @@ the checks health and diagnostics run. Nothing outside the capability's folder n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,9 @@ class Capability:
     readme: Path | None = None
 
 
+_FUNCTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,127}")
+
+
 def _unique(kind: str, names: Iterable[str]) -> None:
     seen: set[str] = set()
     for name in names:
@@ -108,7 +112,8 @@ def _unique(kind: str, names: Iterable[str]) -> None:
 class Catalogue:
     """Every capability's parts, collected and checked for clashes once per process."""
 
-    def __init__(self, capabilities: Sequence[Capability]) -> None:
+    def __init__(self, capabilities: Sequence[Capability], reserved_function_names: Iterable[str] = ()) -> None:
+        """`reserved_function_names`: the functions layer's own function names, which no declaration may take."""
         _unique("capability", (c.name for c in capabilities))
         for c in capabilities:
             if c.toolset is not None and c.toolset.capability != c.name:
@@ -119,15 +124,24 @@ class Catalogue:
         self.settings_sections = tuple(c.settings for c in capabilities if c.settings is not None)
         _unique("settings section", (s.__name__ for s in self.settings_sections))
         sections: tuple[type[SettingsSection], ...] = (Settings, *self.settings_sections)
-        _unique("environment variable", (key for s in sections for key in s.env_names().values()))
+        # Aliases too: a section must not read another's (or the platform's) variable by accident.
+        _unique(
+            "environment variable",
+            (key for s in sections for key in (*s.env_names().values(), *s.env_aliases.values())),
+        )
         self.checks = tuple(check for c in capabilities for check in c.checks)
         _unique("check", (check.name for check in self.checks))
         self.orchestrations = {o.name: o for c in capabilities for o in c.orchestrations}
         _unique("orchestration", (o.name for c in capabilities for o in c.orchestrations))
         self.activities = {name: (o, fn) for o in self.orchestrations.values() for name, fn in o.activities.items()}
+        durable = [*self.orchestrations, *(name for o in self.orchestrations.values() for name in o.activities)]
+        for name in durable:
+            if not _FUNCTION_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a valid function name (a letter, then letters, digits or '_')")
+        # Azure compares function names (and routes) ignoring case: one namespace, lower-cased.
         _unique(
-            "Durable function",
-            [*self.orchestrations, *(name for o in self.orchestrations.values() for name in o.activities)],
+            "function name (ignoring case)",
+            (n.lower() for n in (*reserved_function_names, *(t.function_name for t in self.registry), *durable)),
         )
 
     def capability_of_orchestration(self, name: str) -> str:

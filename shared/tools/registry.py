@@ -169,12 +169,12 @@ class ToolRegistry:
                     raise ValueError(f"tool name {t.name!r} is not a valid MCP tool name")
                 if t.name in self._tools:
                     raise ValueError(f"tool {t.name!r} is declared twice")
-                if t.function_name in function_names:
-                    raise ValueError(
-                        f"tools {t.name!r} and {function_names[t.function_name]!r} map to one function name"
-                    )
+                # Azure matches function names and routes ignoring case: WhoAmI and whoami would be one.
+                key = t.function_name.lower()
+                if key in function_names:
+                    raise ValueError(f"tools {t.name!r} and {function_names[key]!r} map to one function name or route")
                 self._tools[t.name] = t
-                function_names[t.function_name] = t.name
+                function_names[key] = t.name
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -105,3 +105,16 @@ def test_its_check_is_part_of_diagnostics(plugin_host: HostProcess) -> None:
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["throwaway"]["ok"]
     assert checks["throwaway"]["detail"] == "greeting is 'howdy'"
+
+
+def test_with_a_stale_manifest_its_plain_tool_runs_and_its_orchestration_says_not_deployed(start_host) -> None:
+    stale = start_host({"FIREBREAK_THROWAWAY_GREETING": "stale", "PLUGIN_APP_STALE_MANIFEST": "1"}, app_dir=PLUGIN_APP)
+    note = httpx.post(f"{stale.base_url}/api/tools/throwaway_note", json={"text": "still here"}, timeout=30)
+    assert note.status_code == 200, note.text
+    assert note.json()["greeting"] == "stale"
+    count = httpx.post(f"{stale.base_url}/api/tools/throwaway_count", json={"upto": 2}, timeout=30)
+    assert count.status_code == 503, count.text
+    error = count.json()["error"]
+    assert error["code"] == "NOT_CONFIGURED"
+    assert "make manifest" in error["recovery_suggestions"][0]
+    assert "throwaway_count_orchestrator" in error["message"]

@@ -211,8 +211,7 @@ async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> N
     """Count the probe writes in the real emulators: many polls, one Cosmos document write and one blob write."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from shared.app.wiring import build_deps
-    from shared.core.settings import Settings
+    from shared.app.wiring import build_deps, load_settings
 
     name = f"health{uuid.uuid4().hex[:10]}"
     overrides = {
@@ -221,7 +220,7 @@ async def test_anonymous_health_polls_make_one_store_round_trip(start_host) -> N
         "FIREBREAK_HEALTH_CACHE_SECONDS": "3600",
     }
     polled = start_host(overrides)  # ready: it has answered 200 once, so the cache holds a ready answer
-    deps = build_deps(Settings.from_env({**polled.env, **overrides}))
+    deps = build_deps(load_settings({**polled.env, **overrides}))
     try:
 
         async def probe_state() -> tuple[list[str], list[bytes | None]]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from shared.app.wiring import load_settings
 from shared.core.request_checks import allowed_hosts_and_origins
-from shared.core.settings import Settings
+from shared.core.settings import Settings, SettingsError
 from shared.health.settings import HealthSettings
 from shared.neubird.settings import NeubirdSettings
 from shared.runs.settings import RunSettings
@@ -77,8 +76,12 @@ def test_capability_sections_read_their_own_prefixed_and_alias_names() -> None:
 
 
 def test_a_bad_section_value_is_refused_when_settings_are_read() -> None:
-    with pytest.raises(ValidationError, match="cache_seconds"):
+    with pytest.raises(SettingsError, match="FIREBREAK_HEALTH_CACHE_SECONDS"):
         load_settings({"FIREBREAK_HEALTH_CACHE_SECONDS": "-1"})
+    with pytest.raises(SettingsError, match="FIREBREAK_PERF_KEEP_LAST_N"):
+        load_settings({"FIREBREAK_PERF_KEEP_LAST_N": "0"})
+    with pytest.raises(SettingsError, match="FIREBREAK_MAX_REQUEST_BYTES"):
+        Settings.from_env({"FIREBREAK_MAX_REQUEST_BYTES": "lots"})
 
 
 def test_a_section_nobody_collected_has_its_defaults_and_with_section_replaces_one() -> None:

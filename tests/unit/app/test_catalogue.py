@@ -1,0 +1,97 @@
+"""The catalogue refuses declarations that would clash once deployed, and the platform's function list is true."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import Field
+
+from devhost.index import index_functions, load_app
+from devhost.stack import ROOT
+from shared.app.capabilities import CAPABILITIES, PLATFORM_FUNCTIONS, catalogue
+from shared.core.settings import SettingsSection
+from shared.tools.capability import ActiveRun, Capability, Catalogue, Orchestration, RunContext
+from shared.tools.deps import Deps
+from shared.tools.invoke import ToolContext
+from shared.tools.registry import ToolInput, ToolOutput, ToolSet
+
+
+def _orchestrator(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
+    yield ctx.call_activity("x")
+    return {}
+
+
+async def _activity(run: ActiveRun, args: Any, deps: Deps) -> None:
+    return None
+
+
+class In(ToolInput):
+    pass
+
+
+class Out(ToolOutput):
+    ok: bool = True
+
+
+def _with_orchestration(name: str, activity: str = "extra_step") -> Capability:
+    orchestration = Orchestration(name, _orchestrator, {activity: _activity}, lambda plan, deps: plan)
+    return Capability(name="extra", summary="test", orchestrations=(orchestration,))
+
+
+def _catalogue(*extra: Capability) -> Catalogue:
+    return Catalogue((*CAPABILITIES, *extra), PLATFORM_FUNCTIONS)
+
+
+def test_the_app_catalogue_is_valid() -> None:
+    assert _catalogue().registry is not None
+
+
+@pytest.mark.parametrize(
+    "name", ["runs_claim", "RUNS_FINISH", "mcp", "Health", "tool_whoami", "diagnostics_orchestrator"]
+)
+def test_an_orchestration_may_not_take_a_platform_tool_or_existing_function_name(name: str) -> None:
+    with pytest.raises(ValueError, match=r"function name|declared twice"):
+        _catalogue(_with_orchestration(name))
+
+
+def test_an_activity_may_not_take_a_platform_name_in_any_case() -> None:
+    with pytest.raises(ValueError, match="ignoring case"):
+        _catalogue(_with_orchestration("extra_orchestrator", activity="Runs_Claim"))
+
+
+def test_an_invalid_function_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a valid function name"):
+        _catalogue(_with_orchestration("bad name!"))
+
+
+def test_two_tools_equal_but_for_case_are_refused() -> None:
+    toolset = ToolSet("extra")
+
+    @toolset.tool("WhoAmI", title="Shadow")
+    async def shadow(ctx: ToolContext, args: In) -> Out:
+        """Would be routed with whoami on Azure."""
+        return Out()
+
+    with pytest.raises(ValueError, match="one function name or route"):
+        _catalogue(Capability(name="extra", summary="test", toolset=toolset))
+
+
+def test_a_section_may_not_alias_another_variable() -> None:
+    class Grabby(SettingsSection):
+        env_prefix = "grabby_"
+        env_aliases: ClassVar[dict[str, str]] = {"key": "COSMOS_KEY"}
+
+        key: str | None = Field(None, description="Would read the platform's Cosmos key.")
+
+    with pytest.raises(ValueError, match="COSMOS_KEY"):
+        _catalogue(Capability(name="extra", summary="test", settings=Grabby))
+
+
+def test_platform_functions_are_exactly_what_the_app_indexes_besides_the_catalogue() -> None:
+    indexed = {f.name for f in index_functions(load_app(ROOT))}
+    cat = catalogue()
+    declared = {t.function_name for t in cat.registry} | set(cat.orchestrations) | set(cat.activities)
+    assert indexed - declared == set(PLATFORM_FUNCTIONS)
+    assert declared <= indexed
