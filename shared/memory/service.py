@@ -197,6 +197,38 @@ class MemoryService:
 
     # ---- record_outcome ---------------------------------------------------------------------
 
+    async def _append_outcome(
+        self,
+        who: Principal,
+        incident_id: str,
+        solution_id: str,
+        bucket: str,
+        req: RecordOutcomeRequest | AddIncidentRequest,
+        now: str,
+        *,
+        was_recommended: bool | None,
+    ) -> str:
+        """Write one outcome document (append-only evidence, before any counter moves); its id."""
+        outcome_id = new_id("out")
+        await self.store.create(
+            {
+                "id": outcome_id,
+                "type": "outcome",
+                "workspace_id": who.workspace_id,
+                "user_id": who.user_id,
+                "created_at": now,
+                "incident_id": incident_id,
+                "solution_id": solution_id,
+                "worked": req.worked,
+                "env_bucket": bucket,
+                "env": req.env,
+                "notes": redact_text(req.notes) if req.notes else req.notes,
+                "lookup_id": req.lookup_id,
+                "was_recommended": was_recommended,
+            }
+        )
+        return outcome_id
+
     async def record_outcome(self, who: Principal, req: RecordOutcomeRequest) -> RecordOutcomeResult:
         ws = who.workspace_id
         bucket = bucket_for(req.env, req.env_bucket)
@@ -213,23 +245,8 @@ class MemoryService:
         self._require_lookup(req.lookup_id, lookup)
         now = self._now()
         was_recommended = (lookup.get("recommended_solution_id") == req.solution_id) if lookup else None
-        outcome_id = new_id("out")
-        await self.store.create(
-            {
-                "id": outcome_id,
-                "type": "outcome",
-                "workspace_id": ws,
-                "user_id": who.user_id,
-                "created_at": now,
-                "incident_id": incident_id,
-                "solution_id": req.solution_id,
-                "worked": req.worked,
-                "env_bucket": bucket,
-                "env": req.env,
-                "notes": redact_text(req.notes) if req.notes else req.notes,
-                "lookup_id": req.lookup_id,
-                "was_recommended": was_recommended,
-            }
+        outcome_id = await self._append_outcome(
+            who, incident_id, req.solution_id, bucket, req, now, was_recommended=was_recommended
         )
         await self.store.count_outcome(ws, incident, req.solution_id, bucket, req.worked, now)
         fresh = await self.store.read(ws, incident_id) or incident
@@ -334,24 +351,7 @@ class MemoryService:
                 },
             }
         )
-        outcome_id = new_id("out")
-        await self.store.create(
-            {
-                "id": outcome_id,
-                "type": "outcome",
-                "workspace_id": ws,
-                "user_id": who.user_id,
-                "created_at": now,
-                "incident_id": incident_id,
-                "solution_id": solution_id,
-                "worked": req.worked,
-                "env_bucket": bucket,
-                "env": req.env,
-                "notes": redact_text(req.notes) if req.notes else req.notes,
-                "lookup_id": req.lookup_id,
-                "was_recommended": None,
-            }
-        )
+        outcome_id = await self._append_outcome(who, incident_id, solution_id, bucket, req, now, was_recommended=None)
         terms, length = incident_terms(req.title, req.summary or "", req.error_signature or "", req.tags)
         await self.store.index(ws, incident_id, terms, length)
         action = na.done(incident_id) if req.worked else na.debug_further(incident_id, req.lookup_id)
