@@ -6,12 +6,15 @@ can reach a caller: tools and routes see `RunStarted(run_id, status_url="/api/ru
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import azure.durable_functions as df
 
 from functions import wiring
 from shared.runs.service import InstanceStatus, RunService
+
+log = logging.getLogger("firebreak.runs")
 
 
 class DurableEngine:
@@ -22,14 +25,16 @@ class DurableEngine:
         try:
             await self._client.start_new(orchestrator, instance_id, payload)
         except Exception as exc:
-            # The SDK raises a bare Exception when no such orchestrator is indexed: a deployment whose
-            # manifest.json predates the orchestration. Say so instead of answering INTERNAL_ERROR.
-            if "doesn't exist" not in str(exc):
+            # The SDK raises a bare Exception when the host has no such orchestrator ("... doesn't exist, is
+            # disabled, or is not an orchestrator function"): typically a deployment whose manifest.json
+            # predates the orchestration. Say so instead of answering INTERNAL_ERROR; anything else stays as is.
+            if "is not an orchestrator function" not in str(exc):
                 raise
             from shared.core.errors import NotConfigured
 
+            log.warning("orchestrator %s could not be started: %s", orchestrator, exc)
             raise NotConfigured(
-                f"The background work of this tool ({orchestrator}) is not deployed in this app.",
+                f"The background work of this tool ({orchestrator}) is not deployed, or is disabled, in this app.",
                 recovery_suggestions=[
                     "Operators: run `make manifest` and deploy again (shared/app/manifest.json is stale)."
                 ],

@@ -57,7 +57,8 @@ class SettingsSection(BaseModel):
 
     @classmethod
     def from_env(cls: type[SectionT], env: Mapping[str, str] | None = None) -> SectionT:
-        """Read this section alone (unknown variables are ignored; bad values raise pydantic's ValidationError)."""
+        """Read this section alone: unknown variables are ignored; a bad value raises SettingsError naming
+        its variable."""
         return cls.validated(cls.values_from_env(os.environ if env is None else env))
 
     @classmethod
@@ -85,6 +86,13 @@ class Settings(SettingsSection):
         "llm_endpoint": "AZURE_OPENAI_ENDPOINT",
         "llm_model": "AZURE_OPENAI_DEPLOYMENT",
     }
+
+    # Read by hand in from_env (pairs that only mean something together); listed for the clash check.
+    extra_env_names: ClassVar[tuple[str, ...]] = (
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "AzureWebJobsStorage__blobServiceUri",
+    )
 
     sections: tuple[SettingsSection, ...] = Field(
         (), exclude=True, description="The capabilities' sections (not read from the environment)."

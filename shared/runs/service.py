@@ -193,6 +193,9 @@ class RunService:
         cancelling a completed or failed one is CONFLICT (there is nothing to stop)."""
         store, doc, _ = await self._owned(principal, run_id)
         if doc.state == "cancelled":
+            # Stopping is repeatable: a cancel whose first terminate failed is completed by the next one.
+            if self.engine is not None:
+                await self.engine.terminate_instance(run_id, "cancelled by its owner")
             return await self._status(doc)
         if doc.state in TERMINAL_STATES:
             raise Conflict(

@@ -127,7 +127,10 @@ class Catalogue:
         # Aliases too: a section must not read another's (or the platform's) variable by accident.
         _unique(
             "environment variable",
-            (key for s in sections for key in (*s.env_names().values(), *s.env_aliases.values())),
+            (
+                *(key for s in sections for key in (*s.env_names().values(), *s.env_aliases.values())),
+                *Settings.extra_env_names,
+            ),
         )
         self.checks = tuple(check for c in capabilities for check in c.checks)
         _unique("check", (check.name for check in self.checks))

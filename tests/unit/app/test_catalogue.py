@@ -89,6 +89,17 @@ def test_a_section_may_not_alias_another_variable() -> None:
         _catalogue(Capability(name="extra", summary="test", settings=Grabby))
 
 
+def test_a_section_may_not_alias_a_variable_the_platform_reads_by_hand() -> None:
+    class Sneaky(SettingsSection):
+        env_prefix = "sneaky_"
+        env_aliases: ClassVar[dict[str, str]] = {"url": "OPENAI_BASE_URL"}
+
+        url: str | None = Field(None, description="Would read the LLM base URL.")
+
+    with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
+        _catalogue(Capability(name="extra", summary="test", settings=Sneaky))
+
+
 def test_platform_functions_are_exactly_what_the_app_indexes_besides_the_catalogue() -> None:
     indexed = {f.name for f in index_functions(load_app(ROOT))}
     cat = catalogue()
