@@ -31,6 +31,7 @@ MAX_LABEL_VALUE_CHARS = 1_024
 MAX_ANNOTATION_VALUE_CHARS = 8_192
 MAX_DESCRIPTION_CHARS = 8_192
 MAX_TITLE_CHARS = 512
+MAX_NAME_CHARS = 256
 MAX_ERRORS_LISTED = 20  # errors listed in one answer
 
 ACCEPTED_FORMATS = (
@@ -43,21 +44,20 @@ ACCEPTED_FORMATS = (
 
 # Severity words seen in the wild, lower-cased. Azure Monitor: Sev0 Critical, Sev1 Error, Sev2 Warning,
 # Sev3 Informational, Sev4 Verbose (the AlertSeverity enum of the Azure SDKs); Error pages like Critical.
+# Bare numbers are left out on purpose: 0 is the worst in Azure and syslog but the mildest elsewhere.
 _SEVERITY_WORDS: dict[str, Severity] = {
     **dict.fromkeys(
         (
             *("critical", "crit", "high", "error", "err", "fatal", "emergency", "emerg", "alert", "page", "major"),
-            *("disaster", "p1", "p2", "sev0", "sev1", "0", "1"),
+            *("disaster", "p1", "p2", "sev0", "sev1"),
         ),
         "critical",
     ),
-    **dict.fromkeys(
-        ("warning", "warn", "medium", "moderate", "average", "minor", "ticket", "p3", "sev2", "2"), "warning"
-    ),
+    **dict.fromkeys(("warning", "warn", "medium", "moderate", "average", "minor", "ticket", "p3", "sev2"), "warning"),
     **dict.fromkeys(
         (
             *("info", "informational", "information", "low", "notice", "debug", "verbose", "p4", "p5", "sev3"),
-            *("sev4", "3", "4"),
+            "sev4",
         ),
         "info",
     ),
@@ -100,7 +100,9 @@ class Alert(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1, max_length=256, description="The alert name (alertname): runbooks match on it.")
+    name: str = Field(
+        min_length=1, max_length=MAX_NAME_CHARS, description="The alert name (alertname): runbooks match on it."
+    )
     title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS, description="One line a person reads first.")
     description: str = Field("", max_length=MAX_DESCRIPTION_CHARS)
     severity: Severity = Field(DEFAULT_SEVERITY, description="critical|warning|info|none, normalised from the source.")
@@ -165,12 +167,16 @@ class _Bad(Exception):
         self.entry = {"field": field, "problem": problem, "type": kind}
 
 
-def _rejected(entries: list[dict[str, str]], fix: str | None = None) -> ValidationFailed:
+def _rejected(entries: list[dict[str, str]]) -> ValidationFailed:
+    # name and title both come from alertname in two formats: one problem, said once.
+    entries = list({(e["field"], e["problem"]): e for e in entries}.values())
+    # Field paths hold the caller's key names; a hostile 60,000-character key is not echoed whole.
+    entries = [e | {"field": _clip(e["field"], 200)} for e in entries]
     fields = ", ".join(e["field"] for e in entries[:5])
     return ValidationFailed(
         f"Invalid alert payload: {fields}",
         details={"errors": entries[:MAX_ERRORS_LISTED]},
-        recovery_suggestions=[fix or "Fix the named fields and send the alert again.", ACCEPTED_FORMATS],
+        recovery_suggestions=["Fix the named fields and send the alert again.", ACCEPTED_FORMATS],
     )
 
 
@@ -295,7 +301,11 @@ def _from_generic(payload: dict[str, Any], received_at: datetime | None) -> list
     runbook_url = fields.pop("runbook_url", None)
     if runbook_url is not None and isinstance(fields.get("annotations", {}), dict):
         fields["annotations"] = {**fields.get("annotations", {}), "runbook_url": runbook_url}
-    fields.setdefault("name", labels.get("alertname") or fields.get("title"))
+    title = fields.get("title")
+    # A name taken from a long title is cut to fit: the title itself is checked (and named) on its own.
+    fields.setdefault(
+        "name", labels.get("alertname") or (_clip(title, MAX_NAME_CHARS) if isinstance(title, str) else title)
+    )
     fields.setdefault("source", "generic")
     fields.setdefault("cluster", labels.get("cluster"))
     fields.setdefault("namespace", labels.get("namespace"))
