@@ -150,7 +150,7 @@ async def fetch_runbook(
     except Exception as exc:  # the investigation goes on without a runbook; the type is all that is safe to say
         result = _failed(kind, source, "error", f"fetch failed ({type(exc).__name__})")
     result = _scrubbed(result, token)
-    log.info("runbook %s from %s: %s%s", kind, result.source, result.status, f" ({result.error})" * bool(result.error))
+    log.info("runbook %s from %s: %s %s", kind, result.source, result.status, result.error or "")
     return result
 
 
@@ -214,7 +214,7 @@ async def _fetch(
     if kind == "github":
         raw = github_raw_url(url, config.github_raw_base_url)
         if raw is None:
-            raise _Failure("refused", "a github.com URL must name a file: github.com/<owner>/<repo>/blob/<ref>/<path>")
+            raise _Failure("refused", "a GitHub URL must name a file: github.com/<owner>/<repo>/blob/<ref>/<path>")
         token = config.github_token.get_secret_value() if config.github_token else None
         return await _fetch_http(raw, config, guard, ssl_context, token=token, kind=kind)
     if kind == "https":
@@ -243,14 +243,14 @@ def github_raw_url(url: str, raw_base_url: str) -> str | None:
         if len(segments) < 5 or segments[2] not in ("blob", "raw"):
             return None
         return f"{base}/{segments[0]}/{segments[1]}/{'/'.join(segments[3:])}"
+    if host != _GITHUB_RAW_HOST:
+        return url  # already on the configured raw origin
     if len(segments) < 4:
         return None
-    # raw.githubusercontent.com and the configured raw origin keep their query: GitHub's own `?token=`
-    # links to private files work that way (the display form drops it).
+    # The query stays: GitHub's own `?token=` links to private raw files work that way (the display form
+    # drops it).
     query = f"?{parts.query}" if parts.query else ""
-    if host == _GITHUB_RAW_HOST:
-        return f"{base}/{'/'.join(segments)}{query}"
-    return url
+    return f"{base}/{'/'.join(segments)}{query}"
 
 
 class _PinnedResolver:
