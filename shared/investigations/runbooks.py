@@ -1,0 +1,680 @@
+"""Runbooks for an alert: fetched from GitHub, plain HTTPS, the app's Blob container or S3, or matched from a catalogue.
+
+`fetch_runbook` never raises: a missing, refused or failing runbook is a `RunbookResult` with a status
+and a safe error, because the investigation goes on without it. Every caller-chosen URL (and each
+redirect) passes the outbound guard, and the connection goes to the address the guard checked. The
+GitHub token is sent only to the configured GitHub raw origin and is scrubbed from anything returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import fnmatch
+import importlib
+import logging
+import re
+import socket
+import ssl
+from collections.abc import Mapping
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urljoin, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from shared.core.errors import ValidationFailed
+from shared.core.outbound import OutboundGuard
+from shared.core.redaction import REDACTED, redact_text
+from shared.storage.blob import BlobStore
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "firebreak-runbooks/1"
+MAX_URL_CHARS = 2048
+FRONT_MATTER_BYTES = 8192
+TEXT_SUFFIXES = (".md", ".markdown", ".mdown", ".txt")
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_TEXT_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# What object stores and some servers label any upload with; accepted only for a text file name.
+_UNTYPED = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+_GITHUB_WEB_HOSTS = frozenset({"github.com", "www.github.com"})
+_GITHUB_RAW_HOST = "raw.githubusercontent.com"
+_BLOB_NAME = re.compile(r"[A-Za-z0-9._/-]{1,512}")
+_S3_URL = re.compile(r"s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/([^\x00-\x1f\x7f]{1,1024})")
+
+Kind = Literal["github", "https", "blob", "s3", "catalogue", "unknown"]
+Status = Literal["ok", "not_found", "refused", "error"]
+
+
+class RunbookSettings(BaseModel):
+    """Where runbooks come from and how much of one is read (the integrator maps it to FIREBREAK_INVESTIGATIONS_*)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    github_token: SecretStr | None = Field(
+        None, description="Token for private GitHub repositories; sent only to github_raw_base_url's origin."
+    )
+    github_raw_base_url: str = Field(
+        "https://raw.githubusercontent.com",
+        description="Where raw GitHub files are read; github.com blob URLs are rewritten to it.",
+    )
+    catalogue_prefix: str | None = Field(
+        "runbooks/", description="Blob prefix inside the caller's workspace holding Markdown runbooks; empty: none."
+    )
+    catalogue_folder: str | None = Field(None, description="A folder of Markdown runbooks shared by all workspaces.")
+    catalogue_max_files: int = Field(200, ge=1, le=5000, description="Runbooks read from each catalogue source.")
+    s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, moto); empty: AWS.")
+    s3_region: str = Field("us-east-1", description="Region of the S3 client.")
+    max_bytes: int = Field(256 * 1024, ge=1024, le=8 * 1024 * 1024, description="Runbook bytes kept; more is cut.")
+    timeout_seconds: float = Field(10.0, gt=0, le=120, description="Time for one runbook fetch, redirects included.")
+    max_redirects: int = Field(3, ge=0, le=10, description="Redirects followed, each checked by the outbound guard.")
+
+
+class RunbookResult(BaseModel):
+    """A fetched runbook, or why there is none; `source` is safe to show (no query string, no credentials)."""
+
+    status: Status
+    kind: Kind
+    source: str
+    text: str = ""
+    content_type: str | None = None
+    truncated: bool = False
+    size_bytes: int = Field(0, description="Bytes kept from the source (at most max_bytes).")
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class RunbookRef(BaseModel):
+    """One catalogue runbook: `url` is what fetch_runbook takes (`blob:<name>` or `catalogue:<path>`)."""
+
+    name: str
+    url: str
+    title: str | None = None
+    match: list[str] = Field(default_factory=list)
+
+
+class Catalogue(BaseModel):
+    """The runbooks found, in source order (workspace blobs first, then the shared folder)."""
+
+    entries: list[RunbookRef] = Field(default_factory=list)
+    skipped: int = Field(0, description="Files left unread past the count limit.")
+    errors: list[str] = Field(default_factory=list)
+
+
+class _Failure(Exception):
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# ---- fetching ------------------------------------------------------------------------------------------
+
+
+async def fetch_runbook(
+    url: str,
+    config: RunbookSettings,
+    *,
+    guard: OutboundGuard,
+    blobs: BlobStore | None,
+    workspace: str,
+    ssl_context: ssl.SSLContext | None = None,
+) -> RunbookResult:
+    """Fetch the runbook at `url`; never raises (a failure is a result with `status` and `error`).
+
+    `url`: an https URL (GitHub raw or github.com/<owner>/<repo>/blob/<ref>/<path>, or any other
+    host), `s3://bucket/key`, `blob:<name>` (inside `workspace`'s prefix of the app's container) or
+    `catalogue:<path>` (inside the configured folder). Text is cut to `max_bytes` (`truncated`).
+    """
+    url = (url or "").strip()
+    kind, source = _classify(url, config)
+    token = config.github_token.get_secret_value() if config.github_token else ""
+    try:
+        result = await asyncio.wait_for(
+            _fetch(kind, url, config, guard=guard, blobs=blobs, workspace=workspace, ssl_context=ssl_context),
+            config.timeout_seconds,
+        )
+        result = result.model_copy(update={"kind": kind, "source": source})
+    except TimeoutError:
+        result = _failed(kind, source, "error", f"no complete answer within {config.timeout_seconds:g} s")
+    except _Failure as exc:
+        result = _failed(kind, source, exc.status, exc.message)
+    except ValidationFailed as exc:
+        result = _failed(kind, source, "refused", exc.message)
+    except Exception as exc:  # the investigation goes on without a runbook; the type is all that is safe to say
+        result = _failed(kind, source, "error", f"fetch failed ({type(exc).__name__})")
+    result = _scrubbed(result, token)
+    log.info("runbook %s from %s: %s %s", kind, result.source, result.status, result.error or "")
+    return result
+
+
+def _failed(kind: Kind, source: str, status: Status, message: str) -> RunbookResult:
+    return RunbookResult(status=status, kind=kind, source=source, error=message)
+
+
+def _scrubbed(result: RunbookResult, token: str) -> RunbookResult:
+    def clean(value: str | None) -> str | None:
+        if not value:
+            return value
+        value = value.replace(token, REDACTED) if token else value
+        return redact_text(value)
+
+    # The text is the runbook itself: only the token is taken out (redact_text would mangle examples).
+    text = result.text.replace(token, REDACTED) if token else result.text
+    return result.model_copy(update={"text": text, "source": clean(result.source), "error": clean(result.error)})
+
+
+def _classify(url: str, config: RunbookSettings) -> tuple[Kind, str]:
+    """(kind, a display form without query string or credentials)."""
+    if url.startswith("blob:"):
+        return "blob", url[:600]
+    if url.startswith("catalogue:"):
+        return "catalogue", url[:600]
+    try:
+        parts = urlsplit(url[:MAX_URL_CHARS])
+        host = (parts.hostname or "").lower()
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "unknown", "(not a valid URL)"
+    scheme = parts.scheme.lower()
+    shown = f"{scheme}://{host}{port}{parts.path}"[:600]
+    if scheme == "s3":
+        return "s3", shown
+    if scheme not in ("http", "https"):
+        return "unknown", f"{scheme}:" if scheme else "(not a URL)"
+    if host in _GITHUB_WEB_HOSTS or host == _GITHUB_RAW_HOST or _origin(url) == _origin(config.github_raw_base_url):
+        return "github", shown
+    return "https", shown
+
+
+async def _fetch(
+    kind: Kind,
+    url: str,
+    config: RunbookSettings,
+    *,
+    guard: OutboundGuard,
+    blobs: BlobStore | None,
+    workspace: str,
+    ssl_context: ssl.SSLContext | None,
+) -> RunbookResult:
+    if len(url) > MAX_URL_CHARS:
+        raise _Failure("refused", f"the runbook URL is longer than {MAX_URL_CHARS} characters")
+    if kind == "blob":
+        return await _fetch_blob(url.removeprefix("blob:"), config, blobs, workspace)
+    if kind == "catalogue":
+        return await _fetch_folder(url.removeprefix("catalogue:"), config)
+    if kind == "s3":
+        return await _fetch_s3(url, config, guard)
+    if kind == "github":
+        raw = github_raw_url(url, config.github_raw_base_url)
+        if raw is None:
+            raise _Failure("refused", "a GitHub URL must name a file: github.com/<owner>/<repo>/blob/<ref>/<path>")
+        token = config.github_token.get_secret_value() if config.github_token else None
+        return await _fetch_http(raw, config, guard, ssl_context, token=token, kind=kind)
+    if kind == "https":
+        return await _fetch_http(url, config, guard, ssl_context, token=None, kind=kind)
+    raise _Failure("refused", "unsupported runbook location: use https://, s3://, blob: or catalogue:")
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return None
+
+
+def github_raw_url(url: str, raw_base_url: str) -> str | None:
+    """The raw-file URL for a GitHub file URL (raw or github.com blob/raw form) under `raw_base_url`; None if
+    the URL does not name a file."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    base = raw_base_url.rstrip("/")
+    segments = [s for s in parts.path.split("/") if s]
+    if host in _GITHUB_WEB_HOSTS:
+        # /<owner>/<repo>/blob/<ref>/<path...> (also /raw/); the query (?raw=true, ?plain=1) is for the web page.
+        if len(segments) < 5 or segments[2] not in ("blob", "raw"):
+            return None
+        return f"{base}/{segments[0]}/{segments[1]}/{'/'.join(segments[3:])}"
+    if host != _GITHUB_RAW_HOST:
+        return url  # already on the configured raw origin
+    if len(segments) < 4:
+        return None
+    # The query stays: GitHub's own `?token=` links to private raw files work that way (the display form
+    # drops it).
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{base}/{'/'.join(segments)}{query}"
+
+
+class _PinnedResolver:
+    """aiohttp resolver that answers only with addresses the outbound guard returned for that host and port."""
+
+    def __init__(self) -> None:
+        self.pins: dict[tuple[str, int], str] = {}
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[dict[str, Any]]:
+        address = self.pins.get((host.lower(), port))
+        if address is None:
+            raise OSError(f"{host}:{port} was not checked by the outbound guard")
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
+
+    async def close(self) -> None:
+        return None
+
+
+async def _fetch_http(
+    url: str,
+    config: RunbookSettings,
+    guard: OutboundGuard,
+    ssl_context: ssl.SSLContext | None,
+    *,
+    token: str | None,
+    kind: Kind,
+) -> RunbookResult:
+    import aiohttp
+
+    auth_origin = _origin(config.github_raw_base_url) if token else None
+    resolver = _PinnedResolver()
+    # A session per fetch: its resolver holds this fetch's guarded addresses, and a runbook is read once
+    # per investigation, so there is no pool worth keeping. trust_env=False: no proxy from the environment.
+    connector = aiohttp.TCPConnector(
+        resolver=resolver,  # type: ignore[arg-type]  # duck-typed AbstractResolver
+        use_dns_cache=False,
+        force_close=True,
+        ssl=ssl_context if ssl_context is not None else True,
+    )
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=config.timeout_seconds)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False) as session:
+        current = url
+        for _ in range(config.max_redirects + 1):
+            target = await guard.resolve(current, "runbook_url")
+            resolver.pins[(target.host, target.port)] = target.address
+            headers = {"User-Agent": USER_AGENT, "Accept": "text/markdown, text/plain;q=0.9, text/html;q=0.5"}
+            if token and _origin(current) == auth_origin:
+                headers["Authorization"] = f"token {token}"
+            async with session.get(current, headers=headers, allow_redirects=False) as response:
+                if response.status in _REDIRECTS:
+                    location = response.headers.get("Location")
+                    if not location:
+                        raise _Failure("error", f"HTTP {response.status} without a Location")
+                    current = urljoin(current, location)
+                    continue
+                if response.status in (404, 410):
+                    hint = " (a private repository needs GITHUB_TOKEN)" if kind == "github" and not token else ""
+                    raise _Failure("not_found", f"HTTP {response.status}: no runbook at this URL{hint}")
+                if response.status >= 400:
+                    raise _Failure("error", f"HTTP {response.status} from the runbook host")
+                if response.status != 200:
+                    raise _Failure("error", f"unexpected HTTP {response.status}")
+                body, truncated = await _read_bounded(response.content, config.max_bytes)
+                ctype = response.headers.get("Content-Type", "")
+                return _text_result(body, truncated, ctype, urlsplit(current).path, kind)
+        raise _Failure("refused", f"more than {config.max_redirects} redirects")
+
+
+async def _read_bounded(stream: Any, limit: int) -> tuple[bytes, bool]:
+    """At most `limit` bytes of a stream, and whether there was more (read no further than limit + 1)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = await stream.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    body = b"".join(chunks)
+    return body[:limit], size > limit
+
+
+def _text_result(body: bytes, truncated: bool, content_type: str, name: str, kind: Kind) -> RunbookResult:
+    mime, _, params = content_type.partition(";")
+    mime = mime.strip().lower()
+    charset_match = re.search(r"charset=\"?([\w.-]+)", params, re.IGNORECASE)
+    charset = charset_match.group(1).lower() if charset_match else "utf-8"
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        charset = "utf-8"
+    # An incremental decoder drops a multi-byte character the cut split in two.
+    text = codecs.getincrementaldecoder(charset)(errors="replace").decode(body, final=not truncated)
+    lowered = name.lower()
+    if mime in _TEXT_TYPES:
+        shown_type = mime
+    elif mime in _HTML_TYPES:
+        text, shown_type = html_to_text(text), "text/markdown"
+    elif mime in _UNTYPED and lowered.endswith(TEXT_SUFFIXES) and b"\x00" not in body[:8192]:
+        shown_type = "text/plain" if lowered.endswith(".txt") else "text/markdown"
+    else:
+        raise _Failure(
+            "refused",
+            f"content type {mime or '(none)'!r} is not a runbook: text/markdown, text/plain or text/html "
+            "(or an untyped .md/.txt file)",
+        )
+    return RunbookResult(
+        status="ok",
+        kind=kind,
+        source="",
+        text=text,
+        content_type=shown_type,
+        truncated=truncated,
+        size_bytes=len(body),
+    )
+
+
+def _safe_relative(name: str) -> str:
+    if not _BLOB_NAME.fullmatch(name) or any(part in ("", ".", "..") for part in name.split("/")):
+        raise _Failure("refused", "a runbook name may hold letters, digits, '.', '_', '-' and '/' segments, no '..'")
+    return name
+
+
+async def _fetch_blob(name: str, config: RunbookSettings, blobs: BlobStore | None, workspace: str) -> RunbookResult:
+    if blobs is None or not blobs.configured:
+        raise _Failure("error", "Blob storage is not configured")
+    if not workspace or "/" in workspace:
+        raise _Failure("refused", "no workspace to read runbooks from")
+    full = f"{workspace}/{_safe_relative(name)}"
+    downloader = await blobs.open_download(full, offset=0, length=config.max_bytes + 1)
+    if downloader is None:
+        raise _Failure("not_found", "no such runbook in the workspace's storage")
+    data: bytes = await downloader.readall()
+    settings = getattr(downloader.properties, "content_settings", None)
+    ctype = getattr(settings, "content_type", None) or ""
+    return _text_result(data[: config.max_bytes], len(data) > config.max_bytes, ctype, name, "blob")
+
+
+async def _fetch_folder(name: str, config: RunbookSettings) -> RunbookResult:
+    if not config.catalogue_folder:
+        raise _Failure("refused", "no runbook folder is configured")
+    folder, relative = config.catalogue_folder, _safe_relative(name)
+
+    def read() -> bytes | None:
+        root = Path(folder).resolve()
+        path = (root / relative).resolve()
+        # resolve() follows symlinks, so a link out of the folder fails the containment check.
+        if not path.is_relative_to(root) or not path.is_file() or not path.name.lower().endswith(TEXT_SUFFIXES):
+            return None
+        with path.open("rb") as f:
+            return f.read(config.max_bytes + 1)
+
+    data = await asyncio.to_thread(read)
+    if data is None:
+        raise _Failure("not_found", "no such runbook in the catalogue folder")
+    return _text_result(data[: config.max_bytes], len(data) > config.max_bytes, "", relative, "catalogue")
+
+
+async def _fetch_s3(url: str, config: RunbookSettings, guard: OutboundGuard) -> RunbookResult:
+    match = _S3_URL.fullmatch(url)
+    if match is None:
+        raise _Failure("refused", "an S3 runbook is s3://<bucket>/<key> (bucket: 3-63 lowercase letters, digits, '.-')")
+    bucket, key = match.groups()
+    try:
+        # boto3 is an optional extra without type information: imported by name, only when an S3 URL comes.
+        boto3 = importlib.import_module("boto3")
+        botocore_config = importlib.import_module("botocore.config")
+        botocore_errors = importlib.import_module("botocore.exceptions")
+    except ImportError:
+        raise _Failure("error", "S3 runbooks need the optional boto3 package, which is not installed") from None
+    ClientError, BotoCoreError = botocore_errors.ClientError, botocore_errors.BotoCoreError
+    NoCredentialsError = botocore_errors.NoCredentialsError
+    endpoint = config.s3_endpoint_url or None
+    if endpoint:
+        await guard.resolve(endpoint, "s3_endpoint_url")
+    timeout = config.timeout_seconds
+    # Path-style on a custom endpoint keeps the bucket out of the host name the guard checked.
+    client_config = botocore_config.Config(
+        connect_timeout=timeout,
+        read_timeout=timeout,
+        retries={"max_attempts": 1},
+        s3={"addressing_style": "path" if endpoint else "auto"},
+    )
+
+    def get() -> tuple[bytes, str]:
+        client = boto3.session.Session().client(
+            "s3", region_name=config.s3_region, endpoint_url=endpoint, config=client_config
+        )
+        try:
+            try:
+                response = client.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{config.max_bytes}")
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "InvalidRange":
+                    raise
+                response = client.get_object(Bucket=bucket, Key=key)  # an empty object has no byte 0
+            stream = response["Body"]
+            try:
+                data: bytes = stream.read(config.max_bytes + 1)
+            finally:
+                stream.close()
+            return data, str(response.get("ContentType") or "")
+        finally:
+            client.close()
+
+    try:
+        data, ctype = await asyncio.to_thread(get)
+    except NoCredentialsError:
+        raise _Failure("error", "no AWS credentials for S3 (environment, profile or role)") from None
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in ("NoSuchKey", "NoSuchBucket", "404"):
+            raise _Failure("not_found", f"S3 answered {code}") from None
+        raise _Failure("error", f"S3 answered {code or 'an error'}") from None
+    except BotoCoreError as exc:
+        raise _Failure("error", f"S3 request failed ({type(exc).__name__})") from None
+    return _text_result(data[: config.max_bytes], len(data) > config.max_bytes, ctype, key, "s3")
+
+
+# ---- HTML ----------------------------------------------------------------------------------------------
+
+_BLOCKS = frozenset(
+    {"p", "div", "br", "li", "tr", "pre", "section", "article", "ul", "ol", "table", "blockquote", "hr", "dd", "dt"}
+)
+_SKIPPED = frozenset({"script", "style", "head", "noscript", "svg", "template", "nav", "footer"})
+
+
+class _TextParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIPPED:
+            self._skip += 1
+        elif tag in _BLOCKS or re.fullmatch(r"h[1-6]", tag):
+            self.parts.append("\n")
+            if tag == "li":
+                self.parts.append("- ")
+            elif tag[0] == "h" and tag[1:].isdigit():
+                self.parts.append("#" * int(tag[1:]) + " ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIPPED:
+            self._skip = max(0, self._skip - 1)
+        elif tag in _BLOCKS or re.fullmatch(r"h[1-6]", tag):
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """Readable text of an HTML page: headings as `#`, list items as `- `, scripts and styles dropped."""
+    parser = _TextParser()
+    parser.feed(html)
+    parser.close()
+    lines = [re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in "".join(parser.parts).split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
+
+
+# ---- catalogue -----------------------------------------------------------------------------------------
+
+
+def parse_front_matter(text: str) -> dict[str, str | list[str]]:
+    """The `key: value` pairs between the leading `---` lines; `[a, "b"]` and `- item` lines are lists."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    found: dict[str, str | list[str]] = {}
+    current: str | None = None
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped in ("---", "..."):
+            return found
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- ") and current is not None:
+            value = found.get(current)
+            items = value if isinstance(value, list) else []
+            items.append(_unquote(stripped[2:]))
+            found[current] = items
+            continue
+        key, sep, value = stripped.partition(":")
+        if not sep:
+            continue
+        current = key.strip().lower()
+        value = value.strip()
+        if value.startswith("[") and value.endswith("]"):
+            found[current] = [_unquote(v) for v in _split_list(value[1:-1])]
+        else:
+            found[current] = _unquote(value)
+    return {}  # no closing line: not front matter
+
+
+def _split_list(body: str) -> list[str]:
+    return [raw.strip() for raw in re.findall(r"\"[^\"]*\"|'[^']*'|[^,]+", body) if raw.strip()]
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _ref(name: str, url: str, header: str) -> RunbookRef:
+    meta = parse_front_matter(header)
+    match = meta.get("match", [])
+    title = meta.get("title")
+    return RunbookRef(
+        name=name,
+        url=url,
+        title=title if isinstance(title, str) else None,
+        match=[match] if isinstance(match, str) and match else list(match) if isinstance(match, list) else [],
+    )
+
+
+async def load_catalogue(
+    config: RunbookSettings, *, blobs: BlobStore | None = None, workspace: str | None = None
+) -> Catalogue:
+    """Read the front matter of each runbook in the workspace's blob prefix and the shared folder.
+
+    At most `catalogue_max_files` per source and FRONT_MATTER_BYTES of each; a source that fails is an
+    entry in `errors`, never an exception.
+    """
+    catalogue = Catalogue()
+    limit = config.catalogue_max_files
+    prefix = (config.catalogue_prefix or "").strip("/")
+    if prefix and blobs is not None and blobs.configured and workspace and "/" not in workspace:
+        try:
+            names = sorted([n async for n in blobs.list(f"{workspace}/{prefix}/") if n.lower().endswith(TEXT_SUFFIXES)])
+            catalogue.skipped += max(0, len(names) - limit)
+            for blob_name in names[:limit]:
+                downloader = await blobs.open_download(blob_name, offset=0, length=FRONT_MATTER_BYTES)
+                if downloader is None:
+                    continue
+                header = (await downloader.readall()).decode("utf-8", "replace")
+                relative = blob_name.removeprefix(f"{workspace}/")
+                catalogue.entries.append(_ref(relative, f"blob:{relative}", header))
+        except Exception as exc:  # a broken store must not stop the investigation
+            catalogue.errors.append(f"blob catalogue: {type(exc).__name__}")
+    if config.catalogue_folder:
+        try:
+            folder_entries, skipped = await asyncio.to_thread(_read_folder, Path(config.catalogue_folder), limit)
+            catalogue.entries.extend(folder_entries)
+            catalogue.skipped += skipped
+        except OSError as exc:
+            catalogue.errors.append(f"runbook folder: {type(exc).__name__}")
+    return catalogue
+
+
+def _read_folder(root: Path, limit: int) -> tuple[list[RunbookRef], int]:
+    root = root.resolve()
+    paths = sorted(
+        p for p in root.rglob("*") if p.is_file() and p.name.lower().endswith(TEXT_SUFFIXES) and not p.is_symlink()
+    )
+    entries = []
+    for path in paths[:limit]:
+        relative = path.relative_to(root).as_posix()
+        if not _BLOB_NAME.fullmatch(relative):
+            continue
+        with path.open("rb") as f:
+            header = f.read(FRONT_MATTER_BYTES).decode("utf-8", "replace")
+        entries.append(_ref(relative, f"catalogue:{relative}", header))
+    return entries, max(0, len(paths) - limit)
+
+
+def _literal_chars(pattern: str) -> int:
+    return len(re.sub(r"[*?]|\[[^\]]*\]", "", pattern))
+
+
+def _rule_score(rule: str, alert_name: str, labels: Mapping[str, str]) -> tuple[int, int] | None:
+    """(conditions, literal characters) when every whitespace-separated condition of `rule` holds."""
+    conditions = rule.split()
+    if not conditions:
+        return None
+    literal = 0
+    for condition in conditions:
+        key, sep, pattern = condition.partition("=")
+        if not sep:
+            key, pattern = "alertname", condition
+        key = key.strip().lower()
+        value = alert_name if key == "alertname" and alert_name else labels.get(key)
+        if value is None or not fnmatch.fnmatchcase(value.lower(), pattern.lower()):
+            return None
+        literal += _literal_chars(pattern)
+    return len(conditions), literal
+
+
+def _stem_key(name: str) -> str:
+    stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return re.sub(r"[-_ ]", "", stem).lower()
+
+
+def match_runbook(alert_name: str, labels: Mapping[str, str], catalogue: Catalogue) -> RunbookRef | None:
+    """The most specific catalogue runbook for this alert, or None.
+
+    Each `match` entry is one rule: whitespace-separated conditions that must all hold, each a glob on
+    the alert name (`KubePod*`) or `label=glob` (`namespace=prod-*`; `alertname=` is the alert name).
+    A runbook without rules matches when its file name is the alert name (`kube-pod-crash-looping.md`
+    for KubePodCrashLooping). More conditions win, then more literal characters, then catalogue order.
+    """
+    lowered = {str(k).lower(): str(v) for k, v in labels.items()}
+    name = alert_name or lowered.get("alertname", "")
+    best: tuple[tuple[int, int, int], RunbookRef] | None = None
+    for position, ref in enumerate(catalogue.entries):
+        scores = [s for s in (_rule_score(rule, name, lowered) for rule in ref.match) if s is not None]
+        if not ref.match and name and _stem_key(ref.name) == re.sub(r"[-_ ]", "", name).lower():
+            scores.append((1, len(name)))
+        if not scores:
+            continue
+        conditions, literal = max(scores)
+        key = (conditions, literal, -position)
+        if best is None or key > best[0]:
+            best = (key, ref)
+    return best[1] if best else None
