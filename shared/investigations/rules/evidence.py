@@ -91,8 +91,10 @@ def _heartbeat(ctx: _Ctx) -> list[Finding]:
             evidence=_alert_lines(ctx, r"(?i)always (be )?firing|alerting pipeline"),
             remediation=[
                 "No action is needed while it fires.",
-                "Route it to a dead man's switch (e.g. DeadMansSnitch, a heartbeat monitor) so that its absence "
-                "pages someone: if it stops firing, the alerting pipeline is broken.",
+                (
+                    "Route it to a dead man's switch (e.g. DeadMansSnitch, a heartbeat monitor) so that its absence "
+                    "pages someone: if it stops firing, the alerting pipeline is broken."
+                ),
             ],
             confidence=0.95,
         )
@@ -248,8 +250,10 @@ def _events(ctx: _Ctx) -> list[Finding]:
                     cause=f"The {probe.group(1).lower() if probe else ''} probe of {e.obj_name} fails: {e.message}",
                     evidence=[_ev(rec, e.message)],
                     remediation=[
-                        "Check the probe's path, port and timeout against the app; raise initialDelaySeconds or "
-                        "timeoutSeconds if the app is slow to answer, or fix the endpoint."
+                        (
+                            "Check the probe's path, port and timeout against the app; raise initialDelaySeconds or "
+                            "timeoutSeconds if the app is slow to answer, or fix the endpoint."
+                        )
                     ],
                     confidence=0.75,
                 )
@@ -287,8 +291,10 @@ def _events(ctx: _Ctx) -> list[Finding]:
                     cause=f"{e.obj_name}: volume problem ({e.reason}): {e.message}",
                     evidence=[_ev(rec, e.message)],
                     remediation=[
-                        "Check the PersistentVolumeClaim: its StorageClass exists and can provision, or a matching "
-                        "PersistentVolume is available; fix the claim or the class."
+                        (
+                            "Check the PersistentVolumeClaim: its StorageClass exists and can provision, or a matching "
+                            "PersistentVolume is available; fix the claim or the class."
+                        )
                     ],
                     confidence=0.8,
                 )
@@ -342,10 +348,10 @@ def _nodes(ctx: _Ctx) -> list[Finding]:
                     confidence=0.85,
                 )
             )
-        for line in parse.lines_matching(rec.output, r"^\s*(MemoryPressure|DiskPressure|PIDPressure)\s+True\b"):
-            out.append(_node_condition(rec, node, line, "under " + line.split()[0]))
-        for line in parse.lines_matching(rec.output, r"^\s*Ready\s+(False|Unknown)\b"):
-            out.append(_node_condition(rec, node, line, "not Ready"))
+        pressure = parse.lines_matching(rec.output, r"^\s*(MemoryPressure|DiskPressure|PIDPressure)\s+True\b")
+        out += [_node_condition(rec, node, line, "under " + line.split()[0]) for line in pressure]
+        not_ready = parse.lines_matching(rec.output, r"^\s*Ready\s+(False|Unknown)\b")
+        out += [_node_condition(rec, node, line, "not Ready") for line in not_ready]
     return out
 
 
@@ -382,8 +388,10 @@ def _throttling(ctx: _Ctx) -> list[Finding]:
                     f"only {limit} (limits.cpu), far below what it uses" + (f" (it runs `{cmd}`)." if cmd else "."),
                     evidence=[_ev(rec, f"Limits: cpu: {limit}")] + ([_ev(rec, f"Command: {cmd}")] if cmd else []),
                     remediation=[
-                        f"Increase the CPU limit of {c.name} above {limit} (or remove the CPU limit and keep a "
-                        "realistic request), or make the workload use less CPU."
+                        (
+                            f"Increase the CPU limit of {c.name} above {limit} (or remove the CPU limit and keep a "
+                            "realistic request), or make the workload use less CPU."
+                        )
                     ],
                     confidence=0.85,
                 )
@@ -402,16 +410,20 @@ _LOG_RULES: tuple[tuple[str, str, str, str, float], ...] = (
         "cert_expired",
         r"(?i)certificate (has )?expired|x509: certificate has expired|ExpiredCert|cert(ificate)? expired",
         "The TLS/SSL certificate has expired (certificate expired): {q}",
-        "Renew the certificate and update the Secret/ConfigMap that holds it, then restart the pod; "
-        "monitor certificate expiry (e.g. cert-manager).",
+        (
+            "Renew the certificate and update the Secret/ConfigMap that holds it, then restart the pod; "
+            "monitor certificate expiry (e.g. cert-manager)."
+        ),
         0.9,
     ),
     (
         "syntax_error",
         r"(?i)syntax error",
         "The container's shell script has a syntax error: {q}",
-        "Fix the script in the command/args (an unmatched keyword such as a stray `fi` or a missing `if`/`then`), "
-        "test it with `sh -n`, then re-create the workload.",
+        (
+            "Fix the script in the command/args (an unmatched keyword such as a stray `fi` or a missing `if`/`then`), "
+            "test it with `sh -n`, then re-create the workload."
+        ),
         0.9,
     ),
     (
@@ -503,7 +515,9 @@ def _network(ctx: _Ctx) -> list[Finding]:
                 confidence=0.7,
             )
             for pol in policies:
-                if re.search(r"Egress", pol.output) and re.search(r"egress:\s*\[\]|^(?!.*egress:)", pol.output, re.S):
+                # policyTypes names Egress and no rule allows any: everything, DNS included, is denied.
+                denies_all = re.search(r"egress:\s*\[\]|^(?!.*egress:)", pol.output, re.DOTALL)
+                if re.search(r"Egress", pol.output) and denies_all:
                     pname = pol.args.get("name")
                     f.cause = (
                         f"NetworkPolicy {pname} denies all egress from the pods it selects in namespace "
@@ -511,8 +525,10 @@ def _network(ctx: _Ctx) -> list[Finding]:
                     )
                     f.evidence += [_ev(pol, f"name: {pname}"), _ev(pol, parse.line_matching(pol.output, "egress"))]
                     f.remediation = [
-                        f"Add an egress rule to NetworkPolicy {pname} (or a new policy) allowing UDP/TCP 53 to "
-                        "kube-dns in kube-system and traffic to the services the pod calls.",
+                        (
+                            f"Add an egress rule to NetworkPolicy {pname} (or a new policy) allowing UDP/TCP 53 to "
+                            "kube-dns in kube-system and traffic to the services the pod calls."
+                        ),
                     ]
                     f.confidence = 0.9
             out.append(f)
@@ -527,8 +543,10 @@ def _network(ctx: _Ctx) -> list[Finding]:
                 cause=f"Pod {pod} cannot connect to {target or 'a dependency'}: {conn[:200].rstrip('.')}.",
                 evidence=[_ev(rec, conn)],
                 remediation=[
-                    f"Check that {target or 'the dependency'} is up, reachable and correctly named (Service, "
-                    "port, NetworkPolicy), and that its connection pool is not exhausted."
+                    (
+                        f"Check that {target or 'the dependency'} is up, reachable and correctly named (Service, "
+                        "port, NetworkPolicy), and that its connection pool is not exhausted."
+                    )
                 ],
                 confidence=0.8,
             )
@@ -576,8 +594,10 @@ def _latency(ctx: _Ctx) -> list[Finding]:
             + ("." if len(slow) == 1 else f" (the deepest slow service among {len(slow)} with slow requests)."),
             evidence=[_ev(rec, line)] + ([_ev(rec, before)] if before else []),
             remediation=[
-                f"Find what {service} waits on in the slow requests (a database query or stored procedure, a lock, "
-                "an external call): trace or time it, then optimise, index or cache it.",
+                (
+                    f"Find what {service} waits on in the slow requests (a database query or stored procedure, a lock, "
+                    "an external call): trace or time it, then optimise, index or cache it."
+                ),
                 "Add a latency SLO alert per dependency so the slow hop is named directly.",
             ],
             confidence=0.7,
@@ -655,9 +675,9 @@ def _traces(ctx: _Ctx) -> list[Finding]:
         blocks = re.split(r"\n(?=\s*[├└│ ]*─ )", rec.output)
         for block in blocks:
             head = re.search(r"─ (\S+) \(([^)]+)\) - ([\d.]+)ms", block)
-            stmt = re.search(r"db\.statement: (.*)", block)
-            if head and stmt and (best is None or float(head.group(3)) > best[0]):
-                best = (float(head.group(3)), rec, head.group(2), stmt.group(1).strip())
+            statement = re.search(r"db\.statement: (.*)", block)
+            if head and statement and (best is None or float(head.group(3)) > best[0]):
+                best = (float(head.group(3)), rec, head.group(2), statement.group(1).strip())
     if best is None:
         return []
     ms, rec, service, stmt = best

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_HEADER_WORD = re.compile(r"\S+(?: \S+)?")
-
 
 @dataclass
 class Row:
@@ -55,7 +53,7 @@ class Event:
 
 
 _DESCRIBE_EVENT = re.compile(r"^\s+(Normal|Warning)\s+(\S+)\s+\S.*?\s{2,}(\S+)\s{2,}(.*)$")
-_YAML_ITEM = re.compile(r"^- ", re.M)
+_YAML_ITEM = re.compile(r"^- ", re.MULTILINE)
 
 
 def events(text: str, default_obj: str = "") -> list[Event]:
@@ -63,14 +61,12 @@ def events(text: str, default_obj: str = "") -> list[Event]:
     found: list[Event] = []
     rows = table(text)
     if rows and "REASON" in rows[0].cells:
-        for r in rows:
-            found.append(Event(r.get("TYPE"), r.get("REASON"), r.get("OBJECT"), r.get("MESSAGE"), r.line.strip()))
-        return found
+        return [Event(r.get("TYPE"), r.get("REASON"), r.get("OBJECT"), r.get("MESSAGE"), r.line.strip()) for r in rows]
     if "InvolvedObject" in text:
         for block in _YAML_ITEM.split(text)[1:]:
 
             def val(key: str, block: str = block) -> str:
-                m = re.search(rf"^\s*{key}:\s*(.*)$", block, re.M)
+                m = re.search(rf"^\s*{key}:\s*(.*)$", block, re.MULTILINE)
                 return m.group(1).strip().strip("'\"") if m else ""
 
             msg = val("Message")
@@ -199,7 +195,7 @@ def containers(describe: str) -> list[Container]:
 
 def field_value(text: str, key: str) -> str:
     """A top-level `Key: value` of a describe text."""
-    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*)$", text, re.M)
+    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*)$", text, re.MULTILINE)
     return m.group(1).strip() if m else ""
 
 

@@ -176,36 +176,67 @@ def _follow_ups(t: Target, state: InvestigationState) -> list[ToolCall]:
             continue
         if rec.tool in ("pods_list_in_namespace", "resources_list") and rec.args.get("kind", "Pod") == "Pod":
             calls += _pods_from_listing(rec, t, state)
-        if rec.tool in ("resources_get", "pods_get") and rec.args.get("kind", "Pod") == "Pod":
-            calls += _containers_to_read(rec)
-        if rec.tool == "pods_log" and _DNS_ERROR.search(rec.output):
-            ns = str(rec.args.get("namespace") or t.namespace or "")
-            calls.append(
-                ToolCall(
-                    tool="resources_list",
-                    args={"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "namespace": ns},
-                    reason="DNS lookups fail: does a NetworkPolicy block egress?",
-                )
-            )
-        if rec.tool == "resources_list" and rec.args.get("kind") == "NetworkPolicy":
+        elif rec.tool in ("resources_get", "pods_get") and rec.args.get("kind", "Pod") == "Pod":
+            calls += _containers_to_read(rec) + _claims(rec, state)
+        elif rec.tool == "pods_log":
+            calls += _from_logs(rec, t)
+        elif rec.tool == "resources_list" and rec.args.get("kind") == "NetworkPolicy":
             ns = str(rec.args.get("namespace") or "")
-            for row in parse.table(rec.output)[:3]:
-                calls.append(_get("networking.k8s.io/v1", "NetworkPolicy", row.get("NAME"), ns, "read the policy"))
-        if rec.tool == "pods_log" and re.search(r"(?i)connect|connection", rec.output):
-            m = _HOST_PORT.search(rec.output)
-            ns = str(rec.args.get("namespace") or "")
-            if m and ns:
-                calls.append(
-                    ToolCall(
-                        tool="resources_list",
-                        args={"apiVersion": "v1", "kind": "Service", "namespace": ns},
-                        reason=f"does the service {m.group(1)} the logs cannot reach exist?",
-                    )
-                )
-        for claim in re.findall(r"ClaimName:\s+(\S+)", rec.output):
-            if rec.tool in ("resources_get", "pods_get") and _pod_pending(state):
-                calls.append(_get("v1", "PersistentVolumeClaim", claim, str(rec.args.get("namespace")), "the claim"))
+            calls += [
+                _get("networking.k8s.io/v1", "NetworkPolicy", row.get("NAME"), ns, "read the policy")
+                for row in parse.table(rec.output)[:3]
+            ]
+        elif rec.tool == "tempo_fetch_traces":
+            calls += _slowest_traces(rec)
+    if "tempo_fetch_traces" in state.tool_names():
+        calls.append(ToolCall(tool="tempo_fetch_traces", args={}, reason="recent traces: where does the time go?"))
     return calls
+
+
+def _from_logs(rec: CallRecord, t: Target) -> list[ToolCall]:
+    """DNS failures -> the namespace's NetworkPolicies; connection errors to a host -> its Services."""
+    ns = str(rec.args.get("namespace") or t.namespace or "")
+    if not ns:
+        return []
+    if _DNS_ERROR.search(rec.output):
+        return [
+            ToolCall(
+                tool="resources_list",
+                args={"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "namespace": ns},
+                reason="DNS lookups fail: does a NetworkPolicy block egress?",
+            )
+        ]
+    m = _HOST_PORT.search(rec.output) if re.search(r"(?i)connect|connection", rec.output) else None
+    if m:
+        return [
+            ToolCall(
+                tool="resources_list",
+                args={"apiVersion": "v1", "kind": "Service", "namespace": ns},
+                reason=f"does the service {m.group(1)} the logs cannot reach exist?",
+            )
+        ]
+    return []
+
+
+def _claims(rec: CallRecord, state: InvestigationState) -> list[ToolCall]:
+    """The claims of a pending pod (an unbound claim keeps it from being scheduled)."""
+    if not _pod_pending(state):
+        return []
+    ns = str(rec.args.get("namespace"))
+    return [_get("v1", "PersistentVolumeClaim", claim, ns, "the pod's claim") for claim in _CLAIM.findall(rec.output)]
+
+
+_CLAIM = re.compile(r"[Cc]laimName:\s+(\S+)")
+_TRACE = re.compile(r"traceID=([0-9a-f]+)\)? ?\(durationMs=(\d+)\)")
+
+
+def _slowest_traces(rec: CallRecord) -> list[ToolCall]:
+    """The two slowest traces of a listing, to read their spans."""
+    traces = sorted(((int(ms), tid) for tid, ms in _TRACE.findall(rec.output)), reverse=True)[:2]
+    return [
+        ToolCall(tool="tempo_fetch_trace_by_id", args={"trace_id": tid}, reason=f"slow trace ({ms} ms)")
+        for ms, tid in traces
+    ]
 
 
 def _pods_from_listing(rec: CallRecord, t: Target, state: InvestigationState) -> list[ToolCall]:
@@ -220,7 +251,7 @@ def _pods_from_listing(rec: CallRecord, t: Target, state: InvestigationState) ->
         name = row.get("NAME")
         status = row.get("STATUS")
         restarts = row.get("RESTARTS").split(" ")[0]
-        if status in ("Pending",):
+        if status == "Pending":
             calls.append(_describe_pod(name, ns, state, f"pending pod {name}"))
             continue
         previous = restarts not in ("", "0") and status != "Error"
@@ -239,7 +270,7 @@ def _containers_to_read(rec: CallRecord) -> list[ToolCall]:
     name, ns = rec.args.get("name"), rec.args.get("namespace")
     for c in parse.containers(rec.output):
         reason = c.state_reason() or c.last_reason()
-        if reason and reason not in ("Running", "Completed", "PodInitializing") or c.init and reason:
+        if (reason and reason not in ("Running", "Completed", "PodInitializing")) or (c.init and reason):
             args: dict[str, Any] = {"name": name, "namespace": ns, "container": c.name}
             if c.value("Restart Count") not in ("", "0"):
                 args["previous"] = True

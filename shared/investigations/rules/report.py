@@ -50,8 +50,7 @@ def _analysis(
             head + "**Could not investigate: no tools are available.** No MCP server offered any tool (none is "
             "configured or it is unreachable), so no cluster data could be read and no cause can be named.\n\n"
             "**Next:** connect or enable a Kubernetes MCP server (e.g. kubernetes-mcp-server) for this cluster "
-            "and run the investigation again"
-            + (", or follow the runbook's steps by hand." if state.runbook else ".")
+            "and run the investigation again" + (", or follow the runbook's steps by hand." if state.runbook else ".")
         )
     if lead is None:
         checked = ", ".join(sorted({c.tool for c in state.calls})) or "nothing"
