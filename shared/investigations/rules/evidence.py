@@ -113,7 +113,7 @@ def _container_states(ctx: _Ctx) -> list[Finding]:
     out: list[Finding] = []
     for rec in ctx.pods:
         pod = str(rec.args.get("name"))
-        for c in parse.containers(rec.output):
+        for c in parse.containers(rec.output) or parse.yaml_containers(rec.output):
             out += _one_container(rec, pod, c)
         if "OOMKilled" in rec.output and not any(f.rule == "oom" for f in out):
             out.append(_oom(rec, pod, None))
@@ -303,11 +303,16 @@ def _events(ctx: _Ctx) -> list[Finding]:
 
 
 def _scheduling(rec: CallRecord, e: parse.Event, ctx: _Ctx) -> Finding:
-    reasons = re.findall(r"\d+ (Insufficient [\w./-]+|Too many pods|node\(s\) [^,.]+)", e.message)
+    found = re.findall(r"\d+ (Insufficient [\w./-]+|Too many pods|node\(s\) [^,.]+)", e.message)
+    reasons = [r.rstrip(".") for r in found]
+    if "unbound immediate PersistentVolumeClaims" in e.message:
+        reasons.append("unbound PersistentVolumeClaim")
     what = ", ".join(dict.fromkeys(reasons)) or "no node fits"
     fixes = []
     for r in reasons:
-        if r.startswith("Insufficient"):
+        if r == "unbound PersistentVolumeClaim":
+            fixes.append("bind the pod's PersistentVolumeClaim (see the claim's events: StorageClass, provisioner)")
+        elif r.startswith("Insufficient"):
             res = r.split(" ", 1)[1]
             fixes.append(f"lower the {res} request or add nodes with enough {res} (e.g. a node pool that has it)")
         elif r == "Too many pods":
@@ -553,9 +558,10 @@ def _network(ctx: _Ctx) -> list[Finding]:
             if host:
                 for svc in services:
                     names = {r.get("NAME") for r in parse.table(svc.output)}
-                    if host.group(1).split(".")[0] not in names:
-                        f.cause += f" No Service named {host.group(1).split('.')[0]} exists in the namespace."
-                        f.evidence.append(_ev(svc, f"services: {', '.join(sorted(n for n in names if n))[:200]}"))
+                    short = host.group(1).split(".")[0]
+                    if names and short not in names:
+                        # An absence cannot be quoted: the cause says how many services were listed instead.
+                        f.cause += f" No Service named {short} is among the {len(names)} services of the namespace."
             out.append(f)
     return out
 
@@ -702,7 +708,8 @@ def _exit_codes(ctx: _Ctx) -> list[Finding]:
             code = c.value("Exit Code")
             if code and code not in ("0", "137"):
                 logs = [lg for lg in ctx.logs if lg.args.get("name") == pod and lg.output.strip()]
-                tail = [ln.strip() for ln in (logs[0].output.splitlines() if logs else []) if ln.strip()][-2:]
+                lines = logs[0].output.splitlines() if logs else []
+                tail = [ln.strip() for ln in lines if ln.strip() and "has not logged any message" not in ln][-2:]
                 out.append(
                     Finding(
                         rule="exit_code",

@@ -217,3 +217,47 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 def words(text: str) -> list[str]:
     """Lower-case words of a text, CamelCase split (`MinishopHighLatency` -> minishop, high, latency)."""
     return [w.lower() for w in _CAMEL.findall(text)]
+
+
+_STATUS_SECTION = re.compile(r"^(\s*)(initContainerStatuses|containerStatuses):\s*$", re.M)
+
+
+def yaml_containers(text: str) -> list[Container]:
+    """Container statuses of a pod in YAML (what kubernetes-mcp-server's pods_get returns), read into the
+    same shape as a description's container blocks so that one set of rules reads both."""
+    found: list[Container] = []
+    for m in _STATUS_SECTION.finditer(text):
+        indent = len(m.group(1))
+        body: list[str] = []
+        for line in text[m.end() + 1 :].splitlines():
+            if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith("- "):
+                break
+            body.append(line)
+        for item in re.split(r"\n\s*- ", "\n" + "\n".join(body))[1:]:
+            found.append(_status_item(item, m.group(2).startswith("init"), text))
+    return found
+
+
+def _status_item(item: str, init: bool, whole: str) -> Container:
+    def key(name: str, block: str) -> str:
+        m = re.search(rf"^\s*{name}:\s*(.+)$", block, re.M)
+        return m.group(1).strip().strip("'\"") if m else ""
+
+    name = key("name", item)
+    last = item.split("lastState:", 1)[1].split("\n    name:", 1)[0] if "lastState:" in item else ""
+    current = item.split("\n    state:", 1)[1] if "\n    state:" in item else ""
+    lines = []
+    if current:
+        lines += [f"State: {key('(waiting|running|terminated)', current)}", f"  Reason: {key('reason', current)}"]
+    if key("reason", last):
+        lines += ["Last State: Terminated", f"  Reason: {key('reason', last)}", f"  Exit Code: {key('exitCode', last)}"]
+        if key("message", last):
+            lines.append(f"  Message: {key('message', last)}")
+    lines.append(f"Restart Count: {key('restartCount', item)}")
+    spec = re.search(rf"- (?:[^\n]*\n)*?\s*name: {re.escape(name)}\n(?:.*\n)*?\s*resources:\n((?:\s+.*\n)*)", whole)
+    if spec:
+        limits = re.search(r"limits:\n((?:\s{8,}\S+: \S+\n)+)", spec.group(1))
+        if limits:
+            lines.append("Limits:")
+            lines += ["  " + ln.strip().replace('"', "") for ln in limits.group(1).splitlines()]
+    return Container(name, init, lines)
