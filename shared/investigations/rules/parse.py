@@ -219,7 +219,7 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _CAMEL.findall(text)]
 
 
-_STATUS_SECTION = re.compile(r"^(\s*)(initContainerStatuses|containerStatuses):\s*$", re.M)
+_STATUS_SECTION = re.compile(r"^(\s*)(initContainerStatuses|containerStatuses):\s*$", re.MULTILINE)
 
 
 def yaml_containers(text: str) -> list[Container]:
@@ -233,14 +233,14 @@ def yaml_containers(text: str) -> list[Container]:
             if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith("- "):
                 break
             body.append(line)
-        for item in re.split(r"\n\s*- ", "\n" + "\n".join(body))[1:]:
-            found.append(_status_item(item, m.group(2).startswith("init"), text))
+        items = re.split(r"\n\s*- ", "\n" + "\n".join(body))[1:]
+        found += [_status_item(item, m.group(2).startswith("init"), text) for item in items]
     return found
 
 
 def _status_item(item: str, init: bool, whole: str) -> Container:
     def key(name: str, block: str) -> str:
-        m = re.search(rf"^\s*{name}:\s*(.+)$", block, re.M)
+        m = re.search(rf"^\s*{name}:\s*(.+)$", block, re.MULTILINE)
         return m.group(1).strip().strip("'\"") if m else ""
 
     name = key("name", item)
