@@ -287,10 +287,15 @@ _RUNBOOK_KINDS = (
 
 
 def _runbook_calls(t: Target, state: InvestigationState) -> list[ToolCall]:
-    """Listings the runbook asks for, after the first iteration (the alert's own objects go first)."""
+    """PromQL the runbook asks to graph (when a Prometheus tool is offered); listings it mentions, after the
+    first iteration (the alert's own objects go first)."""
+    queries = [
+        ToolCall(tool="prometheus_execute_range_query", args={"query": q}, reason="the runbook asks for this query")
+        for q in promql(state.runbook or "")[:2]
+    ]
     if not state.runbook or not t.namespace or not state.calls:
-        return []
-    return [
+        return queries
+    return queries + [
         ToolCall(
             tool="resources_list",
             args={"apiVersion": api, "kind": kind, "namespace": t.namespace},
@@ -299,3 +304,28 @@ def _runbook_calls(t: Target, state: InvestigationState) -> list[ToolCall]:
         for pattern, api, kind in _RUNBOOK_KINDS
         if re.search(pattern, state.runbook)
     ]
+
+
+_PROMQL_START = re.compile(r"\b(?:avg|sum|max|min|count|rate|irate|increase|histogram_quantile|topk)\b ?(?:by ?\()?")
+
+
+def promql(text: str) -> list[str]:
+    """PromQL expressions written in a text: an aggregation or rate call with balanced parentheses."""
+    found: list[str] = []
+    pos = 0
+    while m := _PROMQL_START.search(text, pos):
+        depth, i, end = 0, m.start(), None
+        while i < len(text) and text[i] != "\n":
+            if text[i] == "(":
+                depth += 1
+            elif text[i] == ")":
+                depth -= 1
+                if depth == 0 and (i + 1 == len(text) or text[i + 1] != "("):
+                    end = i + 1
+                    break
+            i += 1
+        expr = text[m.start() : end] if end else ""
+        if expr and "[" in expr and expr not in found:
+            found.append(expr)
+        pos = end or m.end()
+    return found

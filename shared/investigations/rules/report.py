@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from shared.investigations.rules.evidence import findings
@@ -44,7 +45,7 @@ def _analysis(
 ) -> str:
     ns = target_of(state.alert).namespace
     where = f" on `{subject}`" + (f" (namespace `{ns}`)" if ns and ns != subject else "") if subject else ""
-    head = f"**{alertname or 'Alert'}**{where}, firing since {_date(when)}.\n\n"
+    head = f"**{alertname or 'Alert'}**{where}, firing since {_date(when)}.\n\n" + _windows(state)
     if not state.tools:
         return _fit(
             head + "**Could not investigate: no tools are available.** No MCP server offered any tool (none is "
@@ -130,3 +131,14 @@ def _iterations(state: InvestigationState) -> list[dict[str, Any]]:
     for c in state.calls:
         by_iter.setdefault(c.iteration, []).append(f"{c.tool}{' (error)' if c.is_error else ''}")
     return [{"iteration": i, "calls": calls} for i, calls in sorted(by_iter.items())]
+
+
+_WINDOW = re.compile(r'"start":\s*"([^"]+)",\s*"end":\s*"([^"]+)"')
+
+
+def _windows(state: InvestigationState) -> str:
+    """The time windows of the metric queries made, so a reader knows which period the data covers."""
+    spans = {m.groups() for c in state.calls if c.tool.startswith("prometheus_") for m in _WINDOW.finditer(c.output)}
+    if not spans:
+        return ""
+    return "**Metrics queried for:** " + "; ".join(f"{_date(a)} to {_date(b)}" for a, b in sorted(spans)) + ".\n\n"

@@ -163,3 +163,12 @@ def test_the_real_servers_yaml_pods_and_events_are_read() -> None:
     assert "128Mi" in found["oom"].cause
     assert "crashloop" in found
     assert "Readiness probe failed" in found["probe"].evidence[0].quote
+
+
+def test_the_runbooks_promql_is_queried_when_prometheus_is_offered() -> None:
+    scenario = scenarios.load(scenarios.FIXTURES / "17_investigate_correct_date.json")
+    scenario["available_tools"] = ["prometheus_execute_range_query", "resources_get"]
+    result, state = run(scenario)
+    queries = [c.args["query"] for c in state.calls if c.tool == "prometheus_execute_range_query"]
+    assert queries == ["avg by(node,mode)(rate(node_cpu_seconds_total[5m]))"]
+    assert "Metrics queried for:** 2025-08-25 05:25:00 UTC to 2025-08-25 05:55:00 UTC" in result["analysis"]
