@@ -1,0 +1,422 @@
+"""Evidence rules: what the tool outputs say (OOMKilled, exit codes, pull errors, scheduling, DNS, latency...)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+
+from shared.investigations.rules import parse
+from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_lines, ev
+from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
+from shared.investigations.rules.planner import is_heartbeat
+from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
+
+
+def findings(state: InvestigationState) -> list[Finding]:
+    """Every finding the evidence rules draw from the calls made, strongest first (deterministic order)."""
+    ctx = Context(state)
+    found: list[Finding] = []
+    for rule in _RULES:
+        found += rule(ctx)
+    seen: set[tuple[str, str]] = set()
+    unique: list[Finding] = []
+    for f in found:
+        if (f.rule, f.subject) not in seen:
+            seen.add((f.rule, f.subject))
+            unique.append(f)
+    return sorted(unique, key=lambda f: (f.symptom, -f.confidence))
+
+
+def _heartbeat(ctx: Context) -> list[Finding]:
+    if not is_heartbeat(ctx.state.alert):
+        return []
+    name = ctx.target.alertname or "This alert"
+    return [
+        Finding(
+            rule="heartbeat",
+            subject=name,
+            cause=(
+                f"{name} is not an issue: it is a heartbeat alert, always firing by design, that proves the "
+                "alerting pipeline (Prometheus to Alertmanager to its receivers) works. It is expected behaviour."
+            ),
+            evidence=alert_lines(ctx, r"(?i)always (be )?firing|alerting pipeline"),
+            remediation=[
+                "No action is needed while it fires.",
+                (
+                    "Route it to a dead man's switch (e.g. DeadMansSnitch, a heartbeat monitor) so that its absence "
+                    "pages someone: if it stops firing, the alerting pipeline is broken."
+                ),
+            ],
+            confidence=0.95,
+        )
+    ]
+
+
+def _container_states(ctx: Context) -> list[Finding]:
+    """OOMKilled, exit codes, command not found, CrashLoopBackOff, image pull errors, from pod descriptions."""
+    out: list[Finding] = []
+    for rec in ctx.pods:
+        pod = str(rec.args.get("name"))
+        for c in parse.containers(rec.output) or parse.yaml_containers(rec.output):
+            out += _one_container(rec, pod, c)
+        if "OOMKilled" in rec.output and not any(f.rule == "oom" for f in out):
+            out.append(_oom(rec, pod, None))
+    return out
+
+
+def _one_container(rec: CallRecord, pod: str, c: parse.Container) -> list[Finding]:
+    out: list[Finding] = []
+    state, last = c.state_reason(), c.last_reason()
+    kind = "init container" if c.init else "container"
+    if "OOMKilled" in (state, last):
+        out.append(_oom(rec, pod, c))
+    message = c.value("Message", after="Last State:") or c.value("Message")
+    m = re.search(r'exec: "([^"]+)": (executable file not found in \$PATH|no such file or directory)', message)
+    if m:
+        out.append(_command_not_found(rec, pod, c, m.group(1), c.line_with("Message:")))
+    if state in ("ImagePullBackOff", "ErrImagePull", "InvalidImageName"):
+        out.append(
+            Finding(
+                rule="image_pull",
+                subject=pod,
+                cause=f"The image `{c.value('Image')}` of {kind} {c.name} in pod {pod} cannot be pulled ({state}).",
+                evidence=[ev(rec, c.line_with(r"Image:")), ev(rec, c.line_with(r"Reason:"))],
+                remediation=["Fix the image name/tag or the registry credentials (see the pull error)."],
+                confidence=0.8,
+            )
+        )
+    if state == "CrashLoopBackOff":
+        exit_code = c.value("Exit Code")
+        detail = f" (last exit: {last or 'unknown'}, exit code {exit_code})" if exit_code else ""
+        out.append(
+            Finding(
+                rule="crashloop",
+                subject=pod,
+                cause=f"{kind.capitalize()} {c.name} of pod {pod} is in CrashLoopBackOff (crash loop){detail}.",
+                evidence=[ev(rec, c.line_with(r"Reason:\s+CrashLoopBackOff"))]
+                + ([ev(rec, c.line_with(r"Exit Code:"))] if exit_code else []),
+                remediation=["Fix the cause of the crash below; the restarts stop once the container stays up."],
+                confidence=0.6,
+                symptom=True,
+            )
+        )
+        if exit_code == "0":
+            out.append(
+                Finding(
+                    rule="exits_zero",
+                    subject=pod,
+                    cause=f"{kind.capitalize()} {c.name} exits by itself (exit code 0, Completed) and is restarted.",
+                    evidence=[ev(rec, c.line_with(r"Reason:\s+Completed")), ev(rec, c.line_with(r"Exit Code:"))],
+                    remediation=["Make the command run in the foreground, or check why it decides to stop."],
+                    confidence=0.45,
+                    symptom=True,
+                )
+            )
+    return out
+
+
+def _oom(rec: CallRecord, pod: str, c: parse.Container | None) -> Finding:
+    limit = c.quantity("Limits", "memory") if c else ""
+    name = f"container {c.name} of " if c else ""
+    evidence = [ev(rec, c.line_with(r"Reason:\s+OOMKilled") if c else "OOMKilled")]
+    if c and c.value("Exit Code") == "137":
+        evidence.append(ev(rec, c.line_with(r"Exit Code:\s+137")))
+    if limit:
+        evidence.append(ev(rec, f"Limits: memory: {limit}"))
+    return Finding(
+        rule="oom",
+        subject=pod,
+        cause=f"The {name}pod {pod} is OOMKilled (out of memory, exit code 137)"
+        + (f": it uses more than its {limit} memory limit." if limit else "."),
+        evidence=evidence,
+        remediation=[
+            "Raise the memory limit (and request) to what the process needs"
+            + (f", above {limit}" if limit else "")
+            + ", or reduce its memory use (leak, cache or batch size)."
+        ],
+        confidence=0.9,
+    )
+
+
+def _command_not_found(rec: CallRecord, pod: str, c: parse.Container, cmd: str, quote: str) -> Finding:
+    close = difflib.get_close_matches(cmd, KNOWN_COMMANDS, n=1, cutoff=0.6)
+    typo = f" `{cmd}` looks like a typo: the intended command is probably `{close[0]}`." if close else ""
+    kind = "init container" if c.init else "container"
+    return Finding(
+        rule="command_not_found",
+        subject=pod,
+        cause=f'The {kind} {c.name} of pod {pod} runs the command "{cmd}", which is not found '
+        f"(executable file not found in $PATH).{typo}",
+        evidence=[ev(rec, quote), ev(rec, f"Command: {' '.join(c.command())}")],
+        remediation=[
+            f"Fix the command in the pod spec: replace `{cmd}` with `{close[0]}`."
+            if close
+            else f"Fix the command `{cmd}` in the pod spec, or use an image that contains it."
+        ],
+        confidence=0.9,
+    )
+
+
+_PULL = re.compile(r'Failed to pull image "([^"]+)": (.*)')
+
+
+def _events(ctx: Context) -> list[Finding]:
+    """Pull errors with the registry message, scheduling failures, probe failures, Job backoff, volumes."""
+    out: list[Finding] = []
+    for rec, e in ctx.related_events():
+        m = _PULL.search(e.message)
+        if m:
+            auth = re.search(r"(?i)denied|unauthorized|authorization|forbidden|401|403", m.group(2))
+            out.append(
+                Finding(
+                    rule="image_pull_registry",
+                    subject=e.obj_name,
+                    cause=f"The image `{m.group(1)}` cannot be pulled (ErrImagePull / ImagePullBackOff): "
+                    + ("the registry denies access or the repository does not exist." if auth else m.group(2)[:160]),
+                    evidence=[ev(rec, e.message)],
+                    remediation=[
+                        f"Check that `{m.group(1)}` exists in the registry (name and tag)",
+                        "if it is private, add an imagePullSecret with credentials that can read it"
+                        if auth
+                        else "check the registry is reachable from the nodes",
+                    ],
+                    confidence=0.9,
+                )
+            )
+        elif e.reason == "FailedScheduling":
+            out.append(_scheduling(rec, e, ctx))
+        elif re.search(r"(?i)(liveness|readiness|startup) probe failed", e.message):
+            probe = re.search(r"(?i)(liveness|readiness|startup)", e.message)
+            out.append(
+                Finding(
+                    rule="probe",
+                    subject=e.obj_name,
+                    cause=f"The {probe.group(1).lower() if probe else ''} probe of {e.obj_name} fails: {e.message}",
+                    evidence=[ev(rec, e.message)],
+                    remediation=[
+                        (
+                            "Check the probe's path, port and timeout against the app; raise initialDelaySeconds or "
+                            "timeoutSeconds if the app is slow to answer, or fix the endpoint."
+                        )
+                    ],
+                    confidence=0.75,
+                )
+            )
+        elif e.reason == "BackoffLimitExceeded" or "backoff limit" in e.message:
+            out.append(
+                Finding(
+                    rule="job_backoff",
+                    subject=e.obj_name,
+                    cause=f"Job {e.obj_name} failed: it reached its backoff limit (BackoffLimitExceeded).",
+                    evidence=[ev(rec, e.line)],
+                    remediation=["Fix the cause of the pod failures, then delete and re-create the Job."],
+                    confidence=0.7,
+                    symptom=True,
+                )
+            )
+        elif re.search(r'(?i)(configmap|secret) "[^"]+" not found|CreateContainerConfigError', e.message):
+            out.append(
+                Finding(
+                    rule="missing_config",
+                    subject=e.obj_name,
+                    cause=f"{e.obj_name} cannot start: {e.message}",
+                    evidence=[ev(rec, e.message)],
+                    remediation=["Create the missing ConfigMap/Secret or fix its name in the pod spec."],
+                    confidence=0.85,
+                )
+            )
+        elif re.search(
+            r"(?i)ProvisioningFailed|FailedMount|FailedAttachVolume|unbound immediate", e.reason + e.message
+        ):
+            out.append(
+                Finding(
+                    rule="volume",
+                    subject=e.obj_name,
+                    cause=f"{e.obj_name}: volume problem ({e.reason}): {e.message}",
+                    evidence=[ev(rec, e.message)],
+                    remediation=[
+                        (
+                            "Check the PersistentVolumeClaim: its StorageClass exists and can provision, or a matching "
+                            "PersistentVolume is available; fix the claim or the class."
+                        )
+                    ],
+                    confidence=0.8,
+                )
+            )
+    return out
+
+
+def _scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
+    found = re.findall(r"\d+ (Insufficient [\w./-]+|Too many pods|node\(s\) [^,.]+)", e.message)
+    reasons = [r.rstrip(".") for r in found]
+    if "unbound immediate PersistentVolumeClaims" in e.message:
+        reasons.append("unbound PersistentVolumeClaim")
+    what = ", ".join(dict.fromkeys(reasons)) or "no node fits"
+    fixes = []
+    for r in reasons:
+        if r == "unbound PersistentVolumeClaim":
+            fixes.append("bind the pod's PersistentVolumeClaim (see the claim's events: StorageClass, provisioner)")
+        elif r.startswith("Insufficient"):
+            res = r.split(" ", 1)[1]
+            fixes.append(f"lower the {res} request or add nodes with enough {res} (e.g. a node pool that has it)")
+        elif r == "Too many pods":
+            fixes.append("add nodes or raise the nodes' max pods")
+        else:
+            fixes.append(f"check taints, affinity and node selectors ({r})")
+    return Finding(
+        rule="scheduling",
+        subject=e.obj_name,
+        cause=f"Pod {e.obj_name} cannot be scheduled (Pending, FailedScheduling): {what}.",
+        evidence=[ev(rec, e.message)],
+        remediation=fixes or ["Check the pod's requests, node selectors, affinity and taints against the nodes."],
+        confidence=0.9,
+    )
+
+
+def _nodes(ctx: Context) -> list[Finding]:
+    """Node conditions and pod capacity, from node descriptions."""
+    out: list[Finding] = []
+    for rec in ctx.gets:
+        if rec.args.get("kind") != "Node":
+            continue
+        node = str(rec.args.get("name"))
+        running = re.search(r"Non-terminated Pods:\s+\((\d+) in total\)", rec.output)
+        alloc = re.search(r"Allocatable:(?:\n\s+.*)*?\n\s+pods:\s+(\d+)", rec.output)
+        if running and alloc and int(running.group(1)) >= int(alloc.group(1)):
+            n, cap = running.group(1), alloc.group(1)
+            out.append(
+                Finding(
+                    rule="node_pods",
+                    subject=node,
+                    cause=f"Node {node} runs {n}/{cap} pods: it is at its pod capacity (max pods {cap}).",
+                    evidence=[ev(rec, running.group(0)), ev(rec, f"Allocatable: pods: {cap}")],
+                    remediation=[
+                        "Add nodes (or a larger instance type, whose max pods is higher) so pods spread out",
+                        "raise the kubelet's maxPods if the CNI allows it; remove unneeded pods.",
+                    ],
+                    confidence=0.85,
+                )
+            )
+        pressure = parse.lines_matching(rec.output, r"^\s*(MemoryPressure|DiskPressure|PIDPressure)\s+True\b")
+        out += [_node_condition(rec, node, line, "under " + line.split()[0]) for line in pressure]
+        not_ready = parse.lines_matching(rec.output, r"^\s*Ready\s+(False|Unknown)\b")
+        out += [_node_condition(rec, node, line, "not Ready") for line in not_ready]
+    return out
+
+
+def _node_condition(rec: CallRecord, node: str, line: str, what: str) -> Finding:
+    return Finding(
+        rule="node_condition",
+        subject=node + what,
+        cause=f"Node {node} is {what}.",
+        evidence=[ev(rec, line)],
+        remediation=["Check the kubelet and the node's resources; drain and repair or replace the node."],
+        confidence=0.8,
+    )
+
+
+def _throttling(ctx: Context) -> list[Finding]:
+    """CPU throttling: the alert says so and the description shows the CPU limit that causes it."""
+    text = f"{ctx.target.alertname} {ctx.state.alert.get('description', '')}"
+    if not re.search(r"(?i)throttl", text):
+        return []
+    out: list[Finding] = []
+    for rec in ctx.pods:
+        for c in parse.containers(rec.output):
+            if ctx.target.container and c.name != ctx.target.container:
+                continue
+            limit = c.quantity("Limits", "cpu") or _yaml_cpu_limit(rec.output)
+            if not limit:
+                continue
+            cmd = " ".join(c.command())
+            out.append(
+                Finding(
+                    rule="cpu_throttling",
+                    subject=str(rec.args.get("name")),
+                    cause=f"Container {c.name} of pod {rec.args.get('name')} is CPU throttled: its CPU limit is "
+                    f"only {limit} (limits.cpu), far below what it uses" + (f" (it runs `{cmd}`)." if cmd else "."),
+                    evidence=[ev(rec, f"Limits: cpu: {limit}")] + ([ev(rec, f"Command: {cmd}")] if cmd else []),
+                    remediation=[
+                        (
+                            f"Increase the CPU limit of {c.name} above {limit} (or remove the CPU limit and keep a "
+                            "realistic request), or make the workload use less CPU."
+                        )
+                    ],
+                    confidence=0.85,
+                )
+            )
+    return out
+
+
+def _yaml_cpu_limit(text: str) -> str:
+    m = re.search(r"limits:\s*\n\s+cpu:\s*(\S+)", text)
+    return m.group(1).strip("\"'") if m else ""
+
+
+def _exit_codes(ctx: Context) -> list[Finding]:
+    """A container that exits with an error code, with the last lines its logs printed."""
+    out: list[Finding] = []
+    for rec in ctx.pods:
+        pod = str(rec.args.get("name"))
+        for c in parse.containers(rec.output):
+            code = c.value("Exit Code")
+            if code and code not in ("0", "137"):
+                logs = [lg for lg in ctx.logs if lg.args.get("name") == pod and lg.output.strip()]
+                lines = logs[0].output.splitlines() if logs else []
+                tail = [ln.strip() for ln in lines if ln.strip() and "has not logged any message" not in ln][-2:]
+                out.append(
+                    Finding(
+                        rule="exit_code",
+                        subject=pod,
+                        cause=f"Container {c.name} of pod {pod} exits with code {code}"
+                        + (f"; its last log lines: {' / '.join(tail)}" if tail else "."),
+                        evidence=[ev(rec, c.line_with(r"Exit Code:"))] + [ev(logs[0], t) for t in tail if logs],
+                        remediation=["Read the error above and fix the application or its configuration."],
+                        confidence=0.4,
+                        symptom=True,
+                    )
+                )
+    return out
+
+
+def _job_status(ctx: Context) -> list[Finding]:
+    """A Job with failed pods and none succeeded."""
+    out: list[Finding] = []
+    for rec in ctx.gets:
+        if rec.args.get("kind") != "Job":
+            continue
+        status = parse.field_value(rec.output, "Pods Statuses")
+        m = re.search(r"(\d+) Succeeded / (\d+) Failed", status)
+        if m and m.group(1) == "0" and m.group(2) != "0":
+            limit = parse.field_value(rec.output, "Backoff Limit")
+            out.append(
+                Finding(
+                    rule="job_backoff",
+                    subject=str(rec.args.get("name")),
+                    cause=f"Job {rec.args.get('name')} failed: {m.group(2)} pods failed, none succeeded"
+                    + (f" (backoff limit {limit})." if limit else "."),
+                    evidence=[ev(rec, f"Pods Statuses: {status}")]
+                    + ([ev(rec, f"Backoff Limit: {limit}")] if limit else []),
+                    remediation=["Fix the cause of the pod failures, then delete and re-create the Job."],
+                    confidence=0.7,
+                    symptom=True,
+                )
+            )
+    return out
+
+
+_RULES: tuple[Callable[[Context], list[Finding]], ...] = (
+    _heartbeat,
+    _container_states,
+    _events,
+    log_lines,
+    network,
+    _nodes,
+    _throttling,
+    traces,
+    latency,
+    http_errors,
+    _job_status,
+    _exit_codes,
+)

@@ -1,0 +1,263 @@
+"""Readers for what Kubernetes tools print: `kubectl describe` text, pod YAML, aligned tables, event lists."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Row:
+    """One row of a table, by upper-case column name, plus the raw line to quote."""
+
+    cells: dict[str, str]
+    line: str
+
+    def get(self, column: str) -> str:
+        """A cell, or "" when the table has no such column."""
+        return self.cells.get(column, "")
+
+
+def table(text: str) -> list[Row]:
+    """Rows of a `kubectl get`-style table (columns aligned under an upper-case header); [] if none."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for i, header in enumerate(lines):
+        if re.match(r"^(NAME|NAMESPACE|LAST SEEN)\b", header) and header.upper() == header:
+            starts = [m.start() for m in re.finditer(r"(?<!\S)\S+(?: (?=SEEN|GATES|NODE\b|IP\b)\S+)?", header)]
+            names = [header[s:e].strip() for s, e in zip(starts, [*starts[1:], len(header)], strict=True)]
+            rows = []
+            for line in lines[i + 1 :]:
+                cells = {}
+                for j, (name, start) in enumerate(zip(names, starts, strict=True)):
+                    end = starts[j + 1] if j + 1 < len(starts) else None
+                    cells[name] = (line[start:end] if end is not None else line[start:]).strip()
+                rows.append(Row(cells, line))
+            return rows
+    return []
+
+
+@dataclass
+class Event:
+    """One Kubernetes event: type, reason, the object (Kind/name) and message, and the line to quote."""
+
+    type: str
+    reason: str
+    obj: str
+    message: str
+    line: str
+
+    @property
+    def obj_name(self) -> str:
+        """The object's name without its kind."""
+        return self.obj.split("/", 1)[-1]
+
+
+_DESCRIBE_EVENT = re.compile(r"^\s+(Normal|Warning)\s+(\S+)\s+\S.*?\s{2,}(\S+)\s{2,}(.*)$")
+_YAML_ITEM = re.compile(r"^- ", re.MULTILINE)
+
+
+def events(text: str, default_obj: str = "") -> list[Event]:
+    """Events from a `kubectl events` table, the real server's YAML list, or a describe's Events section."""
+    found: list[Event] = []
+    rows = table(text)
+    if rows and "REASON" in rows[0].cells:
+        return [Event(r.get("TYPE"), r.get("REASON"), r.get("OBJECT"), r.get("MESSAGE"), r.line.strip()) for r in rows]
+    if "InvolvedObject" in text:
+        for block in _YAML_ITEM.split(text)[1:]:
+
+            def val(key: str, block: str = block) -> str:
+                m = re.search(rf"^\s*{key}:\s*(.*)$", block, re.MULTILINE)
+                return m.group(1).strip().strip("'\"") if m else ""
+
+            msg = val("Message")
+            found.append(Event(val("Type"), val("Reason"), f"{val('Kind')}/{val('Name')}", msg, msg))
+        return found
+    in_events = False
+    for line in text.splitlines():
+        if line.startswith("Events:"):
+            in_events = True
+            continue
+        if in_events:
+            m = _DESCRIBE_EVENT.match(line)
+            if m:
+                found.append(Event(m.group(1), m.group(2), default_obj, m.group(4).strip(), line.strip()))
+    return found
+
+
+@dataclass
+class Container:
+    """A container block of a pod (or pod template) description."""
+
+    name: str
+    init: bool
+    lines: list[str] = field(default_factory=list)
+
+    def value(self, key: str, after: str | None = None) -> str:
+        """The value of `Key:` inside the block (after the line starting with `after`, when given)."""
+        started = after is None
+        for line in self.lines:
+            s = line.strip()
+            if not started:
+                started = s.startswith(after or "")
+                if started and s.startswith(f"{key}:"):
+                    return s.split(":", 1)[1].strip()
+                continue
+            if s.startswith(f"{key}:"):
+                return s.split(":", 1)[1].strip()
+        return ""
+
+    def state_reason(self) -> str:
+        """Reason of the current state (Waiting/Terminated)."""
+        return self._reason_in("State:")
+
+    def last_reason(self) -> str:
+        """Reason of the last terminated state."""
+        return self._reason_in("Last State:")
+
+    def _reason_in(self, head: str) -> str:
+        inside = False
+        for line in self.lines:
+            s = line.strip()
+            if s.startswith(head):
+                inside = True
+                continue
+            if inside:
+                if s.startswith("Reason:"):
+                    return s.split(":", 1)[1].strip()
+                if re.match(r"^(State|Last State|Ready|Restart Count):", s):
+                    return ""
+        return ""
+
+    def quantity(self, section: str, resource: str) -> str:
+        """A limit or request (`section` is Limits or Requests) of one resource, e.g. cpu -> 10m."""
+        inside = False
+        for line in self.lines:
+            s = line.strip()
+            if s.startswith(f"{section}:"):
+                inside = True
+                continue
+            if inside:
+                m = re.match(r"^([a-zA-Z0-9./-]+):\s+(\S+)$", s)
+                if not m:
+                    return ""
+                if m.group(1) == resource:
+                    return m.group(2)
+        return ""
+
+    def line_with(self, pattern: str) -> str:
+        """The first line of the block matching a regex, stripped (for quoting)."""
+        rx = re.compile(pattern)
+        return next((ln.strip() for ln in self.lines if rx.search(ln)), "")
+
+    def command(self) -> list[str]:
+        """Command and Args lines, as printed."""
+        out: list[str] = []
+        grab = False
+        indent = 0
+        for line in self.lines:
+            s = line.strip()
+            if s in ("Command:", "Args:"):
+                grab, indent = True, len(line) - len(line.lstrip())
+                continue
+            if grab:
+                if line.strip() and len(line) - len(line.lstrip()) > indent:
+                    out.append(s)
+                else:
+                    grab = False
+        return out
+
+
+def containers(describe: str) -> list[Container]:
+    """Container blocks of a `kubectl describe pod|deployment|job` text."""
+    found: list[Container] = []
+    section: bool | None = None  # True: init containers, False: containers, None: outside
+    current: Container | None = None
+    base = 0
+    for line in describe.splitlines():
+        s = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if s in ("Init Containers:", "Containers:"):
+            section, base, current = s.startswith("Init"), indent, None
+            continue
+        if section is None:
+            continue
+        if line.strip() and indent <= base:
+            section, current = None, None
+            continue
+        m = re.match(r"^([a-z0-9][-a-z0-9.]*):$", s)
+        if m and indent <= base + 3:
+            current = Container(m.group(1), bool(section))
+            found.append(current)
+        elif current is not None:
+            current.lines.append(line)
+    return found
+
+
+def field_value(text: str, key: str) -> str:
+    """A top-level `Key: value` of a describe text."""
+    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*)$", text, re.MULTILINE)
+    return m.group(1).strip() if m else ""
+
+
+def line_matching(text: str, pattern: str, flags: int = 0) -> str:
+    """The first line matching a regex, stripped, or ""."""
+    rx = re.compile(pattern, flags)
+    return next((ln.strip() for ln in text.splitlines() if rx.search(ln)), "")
+
+
+def lines_matching(text: str, pattern: str, flags: int = 0) -> list[str]:
+    """Every line matching a regex, stripped."""
+    rx = re.compile(pattern, flags)
+    return [ln.strip() for ln in text.splitlines() if rx.search(ln)]
+
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of a text, CamelCase split (`MinishopHighLatency` -> minishop, high, latency)."""
+    return [w.lower() for w in _CAMEL.findall(text)]
+
+
+_STATUS_SECTION = re.compile(r"^(\s*)(initContainerStatuses|containerStatuses):\s*$", re.MULTILINE)
+
+
+def yaml_containers(text: str) -> list[Container]:
+    """Container statuses of a pod in YAML (what kubernetes-mcp-server's pods_get returns), read into the
+    same shape as a description's container blocks so that one set of rules reads both."""
+    found: list[Container] = []
+    for m in _STATUS_SECTION.finditer(text):
+        indent = len(m.group(1))
+        body: list[str] = []
+        for line in text[m.end() + 1 :].splitlines():
+            if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith("- "):
+                break
+            body.append(line)
+        items = re.split(r"\n\s*- ", "\n" + "\n".join(body))[1:]
+        found += [_status_item(item, m.group(2).startswith("init"), text) for item in items]
+    return found
+
+
+def _status_item(item: str, init: bool, whole: str) -> Container:
+    def key(name: str, block: str) -> str:
+        m = re.search(rf"^\s*{name}:\s*(.+)$", block, re.MULTILINE)
+        return m.group(1).strip().strip("'\"") if m else ""
+
+    name = key("name", item)
+    last = item.split("lastState:", 1)[1].split("\n    name:", 1)[0] if "lastState:" in item else ""
+    current = item.split("\n    state:", 1)[1] if "\n    state:" in item else ""
+    lines = []
+    if current:
+        lines += [f"State: {key('(waiting|running|terminated)', current)}", f"  Reason: {key('reason', current)}"]
+    if key("reason", last):
+        lines += ["Last State: Terminated", f"  Reason: {key('reason', last)}", f"  Exit Code: {key('exitCode', last)}"]
+        if key("message", last):
+            lines.append(f"  Message: {key('message', last)}")
+    lines.append(f"Restart Count: {key('restartCount', item)}")
+    spec = re.search(rf"- (?:[^\n]*\n)*?\s*name: {re.escape(name)}\n(?:.*\n)*?\s*resources:\n((?:\s+.*\n)*)", whole)
+    if spec:
+        limits = re.search(r"limits:\n((?:\s{8,}\S+: \S+\n)+)", spec.group(1))
+        if limits:
+            lines.append("Limits:")
+            lines += ["  " + ln.strip().replace('"', "") for ln in limits.group(1).splitlines()]
+    return Container(name, init, lines)

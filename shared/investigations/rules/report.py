@@ -1,0 +1,144 @@
+"""The final report: a short Markdown analysis a person reads first, and the structured JSON behind it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from shared.investigations.rules.evidence import findings
+from shared.investigations.rules.state import Finding, InvestigationState, target_of
+
+_MAX_ANALYSIS = 2000
+
+
+def report(state: InvestigationState) -> dict[str, Any]:
+    """The report of the rule path: `analysis` (Markdown, <= 2,000 characters) plus the structured fields."""
+    found = findings(state)
+    causes = [f for f in found if not f.symptom]
+    symptoms = [f for f in found if f.symptom]
+    lead = causes[0] if causes else (symptoms[0] if symptoms else None)
+    t = target_of(state.alert)
+    when = str(state.alert.get("starts_at") or "")
+    subject = t.pod or t.deployment or t.job or t.statefulset or t.daemonset or t.node or t.namespace or ""
+    ordered = ([lead] if lead else []) + [f for f in symptoms + causes if f is not lead]
+    structured: dict[str, Any] = {
+        "root_cause": lead.cause if lead else None,
+        "evidence": [e.model_dump() for f in ordered for e in f.evidence if e.quote],
+        "impact": _impact(state, subject),
+        "remediation": list(dict.fromkeys(r for f in ordered for r in f.remediation)),
+        "prevention": _prevention(ordered),
+        "confidence": round(lead.confidence, 2) if lead else 0.1,
+        "iteration_summary": _iterations(state),
+        "findings": [f.model_dump() for f in ordered],
+        "alert_started_at": when,
+    }
+    if not state.tools:
+        structured["tools_unavailable"] = (
+            "No tools were available: no MCP server offered any tool, so nothing in the cluster could be checked."
+        )
+    structured["analysis"] = _analysis(state, t.alertname, subject, when, lead, ordered)
+    return structured
+
+
+def _analysis(
+    state: InvestigationState, alertname: str, subject: str, when: str, lead: Finding | None, ordered: list[Finding]
+) -> str:
+    ns = target_of(state.alert).namespace
+    where = f" on `{subject}`" + (f" (namespace `{ns}`)" if ns and ns != subject else "") if subject else ""
+    head = f"**{alertname or 'Alert'}**{where}, firing since {_date(when)}.\n\n" + _windows(state)
+    if not state.tools:
+        return _fit(
+            head + "**Could not investigate: no tools are available.** No MCP server offered any tool (none is "
+            "configured or it is unreachable), so no cluster data could be read and no cause can be named.\n\n"
+            "**Next:** connect or enable a Kubernetes MCP server (e.g. kubernetes-mcp-server) for this cluster "
+            "and run the investigation again" + (", or follow the runbook's steps by hand." if state.runbook else ".")
+        )
+    if lead is None:
+        checked = ", ".join(sorted({c.tool for c in state.calls})) or "nothing"
+        errors = sum(c.is_error for c in state.calls)
+        return _fit(
+            head + f"**No cause found.** {len(state.calls)} tool calls ({checked}; {errors} failed) showed no "
+            "known failure pattern.\n\n**Next:** "
+            + (
+                "follow the runbook's diagnosis steps; "
+                if state.runbook
+                else "check the alert's metric over the firing window, "
+            )
+            + "look at recent changes (deployments, config) and the logs of the affected workload."
+        )
+    parts = [head, f"**Root cause:** {lead.cause}\n\n**Evidence:**\n"]
+    quoted: set[str] = set()
+    for f in ordered[:4]:
+        for e in f.evidence[:2]:
+            if e.quote and e.quote not in quoted:
+                quoted.add(e.quote)
+                parts.append(f"- `{e.tool}` {_args(e.args)}: `{e.quote[:220]}`\n")
+    others = [f.cause for f in ordered[1:4]]
+    if others:
+        parts.append("\n**Also seen:** " + " ".join(others) + "\n")
+    fixes = list(dict.fromkeys(r for f in ordered[:3] for r in f.remediation))[:4]
+    parts.append("\n**Fix:** " + "; ".join(fixes) + "\n")
+    return _fit("".join(parts))
+
+
+def _args(args: dict[str, Any]) -> str:
+    keep = [str(args[k]) for k in ("kind", "name", "container") if args.get(k)]
+    if args.get("previous"):
+        keep.append("previous")
+    return "(" + " ".join(keep) + ")" if keep else ""
+
+
+def _fit(text: str) -> str:
+    """Trim to the limit at a line boundary, keeping the Fix paragraph (the last one) whole when possible."""
+    if len(text) <= _MAX_ANALYSIS:
+        return text
+    head, sep, fix = text.rpartition("\n**Fix:**")
+    if sep and len(fix) < _MAX_ANALYSIS // 2:
+        room = _MAX_ANALYSIS - len(sep) - len(fix) - 2
+        cut = head[:room]
+        cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+        return cut + "\n…" + sep + fix
+    return text[: _MAX_ANALYSIS - 1] + "…"
+
+
+def _date(when: str) -> str:
+    return when.replace("T", " ").replace("Z", " UTC") if when else "an unknown time"
+
+
+def _impact(state: InvestigationState, subject: str) -> str:
+    severity = str(state.alert.get("severity") or (state.alert.get("labels") or {}).get("severity") or "unknown")
+    return f"{subject or 'The alerted service'} is affected (severity {severity})."
+
+
+def _prevention(found: list[Finding]) -> list[str]:
+    rules = {f.rule for f in found}
+    tips = {
+        "oom": "Set memory requests/limits from measured usage and alert on usage near the limit.",
+        "cpu_throttling": "Size CPU limits from measured usage; alert on throttling before it hurts latency.",
+        "image_pull": "Check images exist and are pullable in CI before deploying.",
+        "command_not_found": "Test container commands in CI (run the image once) before deploying.",
+        "syntax_error": "Lint shell scripts (shellcheck, sh -n) in CI.",
+        "env_missing": "Validate required environment variables at deploy time (admission policy or CI).",
+        "cert_expired": "Automate certificate renewal and alert weeks before expiry.",
+        "scheduling": "Plan capacity for special resources; alert on Pending pods.",
+        "dns": "Test NetworkPolicies in staging; always allow DNS egress in a baseline policy.",
+    }
+    return [tip for rule, tip in tips.items() if rule in rules] or ["Add an alert or a check for this failure mode."]
+
+
+def _iterations(state: InvestigationState) -> list[dict[str, Any]]:
+    by_iter: dict[int, list[str]] = {}
+    for c in state.calls:
+        by_iter.setdefault(c.iteration, []).append(f"{c.tool}{' (error)' if c.is_error else ''}")
+    return [{"iteration": i, "calls": calls} for i, calls in sorted(by_iter.items())]
+
+
+_WINDOW = re.compile(r'"start":\s*"([^"]+)",\s*"end":\s*"([^"]+)"')
+
+
+def _windows(state: InvestigationState) -> str:
+    """The time windows of the metric queries made, so a reader knows which period the data covers."""
+    spans = {m.groups() for c in state.calls if c.tool.startswith("prometheus_") for m in _WINDOW.finditer(c.output)}
+    if not spans:
+        return ""
+    return "**Metrics queried for:** " + "; ".join(f"{_date(a)} to {_date(b)}" for a, b in sorted(spans)) + ".\n\n"
