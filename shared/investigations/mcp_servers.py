@@ -19,7 +19,7 @@ import re
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO, TypeVar, cast
@@ -186,6 +186,49 @@ def parse_servers(
             raise SettingsError(f"{label}: the name {server.name!r} is used twice; server names must be unique")
         servers.append(server)
     return servers
+
+
+_ENV = "FIREBREAK_INVESTIGATIONS_MCP_"
+
+
+class McpClientSettings(BaseModel):
+    """The MCP client's knobs, read from FIREBREAK_INVESTIGATIONS_MCP_<FIELD> (SERVERS is the JSON list)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    servers: list[McpServerConfig] = Field(default_factory=list, description="The servers to list and call.")
+    allow_stdio: bool = Field(False, description="Allow `command` servers (a local process); refused on Azure.")
+    list_timeout_seconds: float = Field(15.0, gt=0, le=300, description="Per server, connect and list.")
+    call_timeout_seconds: float = Field(30.0, gt=0, le=600, description="Per tool call, connect included.")
+    max_output_bytes: int = Field(32 * 1024, ge=256, description="Tool output kept per call (UTF-8 bytes).")
+    max_response_bytes: int = Field(
+        4 * 1024 * 1024, ge=64 * 1024, description="Largest HTTP response body read from a server."
+    )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, running_on_azure: bool) -> McpClientSettings:
+        """Read the settings; SettingsError names the variable (stdio on Azure is refused, as dev mode is)."""
+        allow = env.get(ALLOW_STDIO_SETTING, "").strip().lower()
+        if allow not in ("", "true", "false", "1", "0", "yes", "no"):
+            raise SettingsError(f"{ALLOW_STDIO_SETTING}: expected true or false")
+        allow_stdio = allow in ("true", "1", "yes")
+        if allow_stdio and running_on_azure:
+            raise SettingsError(
+                f"{ALLOW_STDIO_SETTING}=true is refused on Azure (WEBSITE_INSTANCE_ID is set): it would run "
+                "processes inside the Functions host. Give the MCP servers' Streamable HTTP urls instead."
+            )
+        values: dict[str, Any] = {
+            "servers": parse_servers(env.get(SERVERS_SETTING), allow_stdio=allow_stdio),
+            "allow_stdio": allow_stdio,
+        }
+        for name in ("list_timeout_seconds", "call_timeout_seconds", "max_output_bytes", "max_response_bytes"):
+            if (raw := env.get(_ENV + name.upper())) not in (None, ""):
+                values[name] = raw
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            problems = "; ".join(f"{_ENV}{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors())
+            raise SettingsError(f"Invalid setting(s): {problems}") from None
 
 
 class CatalogueTool(BaseModel):

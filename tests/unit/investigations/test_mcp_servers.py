@@ -11,6 +11,7 @@ from shared.core.settings import SettingsError
 from shared.investigations.mcp_servers import (
     ALLOW_STDIO_SETTING,
     SERVERS_SETTING,
+    McpClientSettings,
     McpServerConfig,
     ServerStatus,
     ToolCatalogue,
@@ -176,3 +177,26 @@ def test_truncation_cuts_on_a_character_boundary() -> None:
     assert (text, cut, size) == ("aéa", True, 12)
     text, cut, _ = truncate_utf8("ééé", 3)
     assert (text, cut) == ("é", True)
+
+
+def test_settings_from_the_environment() -> None:
+    env = {
+        SERVERS_SETTING: '[{"name": "local", "command": "npx", "args": ["-y", "kubernetes-mcp-server@latest"]}]',
+        ALLOW_STDIO_SETTING: "true",
+        "FIREBREAK_INVESTIGATIONS_MCP_CALL_TIMEOUT_SECONDS": "12.5",
+        "FIREBREAK_INVESTIGATIONS_MCP_MAX_OUTPUT_BYTES": "4096",
+    }
+    settings = McpClientSettings.from_env(env, running_on_azure=False)
+    assert [s.name for s in settings.servers] == ["local"]
+    assert (settings.allow_stdio, settings.call_timeout_seconds, settings.max_output_bytes) == (True, 12.5, 4096)
+    assert settings.list_timeout_seconds == 15.0
+    assert McpClientSettings.from_env({}, running_on_azure=True) == McpClientSettings()
+
+
+def test_stdio_is_refused_on_azure_and_bad_numbers_name_their_variable() -> None:
+    with pytest.raises(SettingsError, match="refused on Azure"):
+        McpClientSettings.from_env({ALLOW_STDIO_SETTING: "true"}, running_on_azure=True)
+    with pytest.raises(SettingsError, match="FIREBREAK_INVESTIGATIONS_MCP_CALL_TIMEOUT_SECONDS: Input should be"):
+        McpClientSettings.from_env({"FIREBREAK_INVESTIGATIONS_MCP_CALL_TIMEOUT_SECONDS": "-1"}, running_on_azure=False)
+    with pytest.raises(SettingsError, match=f"{ALLOW_STDIO_SETTING}: expected true or false"):
+        McpClientSettings.from_env({ALLOW_STDIO_SETTING: "maybe"}, running_on_azure=False)
