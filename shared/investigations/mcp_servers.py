@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO, TypeVar, cast
+from urllib.parse import urlsplit
 
 import httpx2
 import mcp_types as types
@@ -40,8 +41,9 @@ from shared.core.settings import SettingsError
 log = logging.getLogger("firebreak.investigations.mcp")
 _T = TypeVar("_T")
 
-SERVERS_SETTING = "FIREBREAK_INVESTIGATIONS_MCP_SERVERS"
-ALLOW_STDIO_SETTING = "FIREBREAK_INVESTIGATIONS_MCP_ALLOW_STDIO"
+_ENV = "FIREBREAK_INVESTIGATIONS_MCP_"
+SERVERS_SETTING = _ENV + "SERVERS"
+ALLOW_STDIO_SETTING = _ENV + "ALLOW_STDIO"
 
 # Headers the Streamable HTTP transport sets itself; a configured value would break the protocol.
 _TRANSPORT_HEADERS = frozenset(
@@ -109,6 +111,10 @@ class McpServerConfig(BaseModel):
             raise ValueError("'headers' belong to a 'url' server, not to a stdio server ('command')")
         if self.command is not None and not self.command.strip():
             raise ValueError("'command' is empty")
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("'url' must be an http(s) URL with a host, e.g. https://mcp.example.com/mcp")
         return self
 
     @property
@@ -186,9 +192,6 @@ def parse_servers(
             raise SettingsError(f"{label}: the name {server.name!r} is used twice; server names must be unique")
         servers.append(server)
     return servers
-
-
-_ENV = "FIREBREAK_INVESTIGATIONS_MCP_"
 
 
 class McpClientSettings(BaseModel):
@@ -380,9 +383,11 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         )
         response = await self._inner.handle_async_request(pinned)
         assert isinstance(response.stream, httpx2.AsyncByteStream)
-        if response.status_code >= 400:
-            # The SDK turns most statuses into a generic JSON-RPC error; the status is what the operator needs.
-            self._trace.http_status, self._trace.http_reason = response.status_code, response.reason_phrase
+        # The SDK turns most error statuses into a generic JSON-RPC error; the status is what an operator needs.
+        # Only the latest answer counts: a legacy server refuses the version probe before the handshake works.
+        failed = response.status_code >= 400
+        self._trace.http_status = response.status_code if failed else None
+        self._trace.http_reason = response.reason_phrase if failed else ""
         return httpx2.Response(
             response.status_code,
             headers=response.headers,

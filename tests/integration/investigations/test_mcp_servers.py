@@ -109,20 +109,20 @@ async def test_the_first_matching_entry_wins_over_the_wire(guard: OutboundGuard)
     pairs = _first_match_pairs()
     assert {p[0] for p in pairs} >= {"02_crashloop_backoff", "06_job_failure"}
     for scenario_id in sorted({p[0] for p in pairs}):
-        mine = [(specific, general) for sid, specific, general in pairs if sid == scenario_id]
+        # (arguments, the output that must answer them): the specific entry for its own match; the general one for
+        # its match and for its match plus a key no entry names (keys not in `match` are ignored).
+        cases = []
+        for sid, specific, general in pairs:
+            if sid == scenario_id:
+                cases.append((specific["tool"], dict(specific["match"]), specific["output"]))
+                cases.append((general["tool"], dict(general["match"]), general["output"]))
+                cases.append((general["tool"], {**general["match"], "tail": 50}, general["output"]))
         with serve_scenario(by_id(scenario_id)) as server:
             servers = [http("k8s", server.url)]
             catalogue = await list_tools(servers, guard=guard)
-
-            async def call(tool: str, args: dict[str, Any]) -> str:
-                return (await call_tool(servers, catalogue, tool, args, guard=guard)).text  # noqa: B023
-
-            for specific, general in mine:
-                tool = specific["tool"]
-                assert await call(tool, dict(specific["match"])) == specific["output"], scenario_id
-                assert await call(tool, dict(general["match"])) == general["output"], scenario_id
-                # Keys that are not in `match` are ignored: the general entry still answers.
-                assert await call(tool, {**general["match"], "tail": 50}) == general["output"], scenario_id
+            results = await asyncio.gather(*(call_tool(servers, catalogue, t, a, guard=guard) for t, a, _ in cases))
+        for (tool, args, output), result in zip(cases, results, strict=True):
+            assert result.text == output, (scenario_id, tool, args)
 
 
 async def test_unmatched_calls_get_the_real_servers_wording(guard: OutboundGuard) -> None:

@@ -61,6 +61,8 @@ def test_a_json_list_of_http_and_stdio_servers() -> None:
         ('[{"name": "a", "url": "https://x.example", "args": ["-v"]}]', "'args' and 'env' belong to a stdio server"),
         ('[{"name": "a", "command": "npx", "headers": {"A": "b"}}]', "'headers' belong to a 'url' server"),
         ('[{"name": "a", "url": "https://x.example", "timeout": 3}]', "[0] ('a'): timeout: Extra inputs"),
+        ('[{"name": "a", "url": "ftp://x.example/mcp"}]', "'url' must be an http(s) URL with a host"),
+        ('[{"name": "a", "url": "https:///mcp"}]', "'url' must be an http(s) URL with a host"),
         ('[{"name": "a", "url": "https://x.example", "headers": {"Accept": "x"}}]', "set by the MCP transport"),
         ('[{"name": "a", "url": "https://x.example", "headers": {"Bad Name": "x"}}]', "not a valid HTTP header name"),
         ('[{"name": "a", "command": "x", "env": {"1X": "v"}}]', "environment variable name '1X' is not valid"),
