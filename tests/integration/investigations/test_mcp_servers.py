@@ -6,15 +6,18 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import ipaddress
+import json
 import logging
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from devhost.stack import ROOT
@@ -479,3 +482,36 @@ async def test_stdio_and_http_servers_listed_together(guard: OutboundGuard, ever
     assert echo_names == ["everything__echo", "remote__echo"]
     remote = await call_tool(servers, catalogue, "remote__echo", {"message": "which"}, guard=guard, allow_stdio=True)
     assert (remote.server, remote.text) == ("remote", "Echo: which")
+
+
+def test_the_scenario_server_runs_as_a_module_on_chosen_ports(guard: OutboundGuard) -> None:
+    path = next(f for f in FILES if f.stem == "10_kube_deployment_replicas_mismatch")
+    port, runbook_port = _closed_port(), _closed_port()
+    module = ["-m", "tests.support.scenario_mcp_server", str(path)]
+    command = [sys.executable, *module, "--port", str(port), "--runbook-port", str(runbook_port)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        urls = json.loads(process.stdout.readline())
+        catalogue = asyncio.run(list_tools([http("k8s", urls["mcp_url"])], guard=guard))
+        runbook = httpx.get(urls["runbook_url"])
+        missing = httpx.get(f"http://127.0.0.1:{runbook_port}/runbooks/other")
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert urls["mcp_url"] == f"http://127.0.0.1:{port}/mcp"
+    assert urls["runbook_url"].startswith(f"http://127.0.0.1:{runbook_port}/runbooks/kubernetes/")
+    assert len(catalogue.tools) == 12
+    assert runbook.status_code == 200
+    assert runbook.headers["content-type"] == "text/markdown; charset=utf-8"
+    assert runbook.text == scenarios.load(path)["runbook_markdown"]
+    assert missing.status_code == 404
+
+
+def test_a_runbook_url_without_a_runbook_answers_404() -> None:
+    scenario = {"alert": {"annotations": {"runbook_url": "https://runbooks.example/alerts/gone"}}}
+    with serve_runbook(scenario) as server:
+        answer = httpx.get(server.runbook_url)
+    assert server.runbook_url.endswith("/alerts/gone")
+    assert answer.status_code == 404
+    assert server.requests == ["/alerts/gone"]
