@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -336,6 +336,8 @@ class _Trace:
     http_status: int | None = None
     http_reason: str = ""
     stderr: TextIO | None = None
+    # Checked address -> host name: connection errors name the address, which would reveal internal DNS answers.
+    addresses: dict[str, str] = field(default_factory=dict)
 
 
 class _Failed(Exception):
@@ -371,6 +373,7 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         target = await self._guard.resolve(str(request.url), self._field)
+        self._trace.addresses[target.address] = target.host
         extensions = dict(request.extensions)
         if target.scheme == "https":
             extensions["sni_hostname"] = target.host
@@ -428,14 +431,14 @@ async def _connect(
     """One `Client` to one server for one operation; the caller bounds it with a timeout."""
     async with AsyncExitStack() as stack:
         if server.url is not None:
-            field = f"{server.name}.url"
+            url_field = f"{server.name}.url"
             # Checked once up front for a clear refusal; the transport checks every request again.
-            await guard.resolve(server.url, field)
+            await guard.resolve(server.url, url_field)
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers={k: v.get_secret_value() for k, v in server.headers.items()},
                     timeout=httpx2.Timeout(timeout_s),
-                    transport=_GuardedTransport(guard, field, max_response_bytes, trace),
+                    transport=_GuardedTransport(guard, url_field, max_response_bytes, trace),
                     trust_env=False,  # no proxy from the environment: the checked address is the one connected to
                 )
             )
@@ -503,6 +506,8 @@ def _classify(exc: BaseException, timeout_s: float, trace: _Trace) -> tuple[Erro
         message = f"the server answered HTTP {status} {trace.http_reason} ({message})"
     if (tail := _stderr_tail(trace.stderr)) and kind != "timeout":
         message += f"; the server's stderr ends: {tail}"
+    for address, host in trace.addresses.items():
+        message = message.replace(address, host)
     return kind, message
 
 

@@ -215,7 +215,7 @@ async def test_failing_servers_are_recorded_and_the_working_one_is_used(guard: O
     scenario = by_id("01_oom_kill")
     with serve_scenario(scenario) as good, serve_runbook(scenario) as not_mcp:
         servers = [
-            http("down", f"http://127.0.0.1:{_closed_port()}/mcp"),
+            http("down", f"http://localhost:{_closed_port()}/mcp"),
             http("k8s", good.url),
             http("notmcp", not_mcp.base_url + "/mcp"),
             http("private", "http://10.11.12.13/mcp"),
@@ -229,6 +229,7 @@ async def test_failing_servers_are_recorded_and_the_working_one_is_used(guard: O
     assert {t.server for t in catalogue.tools} == {"k8s"}
     assert len(catalogue.tools) == 12
     assert "could not reach the server" in (status["down"].error or "")
+    assert "127.0.0.1" not in (status["down"].error or "")  # errors name the configured host, never its address
     assert "the server answered HTTP 501" in (status["notmcp"].error or "")
     assert "non-public address" in (status["private"].error or "")
     assert status["silent"].error == "no answer within 2 s"
