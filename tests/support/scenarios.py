@@ -1,4 +1,5 @@
-"""The alert-investigation scenarios of ../shared/fixtures/investigations, served and scored as its README says.
+"""The alert-investigation scenarios (tests/fixtures/investigations, copied from ../shared/fixtures), served and
+scored as their README says.
 
 One place for: loading scenario files (`[0-9][0-9]_*.json`), the tool list to expose, answering a tool call
 from a scenario (first matching `tool_responses` entry, else the real server's not-found wording), and the
@@ -15,7 +16,8 @@ from typing import Any
 
 from devhost.stack import ROOT
 
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "investigations"
+# A copy of ../shared/fixtures/investigations (Apache-2.0, see its README and licence file): CI clones the repo alone.
+FIXTURES = ROOT / "tests" / "fixtures" / "investigations"
 TOOLS_FILE = FIXTURES / "mcp" / "kubernetes-mcp-server-tools.json"
 
 

@@ -11,7 +11,7 @@ FILES = scenarios.scenario_files()
 
 def test_the_seventeen_scenarios_load() -> None:
     if not FILES:
-        pytest.fail(f"no scenario files under {scenarios.FIXTURES}: ../shared must sit beside the repo")
+        pytest.fail(f"no scenario files under {scenarios.FIXTURES}")
     assert len(FILES) == 17
     assert all(scenarios.load(f)["id"] == f.stem for f in FILES)
 
