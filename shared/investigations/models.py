@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shared.investigations.alerts import Alert
 from shared.investigations.llm import CallUsage
@@ -24,6 +24,9 @@ InvestigationPath = Literal["rule", "llm", "llm->rule"]
 MAX_ITERATIONS = 10
 MAX_CALLS_PER_ITERATION = 50
 MAX_INLINE_OUTPUT_CHARS = 64 * 1024
+# All inline outputs of one record together; past it the store moves outputs to Blob (append_iteration).
+MAX_INLINE_TOTAL_CHARS = 768 * 1024
+MAX_CALLS = 50
 MAX_ARGS_JSON_CHARS = 4 * 1024
 MAX_REPORT_JSON_CHARS = 256 * 1024
 MAX_ANALYSIS_CHARS = 32 * 1024
@@ -163,6 +166,15 @@ class InvestigationRecord(_Part):
             raise ValueError(f"the report is at most {MAX_REPORT_JSON_CHARS} characters of JSON")
         return value
 
+    @model_validator(mode="after")
+    def _bounded_calls(self) -> InvestigationRecord:
+        calls = self.calls()
+        if len(calls) > MAX_CALLS:
+            raise ValueError(f"at most {MAX_CALLS} tool calls per investigation")
+        if inline_chars(calls) > MAX_INLINE_TOTAL_CHARS:
+            raise ValueError(f"at most {MAX_INLINE_TOTAL_CHARS} characters of inline output per record")
+        return self
+
     def calls(self) -> list[CallEntry]:
         """Every call of every iteration, in order."""
         return [c for it in self.iterations for c in it.calls]
@@ -170,3 +182,8 @@ class InvestigationRecord(_Part):
     def to_doc(self) -> dict[str, Any]:
         """The JSON document as stored (no Cosmos system fields)."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def inline_chars(calls: list[CallEntry]) -> int:
+    """Characters of output the record itself holds for these calls."""
+    return sum(len(c.output or "") for c in calls)

@@ -22,7 +22,14 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field, ValidationError
 
 from shared.core.errors import Conflict, NotFound, ValidationFailed
-from shared.investigations.models import MAX_INLINE_OUTPUT_CHARS, InvestigationRecord, Iteration
+from shared.investigations.models import (
+    MAX_INLINE_OUTPUT_CHARS,
+    MAX_INLINE_TOTAL_CHARS,
+    CallEntry,
+    InvestigationRecord,
+    Iteration,
+    inline_chars,
+)
 from shared.runs.models import RUN_ID_PATTERN
 from shared.storage.blob import BlobStore
 from shared.storage.containers import ContainerSpec
@@ -206,11 +213,27 @@ class InvestigationStore:
     async def append_iteration(
         self, workspace: str, investigation_id: str, iteration: Iteration
     ) -> InvestigationRecord:
-        """Add an iteration, or replace the one with the same `n` (a retried activity writes it once)."""
+        """Add an iteration, or replace the one with the same `n` (a retried activity writes it once).
 
-        def put(record: InvestigationRecord) -> None:
+        Inline outputs that would take the record past MAX_INLINE_TOTAL_CHARS move to Blob first
+        (their `output_ref` replaces `output`), so many mid-sized outputs cannot outgrow a Cosmos item.
+        """
+
+        async def put(record: InvestigationRecord) -> None:
             kept = [it for it in record.iterations if it.n != iteration.n]
-            record.iterations = sorted([*kept, iteration], key=lambda it: it.n)
+            room = MAX_INLINE_TOTAL_CHARS - inline_chars([c for it in kept for c in it.calls])
+            calls: list[CallEntry] = []
+            for call in iteration.calls:
+                size = len(call.output or "")
+                if call.output is not None and size > room:
+                    ref = output_blob_name(workspace, investigation_id, call.key)
+                    await self._limited(self._blobs.put(ref, call.output, content_type="text/plain; charset=utf-8"))
+                    call = call.model_copy(update={"output": None, "output_ref": ref})
+                else:
+                    room -= size
+                calls.append(call)
+            moved = iteration.model_copy(update={"calls": calls})
+            record.iterations = sorted([*kept, moved], key=lambda it: it.n)
 
         return await self.update(workspace, investigation_id, put)
 

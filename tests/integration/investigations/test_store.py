@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from shared.core.errors import NotFound, envelope
+from shared.core.errors import Conflict, NotFound, envelope
 from shared.core.settings import Settings
 from shared.investigations.alerts import Alert
-from shared.investigations.models import CallEntry, InvestigationRecord, Iteration
+from shared.investigations.models import MAX_INLINE_TOTAL_CHARS, CallEntry, InvestigationRecord, Iteration
 from shared.investigations.store import (
     INVESTIGATIONS_CONTAINER,
     InvestigationStore,
@@ -113,7 +113,10 @@ async def test_concurrent_updates_lose_nothing(store: InvestigationStore) -> Non
 
         return mutate
 
+    container = await store.container()
+    before = container.requests
     await asyncio.gather(*(store.update(ws, rec.id, add_phase(i)) for i in range(10)))
+    print(f"10 concurrent updates: {container.requests - before} round trips (20 without a lost race)")
     got = await store.get(ws, rec.id)
     assert got.timings.phases_ms == {f"p{i}": i for i in range(10)}
     assert got.progress == 10
@@ -204,3 +207,53 @@ async def test_hostile_ids_are_not_found_without_a_read(store: InvestigationStor
         with pytest.raises(NotFound):
             await store.update(ws, hostile, lambda r: None)
     assert container.requests == before
+
+
+async def test_a_stale_etag_is_refused_and_a_duplicate_id_conflicts(store: InvestigationStore) -> None:
+    # What update's retry loop relies on: the server refuses a replace whose etag is no longer current.
+    ws = _ws()
+    rec = _record(ws)
+    await store.create(rec)
+    with pytest.raises(Conflict):
+        await store.create(rec)
+    container = await store.container()
+    raw = await container.read(rec.id, ws)
+    assert raw is not None
+    await store.update(ws, rec.id, lambda r: setattr(r, "phase", "runbook"))
+    with pytest.raises(Conflict):
+        await container.replace({**raw, "phase": "stale"}, etag=raw["_etag"])
+    assert (await store.get(ws, rec.id)).phase == "runbook"
+
+
+async def test_a_hostile_workspace_stays_inside_its_own_prefix(store: InvestigationStore) -> None:
+    rec = _record("ws")
+    ref = (await store.put_output("../other", rec.id, "i1-c1", "y" * (LIMIT + 1))).output_ref
+    assert ref == f"..%2Fother/investigations/{rec.id}/i1-c1.txt"
+    assert await store.read_output("../other", ref) == "y" * (LIMIT + 1)
+    with pytest.raises(NotFound):
+        await store.read_output("other", ref)
+
+
+async def test_inline_outputs_past_the_record_budget_move_to_blob(store: InvestigationStore) -> None:
+    ws = _ws()
+    rec = _record(ws)
+    await store.create(rec)
+    texts: dict[str, str] = {}
+    for n in range(1, 6):
+        calls = []
+        for c in range(1, 7):
+            key = f"i{n}-c{c}"
+            texts[key] = key + "z" * (LIMIT - len(key))  # exactly at the inline limit: put_output keeps it inline
+            out = await store.put_output(ws, rec.id, key, texts[key])
+            assert out.output is not None
+            calls.append(CallEntry(key=key, tool="t", **out.model_dump()))
+        await store.append_iteration(ws, rec.id, Iteration(n=n, calls=calls))
+    got = await store.get(ws, rec.id)
+    inline = [c for c in got.calls() if c.output is not None]
+    moved = [c for c in got.calls() if c.output_ref is not None]
+    assert len(inline) + len(moved) == 30
+    assert sum(len(c.output or "") for c in inline) <= MAX_INLINE_TOTAL_CHARS
+    assert moved
+    for call in moved:
+        assert await store.read_output(ws, call.output_ref or "") == texts[call.key]
+    print(f"30 outputs of 32 KB: {len(inline)} inline, {len(moved)} moved; {len(json.dumps(got.to_doc()))} bytes")
