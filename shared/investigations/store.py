@@ -172,7 +172,8 @@ class InvestigationStore:
         """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.
 
         On a lost race the read and `mutate` run again, so `mutate` must be a function of the record it
-        gets (no side effects). `id`, `workspace_id`, `type` and `created_at` cannot be changed.
+        gets (side effects only where repeating them is harmless, as append_iteration's blob writes are).
+        `id`, `workspace_id`, `type` and `created_at` cannot be changed.
         """
         container = await self.container()
         for _ in range(_MAX_ETAG_RETRIES):
