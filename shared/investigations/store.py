@@ -1,0 +1,289 @@
+"""Investigation records in Cosmos `investigations` (one partition per workspace), large tool outputs in Blob.
+
+The record's id is the run id of its Durable run (shared.runs mints it: 32 hex), so an id that does
+not look like one is NOT_FOUND without a read. Every read is a point read or a query inside the
+caller's partition, so another workspace's investigation is invisible, and it answers exactly as an
+unknown id does. Writes after creation are etag-checked replaces, retried on a lost race, so
+concurrent activities never drop each other's changes. Outputs above the inline limit go to Blob
+under `<workspace>/investigations/<id>/<call key>.txt` first; the record then names them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from pydantic import BaseModel, Field, ValidationError
+
+from shared.core.errors import Conflict, NotFound, ValidationFailed
+from shared.investigations.models import (
+    MAX_INLINE_OUTPUT_CHARS,
+    MAX_INLINE_TOTAL_CHARS,
+    CallEntry,
+    InvestigationRecord,
+    Iteration,
+    inline_chars,
+)
+from shared.runs.models import RUN_ID_PATTERN
+from shared.storage.blob import BlobStore
+from shared.storage.containers import ContainerSpec
+from shared.storage.cosmos import CosmosContainer, CosmosDatabase
+
+INVESTIGATIONS_CONTAINER = ContainerSpec(
+    "investigations",
+    "/workspace_id",
+    "Alert investigations: alert, path, iterations of tool calls (large outputs in Blob), report; id = run id.",
+    # Free text and tool outputs are never filtered on; leaving them out of the index saves RU on every write.
+    excluded_paths=("/analysis/*", "/iterations/*", "/report/*"),
+    default_ttl=-1,
+)
+
+T = TypeVar("T")
+# Edits the record in place (returns None) or returns the new one; may be async.
+Mutation = Callable[[InvestigationRecord], InvestigationRecord | Awaitable[InvestigationRecord | None] | None]
+
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+_CALL_KEY = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$")
+_MAX_ETAG_RETRIES = 50
+_MAX_PAGE = 100
+# Blob holds what the record cannot, but not without end: a tool answering more than this is cut.
+MAX_BLOB_OUTPUT_BYTES = 4 * 1024 * 1024
+
+
+class StoredOutput(BaseModel):
+    """Where one tool output went: `output` inline, or `output_ref` (a blob name) when it was large."""
+
+    output: str | None = None
+    output_ref: str | None = None
+    output_bytes: int = Field(0, description="UTF-8 size of the output as the tool returned it.")
+    truncated: bool = False
+
+
+def now_iso() -> str:
+    """UTC now with microseconds: records sort by it, so it must not tie within one process."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def valid_investigation_id(value: object) -> bool:
+    """True for what could be a run id; anything else names no investigation."""
+    return isinstance(value, str) and _RUN_ID.fullmatch(value) is not None
+
+
+def _not_found(investigation_id: object) -> NotFound:
+    # One body for an unknown id, another workspace's id and a malformed id, so none tells them apart.
+    shown = investigation_id if valid_investigation_id(investigation_id) else None
+    return NotFound(
+        "no investigation with this id in this workspace",
+        details={"investigation_id": shown},
+        recovery_suggestions=["List this workspace's investigations for their ids."],
+    )
+
+
+def _workspace_segment(workspace: str) -> str:
+    """The workspace as one blob-name segment: quoting keeps '/' and '..' from reaching other prefixes."""
+    if not workspace or len(workspace) > 255:
+        raise ValidationFailed("workspace id must be 1-255 characters")
+    return quote(workspace, safe="")
+
+
+def output_blob_name(workspace: str, investigation_id: str, call_key: str) -> str:
+    """`<workspace>/investigations/<id>/<call key>.txt`, the only names put_output writes and read_output reads."""
+    return f"{_workspace_segment(workspace)}/investigations/{investigation_id}/{call_key}.txt"
+
+
+class InvestigationStore:
+    """Per-workspace investigation records and their offloaded outputs; every call has a time limit."""
+
+    def __init__(
+        self,
+        cosmos: CosmosDatabase,
+        blobs: BlobStore,
+        *,
+        inline_output_bytes: int = 32 * 1024,
+        timeout_seconds: float = 30.0,
+    ) -> None:
+        self._cosmos = cosmos
+        self._blobs = blobs
+        # The model caps inline text; a larger setting still offloads past that cap.
+        self.inline_output_bytes = min(inline_output_bytes, MAX_INLINE_OUTPUT_CHARS)
+        self._timeout = timeout_seconds
+
+    async def container(self) -> CosmosContainer:
+        """The `investigations` container (created on first use when the app bootstraps locally)."""
+        return await self._cosmos.container(INVESTIGATIONS_CONTAINER.name)
+
+    async def _limited(self, call: Awaitable[T]) -> T:
+        async with asyncio.timeout(self._timeout):
+            return await call
+
+    # ---- records -----------------------------------------------------------------------------
+
+    async def create(self, record: InvestigationRecord) -> InvestigationRecord:
+        """Store a new record; Conflict when its id exists in the workspace (a retried activity: read it instead)."""
+        if not valid_investigation_id(record.id):
+            raise ValidationFailed(
+                "an investigation id is the run id of its Durable run (32 lowercase hex)",
+                details={"errors": [{"field": "id", "problem": "not a run id"}]},
+            )
+        container = await self.container()
+        await self._limited(container.create(record.to_doc()))
+        return record
+
+    async def _load(self, workspace: str, investigation_id: str) -> tuple[InvestigationRecord, str]:
+        if not valid_investigation_id(investigation_id) or not workspace:
+            raise _not_found(investigation_id)
+        container = await self.container()
+        raw = await self._limited(container.read(investigation_id, workspace))
+        # The partition already scopes the read; the field checks keep a foreign or foreign-typed doc out anyway.
+        if raw is None or raw.get("type") != "investigation" or raw.get("workspace_id") != workspace:
+            raise _not_found(investigation_id)
+        return InvestigationRecord.model_validate(raw), str(raw.get("_etag", ""))
+
+    async def get(self, workspace: str, investigation_id: str) -> InvestigationRecord:
+        """The record, or NotFound (same body for unknown, malformed and other workspaces' ids)."""
+        record, _ = await self._load(workspace, investigation_id)
+        return record
+
+    async def list_recent(
+        self, workspace: str, limit: int = 20, continuation: str | None = None
+    ) -> tuple[list[InvestigationRecord], str | None]:
+        """One page of the workspace's records, newest first, and the token of the next page (None at the end)."""
+        if not workspace:
+            return [], None
+        container = await self.container()
+        docs, token = await self._limited(
+            container.query(
+                workspace,
+                "c.type = 'investigation'",
+                order_by="c.created_at DESC",
+                max_items=max(1, min(limit, _MAX_PAGE)),
+                continuation=continuation,
+            )
+        )
+        return [InvestigationRecord.model_validate(d) for d in docs], token
+
+    async def update(self, workspace: str, investigation_id: str, mutate: Mutation) -> InvestigationRecord:
+        """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.
+
+        On a lost race the read and `mutate` run again, so `mutate` must be a function of the record it
+        gets (side effects only where repeating them is harmless, as append_iteration's blob writes are).
+        `id`, `workspace_id`, `type` and `created_at` cannot be changed.
+        """
+        container = await self.container()
+        for _ in range(_MAX_ETAG_RETRIES):
+            current, etag = await self._load(workspace, investigation_id)
+            draft = current.model_copy(deep=True)
+            result = mutate(draft)
+            if inspect.isawaitable(result):
+                result = await result
+            changed = result if isinstance(result, InvestigationRecord) else draft
+            doc = changed.to_doc()
+            doc.update(
+                id=current.id,
+                workspace_id=current.workspace_id,
+                type="investigation",
+                created_at=current.created_at,
+                updated_at=now_iso(),
+            )
+            try:
+                # Validate again: a mutation that broke a bound must fail here, not as a 2 MB Cosmos error.
+                final = InvestigationRecord.model_validate(doc)
+            except ValidationError as exc:
+                raise ValidationFailed(
+                    "the change would break the investigation record's bounds",
+                    details={
+                        "errors": [{"field": ".".join(map(str, e["loc"])), "problem": e["msg"]} for e in exc.errors()]
+                    },
+                ) from None
+            try:
+                await self._limited(container.replace(final.to_doc(), etag=etag))
+                return final
+            except Conflict:
+                await asyncio.sleep(0.002 * secrets.randbelow(20))
+        raise Conflict(
+            "the investigation is too busy to update; retry",
+            details={"investigation_id": investigation_id},
+        )
+
+    async def append_iteration(
+        self, workspace: str, investigation_id: str, iteration: Iteration
+    ) -> InvestigationRecord:
+        """Add an iteration, or replace the one with the same `n` (a retried activity writes it once).
+
+        Inline outputs that would take the record past MAX_INLINE_TOTAL_CHARS move to Blob first
+        (their `output_ref` replaces `output`), so many mid-sized outputs cannot outgrow a Cosmos item.
+        """
+
+        async def put(record: InvestigationRecord) -> None:
+            kept = [it for it in record.iterations if it.n != iteration.n]
+            room = MAX_INLINE_TOTAL_CHARS - inline_chars([c for it in kept for c in it.calls])
+            calls: list[CallEntry] = []
+            for call in iteration.calls:
+                size = len(call.output or "")
+                if call.output is not None and size > room:
+                    ref = output_blob_name(workspace, investigation_id, call.key)
+                    await self._limited(self._blobs.put(ref, call.output, content_type="text/plain; charset=utf-8"))
+                    call = call.model_copy(update={"output": None, "output_ref": ref})
+                else:
+                    room -= size
+                calls.append(call)
+            moved = iteration.model_copy(update={"calls": calls})
+            record.iterations = sorted([*kept, moved], key=lambda it: it.n)
+
+        return await self.update(workspace, investigation_id, put)
+
+    # ---- outputs -----------------------------------------------------------------------------
+
+    async def put_output(self, workspace: str, investigation_id: str, call_key: str, text: str) -> StoredOutput:
+        """Keep `text` inline when it fits the inline limit, else write it to Blob and return its name.
+
+        Deterministic in its arguments: a retried call overwrites the same blob. Outputs over
+        MAX_BLOB_OUTPUT_BYTES are cut there (truncated=True).
+        """
+        if not valid_investigation_id(investigation_id):
+            raise _not_found(investigation_id)
+        if not _CALL_KEY.fullmatch(call_key):
+            raise ValidationFailed(
+                "call_key is 1-64 characters of letters, digits, '_', '-', '.', not starting with '.'",
+                details={"errors": [{"field": "call_key", "problem": "not a call key"}]},
+            )
+        data = text.encode("utf-8")
+        size = len(data)
+        if size <= self.inline_output_bytes:
+            return StoredOutput(output=text, output_bytes=size)
+        truncated = size > MAX_BLOB_OUTPUT_BYTES
+        if truncated:
+            # Cut on a character boundary: a half UTF-8 sequence would not decode on read.
+            data = data[:MAX_BLOB_OUTPUT_BYTES].decode("utf-8", errors="ignore").encode("utf-8")
+        name = output_blob_name(workspace, investigation_id, call_key)
+        await self._limited(self._blobs.put(name, data, content_type="text/plain; charset=utf-8"))
+        return StoredOutput(output_ref=name, output_bytes=size, truncated=truncated)
+
+    async def read_output(self, workspace: str, ref: str) -> str:
+        """The text of an offloaded output; NotFound for a missing blob or a name outside this workspace's prefix."""
+        prefix = f"{_workspace_segment(workspace)}/investigations/"
+        rest = ref[len(prefix) :] if isinstance(ref, str) and ref.startswith(prefix) else ""
+        parts = rest.split("/")
+        if (
+            len(parts) != 2
+            or not valid_investigation_id(parts[0])
+            or not parts[1].endswith(".txt")
+            or not _CALL_KEY.fullmatch(parts[1][: -len(".txt")])
+        ):
+            raise NotFound("no such output in this workspace", details={})
+        data = await self._limited(self._blobs.get(ref))
+        if data is None:
+            raise NotFound("no such output in this workspace", details={})
+        return data.decode("utf-8", errors="replace")
+
+
+def new_record_fields(workspace: str, user: str, run_id: str) -> dict[str, Any]:
+    """The identity and timestamps of a new record (`InvestigationRecord(**fields, alert=...)`)."""
+    stamp = now_iso()
+    return {"id": run_id, "workspace_id": workspace, "user_id": user, "created_at": stamp, "updated_at": stamp}
