@@ -187,3 +187,37 @@ class InvestigationRecord(_Part):
 def inline_chars(calls: list[CallEntry]) -> int:
     """Characters of output the record itself holds for these calls."""
     return sum(len(c.output or "") for c in calls)
+
+
+class InvestigationSummary(BaseModel):
+    """One line of a list of investigations: what a list page carries instead of whole records."""
+
+    model_config = {"extra": "ignore"}
+
+    id: str
+    status: InvestigationStatus
+    phase: str
+    progress: int
+    path: InvestigationPath | None = None
+    alert_name: str = Field(description="The alert's name (alertname).")
+    alert_title: str
+    severity: str
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, doc: dict[str, Any]) -> InvestigationSummary:
+        """From a projected document (SUMMARY_FIELDS)."""
+        alert = doc.get("alert") or {}
+        return cls.model_validate(
+            {
+                **doc,
+                "alert_name": alert.get("name", ""),
+                "alert_title": alert.get("title", ""),
+                "severity": alert.get("severity", ""),
+            }
+        )
+
+
+# The top-level fields a list page reads (the alert is small and bounded; iterations and report are not read).
+SUMMARY_FIELDS = ("id", "status", "phase", "progress", "path", "alert", "created_at", "updated_at")

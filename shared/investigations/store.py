@@ -25,8 +25,10 @@ from shared.core.errors import Conflict, NotFound, ValidationFailed
 from shared.investigations.models import (
     MAX_INLINE_OUTPUT_CHARS,
     MAX_INLINE_TOTAL_CHARS,
+    SUMMARY_FIELDS,
     CallEntry,
     InvestigationRecord,
+    InvestigationSummary,
     Iteration,
     inline_chars,
 )
@@ -167,6 +169,25 @@ class InvestigationStore:
             )
         )
         return [InvestigationRecord.model_validate(d) for d in docs], token
+
+    async def list_summaries(
+        self, workspace: str, limit: int = 20, continuation: str | None = None
+    ) -> tuple[list[InvestigationSummary], str | None]:
+        """Like list_recent, with each item projected to its summary: a page never carries iterations or reports."""
+        if not workspace:
+            return [], None
+        container = await self.container()
+        docs, token = await self._limited(
+            container.query(
+                workspace,
+                "c.type = 'investigation'",
+                order_by="c.created_at DESC",
+                max_items=max(1, min(limit, _MAX_PAGE)),
+                continuation=continuation,
+                fields=SUMMARY_FIELDS,
+            )
+        )
+        return [InvestigationSummary.of(d) for d in docs], token
 
     async def update(self, workspace: str, investigation_id: str, mutate: Mutation) -> InvestigationRecord:
         """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -23,6 +24,8 @@ T = TypeVar("T")
 # never occur in ids this app mints. An id outside this set simply does not exist.
 _MAX_ID = 255
 _MAX_CONTINUATION = 16 * 1024
+# Projected field names go into the query text: identifiers only (they come from code, never from callers).
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 def valid_id(item_id: object) -> bool:
@@ -151,10 +154,14 @@ class CosmosContainer:
         order_by: str = "",
         max_items: int = 50,
         continuation: str | None = None,
+        fields: Sequence[str] = (),
     ) -> tuple[list[Doc], str | None]:
-        """One page of a partition-scoped query and the token for the next page (None at the end)."""
+        """One page of a partition-scoped query and the token for the next page (None at the end).
+
+        `fields` projects each item onto those top-level fields (a list page need not carry whole documents).
+        """
         return await self._query_page(
-            pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation
+            pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation, fields=fields
         )
 
     async def query_all(
@@ -180,9 +187,13 @@ class CosmosContainer:
         order_by: str = "",
         max_items: int = 50,
         continuation: str | None = None,
+        fields: Sequence[str] = (),
     ) -> tuple[list[Doc], str | None]:
         _check_continuation(continuation)
-        sql = f"SELECT * FROM c WHERE c.{self.spec.pk_field} = @__pk"
+        if any(not _FIELD.fullmatch(f) for f in fields):
+            raise ValueError("projected fields are top-level identifiers")
+        projection = ", ".join(f"c.{f}" for f in fields) if fields else "*"
+        sql = f"SELECT {projection} FROM c WHERE c.{self.spec.pk_field} = @__pk"
         if where:
             sql += f" AND ({where})"
         if order_by:

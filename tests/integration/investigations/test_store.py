@@ -257,3 +257,36 @@ async def test_inline_outputs_past_the_record_budget_move_to_blob(store: Investi
     for call in moved:
         assert await store.read_output(ws, call.output_ref or "") == texts[call.key]
     print(f"30 outputs of 32 KB: {len(inline)} inline, {len(moved)} moved; {len(json.dumps(got.to_doc()))} bytes")
+
+
+async def test_list_summaries_project_each_record_and_page_newest_first(store: InvestigationStore) -> None:
+    ws = _ws()
+    created = []
+    big = {"analysis": "x" * 100_000}
+    for _ in range(12):
+        rec = _record(ws, status="completed", phase="done", progress=100, path="rule", report=big)
+        await store.create(rec)
+        await store.append_iteration(ws, rec.id, Iteration(n=1, partial_analysis="y" * 10_000))
+        created.append(rec.id)
+    first, token = await store.list_summaries(ws, 5)
+    assert [s.id for s in first] == list(reversed(created))[:5]
+    assert token is not None
+    summary = first[0]
+    assert summary.alert_name == "KubePodCrashLooping"
+    assert summary.alert_title == "Pod api-1 is crash looping"
+    assert summary.status == "completed"
+    assert summary.path == "rule"
+    # The page carries the summary fields only: no report, no iterations.
+    assert len(summary.model_dump_json()) < 1_000
+    rest: list[str] = []
+    while token:
+        page, token = await store.list_summaries(ws, 5, token)
+        rest.extend(s.id for s in page)
+    assert [s.id for s in first] + rest == list(reversed(created))
+    assert (await store.list_summaries(_ws(), 5))[0] == []
+
+
+async def test_a_projection_takes_identifiers_only(store: InvestigationStore) -> None:
+    container = await store.container()
+    with pytest.raises(ValueError, match="identifiers"):
+        await container.query("ws", fields=("id, c.secret",))
