@@ -156,38 +156,32 @@ class InvestigationStore:
         self, workspace: str, limit: int = 20, continuation: str | None = None
     ) -> tuple[list[InvestigationRecord], str | None]:
         """One page of the workspace's records, newest first, and the token of the next page (None at the end)."""
-        if not workspace:
-            return [], None
-        container = await self.container()
-        docs, token = await self._limited(
-            container.query(
-                workspace,
-                "c.type = 'investigation'",
-                order_by="c.created_at DESC",
-                max_items=max(1, min(limit, _MAX_PAGE)),
-                continuation=continuation,
-            )
-        )
+        docs, token = await self._page(workspace, limit, continuation)
         return [InvestigationRecord.model_validate(d) for d in docs], token
 
     async def list_summaries(
         self, workspace: str, limit: int = 20, continuation: str | None = None
     ) -> tuple[list[InvestigationSummary], str | None]:
         """Like list_recent, with each item projected to its summary: a page never carries iterations or reports."""
+        docs, token = await self._page(workspace, limit, continuation, SUMMARY_FIELDS)
+        return [InvestigationSummary.of(d) for d in docs], token
+
+    async def _page(
+        self, workspace: str, limit: int, continuation: str | None, fields: tuple[str, ...] = ()
+    ) -> tuple[list[dict[str, Any]], str | None]:
         if not workspace:
             return [], None
         container = await self.container()
-        docs, token = await self._limited(
+        return await self._limited(
             container.query(
                 workspace,
                 "c.type = 'investigation'",
                 order_by="c.created_at DESC",
                 max_items=max(1, min(limit, _MAX_PAGE)),
                 continuation=continuation,
-                fields=SUMMARY_FIELDS,
+                fields=fields,
             )
         )
-        return [InvestigationSummary.of(d) for d in docs], token
 
     async def update(self, workspace: str, investigation_id: str, mutate: Mutation) -> InvestigationRecord:
         """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from tests.support.target_site import _self_signed
+from tests.support.target_site import self_signed
 
 
 @dataclass
@@ -108,7 +108,7 @@ def github_double(token: str = "ghp_doubletoken0123456789", tls_dir: Path | None
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     scheme = "http"
     if tls_dir is not None:
-        cert, key = _self_signed(tls_dir)
+        cert, key = self_signed(tls_dir)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(str(cert), str(key))
         server.socket = context.wrap_socket(server.socket, server_side=True)

@@ -20,8 +20,9 @@ class Site:
     requests: list[dict] = field(default_factory=list)
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 / localhost; the host under test trusts it through SSL_CERT_FILE."""
+def self_signed(directory: Path, *, with_ip: bool = True) -> tuple[Path, Path]:
+    """A certificate for localhost (and 127.0.0.1 unless `with_ip` is False); hosts under test trust it through
+    SSL_CERT_FILE. Without the IP, a TLS check against the address rather than the name fails."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -39,7 +40,9 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
         .not_valid_before(now - dt.timedelta(hours=1))
         .not_valid_after(now + dt.timedelta(days=1))
         .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost")] + ([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] if with_ip else [])
+            ),
             critical=False,
         )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -84,7 +87,7 @@ def target_site(tls_dir: Path | None = None) -> Iterator[tuple[Site, Path | None
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     cert = None
     if tls_dir is not None:
-        cert, key = _self_signed(tls_dir)
+        cert, key = self_signed(tls_dir)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert, key)
         server.socket = context.wrap_socket(server.socket, server_side=True)

@@ -4,7 +4,6 @@ and @modelcontextprotocol/server-everything (not ours) over stdio and Streamable
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import ipaddress
 import json
 import logging
@@ -35,6 +34,7 @@ from shared.investigations.mcp_servers import (
 from tests.support import scenarios
 from tests.support.runbook_server import serve_runbook
 from tests.support.scenario_mcp_server import extra_tool_names, serve_app, serve_scenario
+from tests.support.target_site import self_signed
 
 FILES = scenarios.scenario_files()
 NODE22 = ROOT / "node_modules" / ".bin" / "node"  # npm's node@22 package; the machine's Node 20 is too old
@@ -322,43 +322,13 @@ async def test_the_outbound_guard_refuses_a_loopback_server_that_is_not_allow_li
     assert reached == []  # refused before any connection
 
 
-def _certificate_for_localhost_only(directory: Path) -> tuple[Path, Path]:
-    """A self-signed certificate naming `localhost` and no IP: a TLS check against the address would fail."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
 async def test_https_connects_to_the_checked_address_and_verifies_the_host_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = socket.getaddrinfo("localhost", 443, type=socket.SOCK_STREAM)[0][4][0]
     if ipaddress.ip_address(first) != ipaddress.ip_address("127.0.0.1"):
         pytest.skip(f"localhost resolves to {first} first here; the server listens on 127.0.0.1")
-    cert, key = _certificate_for_localhost_only(tmp_path)
+    cert, key = self_signed(tmp_path, with_ip=False)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the transport's default context trusts it, as a CA bundle would
     from tests.support.scenario_mcp_server import build_app
 
