@@ -14,6 +14,7 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     from functions.artifacts_api import bp as artifacts
     from functions.diagnostics_api import bp as diagnostics
     from functions.health_api import bp as health
+    from functions.investigations_api import bp as investigations
     from functions.mcp_api import bp as mcp
     from functions.orchestration import orchestration_functions
     from functions.runs_api import bp as runs
@@ -32,5 +33,6 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
         diagnostics,
         artifacts,
         runs,
+        investigations,
         orchestration_functions(manifest["orchestrations"]),
     ]

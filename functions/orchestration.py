@@ -10,12 +10,15 @@ Nothing here imports a capability at index time: the code is looked up in the ca
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
+from datetime import datetime
 from typing import Any
 
 import azure.durable_functions as df
 
 from functions import wiring
+from functions.durable_retry import BackoffRetryOptions
 from functions.runs_api import CLAIM_ACTIVITY, FINISH_ACTIVITY
+from shared.tools.capability import RetryPolicy
 
 
 class BoundContext:
@@ -33,8 +36,21 @@ class BoundContext:
     def run_id(self) -> str:
         return str(self._context.instance_id)
 
-    def call_activity(self, name: str, args: Any = None) -> Any:
-        return self._context.call_activity(name, {"run_id": self.run_id, "args": args})
+    @property
+    def current_utc_datetime(self) -> datetime:
+        return self._context.current_utc_datetime  # type: ignore[no-any-return]
+
+    def call_activity(self, name: str, args: Any = None, *, retry: RetryPolicy | None = None) -> Any:
+        job = {"run_id": self.run_id, "args": args}
+        if retry is None:
+            return self._context.call_activity(name, job)
+        options = BackoffRetryOptions(
+            int(retry.first_interval_seconds * 1000),
+            retry.max_attempts,
+            retry.backoff,
+            int(retry.max_interval_seconds * 1000) if retry.max_interval_seconds is not None else None,
+        )
+        return self._context.call_activity_with_retry(name, options, job)
 
     def task_all(self, tasks: list[Any]) -> Any:
         return self._context.task_all(tasks)

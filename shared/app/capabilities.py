@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from shared.health.capability import CAPABILITY as health
 from shared.identity.api_keys import API_KEYS_CONTAINER
+from shared.investigations.capability import CAPABILITY as investigations
 from shared.memory.capability import CAPABILITY as memory
 from shared.neubird.capability import CAPABILITY as neubird
 from shared.perf.capability import CAPABILITY as perf
@@ -26,6 +27,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     memory,
     perf,
     neubird,
+    investigations,
 )
 
 
@@ -43,6 +45,10 @@ PLATFORM_FUNCTIONS: tuple[str, ...] = (
     "runs_cancel",
     "runs_claim",
     "runs_finish",
+    "investigations_start",
+    "investigations_list",
+    "investigations_get",
+    "investigations_cancel",
 )
 
 

@@ -38,4 +38,5 @@ def build_deps(
         api_keys=api_keys,
         principals=PrincipalResolver(settings, api_keys, EntraValidator(settings)),
         checks=cat.checks,
+        tools=cat.registry,
     )

@@ -75,5 +75,13 @@ def configure_logging(level: str = "INFO") -> None:
     root.addHandler(handler)
     root.setLevel(level)
     # The Azure SDKs log every HTTP request at INFO, headers included; keep them at WARNING.
-    for noisy in ("azure", "azure.core.pipeline.policies.http_logging_policy", "httpx", "mcp", "uvicorn.access"):
+    for noisy in (
+        "azure",
+        "azure.core.pipeline.policies.http_logging_policy",
+        "httpx",
+        "httpx2",
+        "mcp",
+        "openai",
+        "uvicorn.access",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -61,6 +61,9 @@ class SettingsSection(BaseModel):
         its variable."""
         return cls.validated(cls.values_from_env(os.environ if env is None else env))
 
+    def refuse_unsafe(self, *, running_on_azure: bool) -> None:
+        """Raise SettingsError for values that must not run on Azure (a section overrides this)."""
+
     @classmethod
     def validated(cls: type[SectionT], values: Mapping[str, Any]) -> SectionT:
         """The section from raw values; a bad value is a SettingsError naming the variable to change."""
@@ -224,7 +227,10 @@ class Settings(SettingsSection):
         return self.model_copy(update={"sections": (*kept, section)})
 
     def refuse_unsafe(self, *, running_on_azure: bool) -> None:
-        """Raise SettingsError for combinations that would open the app: dev mode on Azure, Entra without an issuer."""
+        """Raise SettingsError for combinations that would open the app: dev mode on Azure, Entra without an issuer,
+        and whatever a capability's section refuses."""
+        for section in self.sections:
+            section.refuse_unsafe(running_on_azure=running_on_azure)
         if self.dev_mode and running_on_azure:
             raise SettingsError(
                 "FIREBREAK_DEV_MODE=true is refused on Azure (WEBSITE_INSTANCE_ID is set): it would answer every "

@@ -19,6 +19,10 @@ InvestigationStatus = Literal["pending", "running", "completed", "failed", "canc
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 InvestigationPath = Literal["rule", "llm", "llm->rule"]
 
+# The Durable orchestrator's function name (the run's kind is "investigate_alert").
+ORCHESTRATOR = "investigate_alert_orchestrator"
+ROUTE = "/api/investigations/"
+
 # Ceilings above the settings' own maxima (max_iterations le=10, max_tool_calls le=50): a record that
 # passes these fits in a Cosmos item with room to spare even with every output inline.
 MAX_ITERATIONS = 10
@@ -73,6 +77,9 @@ class MemoryHint(_Part):
     solution_summary: str | None = Field(None, max_length=2_000)
     incident_id: str | None = Field(None, max_length=255)
     solution_id: str | None = Field(None, max_length=255)
+    lookup_id: str | None = Field(None, max_length=255, description="Pass it to record_outcome with the solution_id.")
+    score: float | None = None
+    error: str | None = Field(None, max_length=MAX_ERROR_CHARS, description="Why memory could not be asked.")
 
 
 class CallEntry(_Part):

@@ -1,24 +1,111 @@
-"""Settings of alert investigations (FIREBREAK_INVESTIGATIONS_*)."""
+"""Settings of alert investigations (FIREBREAK_INVESTIGATIONS_*): limits, MCP servers, runbooks.
+
+The LLM is the platform's (`FIREBREAK_LLM_ENDPOINT` + `FIREBREAK_LLM_MODEL`, see llm.py); with none the
+rule path runs.
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+from collections.abc import Mapping
+from typing import ClassVar
+
+from pydantic import Field, SecretStr, field_validator
 
 from shared.core.settings import SettingsSection
+from shared.investigations.mcp_servers import McpClientSettings, parse_servers
+from shared.investigations.runbooks import RunbookSettings
 
 
 class InvestigationSettings(SettingsSection):
     env_prefix = "investigations_"
+    env_aliases: ClassVar[Mapping[str, str]] = {"github_token": "GITHUB_TOKEN"}
 
+    # -- the loop ----------------------------------------------------------------------------------------
     max_iterations: int = Field(5, ge=1, le=10, description="Iterations of choose-call-analyse per investigation.")
     max_tool_calls: int = Field(15, ge=1, le=50, description="Tool calls per investigation, over all iterations.")
+    max_calls_per_iteration: int = Field(6, ge=1, le=15, description="Tool calls run in parallel in one iteration.")
     data_threshold: int = Field(
-        10, ge=1, description="Stop once this many data points were gathered, after at least min_iterations."
+        10, ge=1, description="Stop once this many data points (tool calls that returned data) were gathered..."
     )
-    min_iterations: int = Field(3, ge=1, description="Iterations before the data threshold may stop the run.")
+    min_iterations: int = Field(3, ge=1, description="...but not before this many iterations.")
     time_budget_seconds: int = Field(
         600, ge=30, le=3600, description="Wall-clock budget of one investigation; the report is written when it ends."
     )
     inline_output_bytes: int = Field(
         32 * 1024, ge=1024, description="Tool outputs above this go to Blob; the record and history hold a reference."
     )
+    max_alerts_per_request: int = Field(
+        20, ge=1, le=100, description="Firing alerts one POST may start investigations for (more is refused)."
+    )
+    ask_memory: bool = Field(True, description="Ask debug memory (ranked_solutions) whether the alert happened before.")
+    record_ttl_days: int = Field(90, ge=1, le=3650, description="Days an investigation record is kept (Azure TTL).")
+
+    # -- MCP servers (mcp_servers.py) -------------------------------------------------------------------
+    mcp_servers: str = Field(
+        "",
+        description='JSON list of MCP servers: {"name","url","headers"} (Streamable HTTP) or '
+        '{"name","command","args","env"} (stdio, local only). Empty: no tools (the report says so).',
+        repr=False,
+    )
+    mcp_allow_stdio: bool = Field(False, description="Allow stdio (command) servers; refused on Azure.")
+    mcp_list_timeout_seconds: float = Field(15.0, gt=0, le=300, description="Per server: connect, handshake, list.")
+    mcp_call_timeout_seconds: float = Field(30.0, gt=0, le=600, description="Per tool call, connection included.")
+    mcp_max_output_bytes: int = Field(
+        1024 * 1024, ge=256, le=4 * 1024 * 1024, description="Tool output kept per call (more is cut and marked)."
+    )
+    mcp_max_response_bytes: int = Field(
+        8 * 1024 * 1024, ge=64 * 1024, description="Largest HTTP response body read from an MCP server."
+    )
+
+    # -- runbooks (runbooks.py) --------------------------------------------------------------------------
+    github_token: SecretStr | None = Field(None, description="Token for private GitHub runbooks (alias GITHUB_TOKEN).")
+    github_raw_base_url: str = Field(
+        "https://raw.githubusercontent.com", description="Where raw GitHub files are read."
+    )
+    runbook_catalogue_prefix: str = Field(
+        "runbooks/", description="Blob prefix inside each workspace holding Markdown runbooks; empty: none."
+    )
+    runbook_catalogue_folder: str = Field("", description="A folder of Markdown runbooks shared by all workspaces.")
+    runbook_catalogue_max_files: int = Field(200, ge=1, le=5000, description="Runbooks read from each source.")
+    s3_endpoint_url: str = Field("", description="S3-compatible endpoint for s3:// runbooks (MinIO); empty: AWS.")
+    s3_region: str = Field("us-east-1", description="Region of the S3 client.")
+    runbook_max_bytes: int = Field(256 * 1024, ge=1024, le=8 * 1024 * 1024, description="Runbook bytes kept.")
+    runbook_timeout_seconds: float = Field(10.0, gt=0, le=120, description="One runbook fetch, redirects included.")
+    runbook_max_redirects: int = Field(3, ge=0, le=10, description="Redirects followed, each checked by the guard.")
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _servers_parse(cls, value: str) -> str:
+        # Checked at start-up so a typo fails the worker with the variable's name, not the first investigation.
+        parse_servers(value, allow_stdio=True)
+        return value
+
+    def refuse_unsafe(self, *, running_on_azure: bool) -> None:
+        self.mcp(running_on_azure=running_on_azure)
+
+    def mcp(self, *, running_on_azure: bool) -> McpClientSettings:
+        """The MCP client's settings (stdio refused on Azure, as dev mode is)."""
+        prefix = "FIREBREAK_INVESTIGATIONS_"
+        env = {
+            f"{prefix}MCP_SERVERS": self.mcp_servers,
+            f"{prefix}MCP_ALLOW_STDIO": "true" if self.mcp_allow_stdio else "false",
+            f"{prefix}MCP_LIST_TIMEOUT_SECONDS": str(self.mcp_list_timeout_seconds),
+            f"{prefix}MCP_CALL_TIMEOUT_SECONDS": str(self.mcp_call_timeout_seconds),
+            f"{prefix}MCP_MAX_OUTPUT_BYTES": str(self.mcp_max_output_bytes),
+            f"{prefix}MCP_MAX_RESPONSE_BYTES": str(self.mcp_max_response_bytes),
+        }
+        return McpClientSettings.from_env(env, running_on_azure=running_on_azure)
+
+    def runbooks(self) -> RunbookSettings:
+        return RunbookSettings(
+            github_token=self.github_token,
+            github_raw_base_url=self.github_raw_base_url,
+            catalogue_prefix=self.runbook_catalogue_prefix or None,
+            catalogue_folder=self.runbook_catalogue_folder or None,
+            catalogue_max_files=self.runbook_catalogue_max_files,
+            s3_endpoint_url=self.s3_endpoint_url or None,
+            s3_region=self.s3_region,
+            max_bytes=self.runbook_max_bytes,
+            timeout_seconds=self.runbook_timeout_seconds,
+            max_redirects=self.runbook_max_redirects,
+        )

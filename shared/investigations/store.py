@@ -253,6 +253,42 @@ class InvestigationStore:
 
         return await self.update(workspace, investigation_id, put)
 
+    async def put_call(self, workspace: str, investigation_id: str, n: int, call: CallEntry) -> InvestigationRecord:
+        """Add one call to iteration `n` (created when missing), or replace the call with the same key.
+
+        Parallel calls of one iteration each write their own entry (etag-checked, retried); a retried
+        activity writes its entry once. An inline output the record has no room for moves to Blob.
+        """
+
+        async def put(record: InvestigationRecord) -> None:
+            others = [c for c in record.calls() if c.key != call.key]
+            room = MAX_INLINE_TOTAL_CHARS - inline_chars(others)
+            entry = call
+            if entry.output is not None and len(entry.output) > room:
+                ref = output_blob_name(workspace, investigation_id, entry.key)
+                await self._limited(self._blobs.put(ref, entry.output, content_type="text/plain; charset=utf-8"))
+                entry = entry.model_copy(update={"output": None, "output_ref": ref})
+            iteration = next((it for it in record.iterations if it.n == n), None)
+            if iteration is None:
+                iteration = Iteration(n=n)
+                record.iterations = sorted([*record.iterations, iteration], key=lambda it: it.n)
+            # Parallel calls land in any order; the record lists them as planned (i2-c1, i2-c2, ...).
+            calls = [*(c for c in iteration.calls if c.key != entry.key), entry]
+            iteration.calls = sorted(calls, key=lambda c: (len(c.key), c.key))
+
+        return await self.update(workspace, investigation_id, put)
+
+    async def output_of(self, workspace: str, call: CallEntry) -> str:
+        """A call's whole stored output, inline or from Blob ("" when the blob is gone)."""
+        if call.output is not None:
+            return call.output
+        if not call.output_ref:
+            return ""
+        try:
+            return await self.read_output(workspace, call.output_ref)
+        except NotFound:
+            return ""
+
     # ---- outputs -----------------------------------------------------------------------------
 
     async def put_output(self, workspace: str, investigation_id: str, call_key: str, text: str) -> StoredOutput:

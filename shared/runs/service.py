@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from shared.core.errors import AppError, Conflict, NotConfigured, NotFound
 from shared.core.redaction import redact_text
@@ -26,6 +26,8 @@ from shared.runs.store import RunStore
 from shared.storage.cosmos import CosmosDatabase
 
 log = logging.getLogger("firebreak.runs")
+# Who may read and cancel a run: its starter only, or anyone in its workspace.
+RunScope = Literal["user", "workspace"]
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 # What a caller learns about a failure: never an exception text (it may quote inputs or internals).
 FAILED_MESSAGE = (
@@ -142,11 +144,17 @@ class RunService:
             raise
         return RunStarted(run_id=run_id, status_url=STATUS_ROUTE + run_id)
 
-    async def _owned(self, principal: Principal, run_id: str) -> tuple[RunStore, RunDoc, str]:
-        """The caller's own run. Unknown ids, malformed ids and other principals' runs get one identical NOT_FOUND."""
+    async def _owned(self, principal: Principal, run_id: str, scope: RunScope = "user") -> tuple[RunStore, RunDoc, str]:
+        """The caller's own run (scope "user"), or any run of the caller's workspace (scope "workspace", for
+        capabilities whose runs a team shares). Unknown ids, malformed ids and runs outside the scope get
+        one identical NOT_FOUND."""
         store = await self._store()
         loaded = await store.load(run_id) if _RUN_ID.match(run_id) else None
-        if loaded is None or (loaded[0].workspace_id, loaded[0].user_id) != (principal.workspace_id, principal.user_id):
+        owner = (principal.workspace_id, principal.user_id)
+        if loaded is None or (
+            loaded[0].workspace_id != principal.workspace_id
+            or (scope == "user" and (loaded[0].workspace_id, loaded[0].user_id) != owner)
+        ):
             raise NotFound(
                 f"Run {run_id[:100]!r} not found.",
                 details={"run_id": run_id[:100]},
@@ -154,9 +162,9 @@ class RunService:
             )
         return store, *loaded
 
-    async def status(self, principal: Principal, run_id: str) -> RunStatus:
+    async def status(self, principal: Principal, run_id: str, *, scope: RunScope = "user") -> RunStatus:
         """State, progress, output (completed) or a safe error (failed) of the caller's run."""
-        _, doc, _ = await self._owned(principal, run_id)
+        _, doc, _ = await self._owned(principal, run_id, scope)
         return await self._status(doc)
 
     async def _status(self, doc: RunDoc) -> RunStatus:
@@ -188,10 +196,12 @@ class RunService:
             next_action=_next_action(doc, state),
         )
 
-    async def cancel(self, principal: Principal, run_id: str, reason: str | None = None) -> RunStatus:
+    async def cancel(
+        self, principal: Principal, run_id: str, reason: str | None = None, *, scope: RunScope = "user"
+    ) -> RunStatus:
         """Stop the caller's pending or running run. Cancelling a cancelled run answers its status again;
         cancelling a completed or failed one is CONFLICT (there is nothing to stop)."""
-        store, doc, _ = await self._owned(principal, run_id)
+        store, doc, _ = await self._owned(principal, run_id, scope)
         if doc.state == "cancelled":
             # Stopping is repeatable: a cancel whose first terminate failed is completed by the next one.
             if self.engine is not None:
@@ -339,6 +349,10 @@ class ActiveRunRecord:
     @property
     def workspace_id(self) -> str:
         return self._doc.workspace_id
+
+    @property
+    def user_id(self) -> str:
+        return self._doc.user_id
 
     @property
     def plan(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,11 +38,35 @@ class RunContext(Protocol):
         """The correlation id the run was started with (for its output and logs)."""
         ...
 
-    def call_activity(self, name: str, args: Any = None) -> Any: ...
+    @property
+    def current_utc_datetime(self) -> datetime:
+        """The orchestration's clock: the time of the history event being replayed (never the wall clock)."""
+        ...
+
+    def call_activity(self, name: str, args: Any = None, *, retry: RetryPolicy | None = None) -> Any:
+        """Schedule activity `name`; with `retry`, a failed attempt is retried by the engine (durably)."""
+        ...
 
     def task_all(self, tasks: list[Any]) -> Any: ...
 
     def set_custom_status(self, status: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How the Durable engine retries a failed activity: `max_attempts` in all, waits growing by `backoff`.
+
+    The engine keeps the retries in the orchestration's history, so a retry survives a host restart.
+    """
+
+    first_interval_seconds: float = 1.0
+    max_attempts: int = 3
+    backoff: float = 2.0
+    max_interval_seconds: float | None = 30.0
+
+    def __post_init__(self) -> None:
+        if self.first_interval_seconds <= 0 or self.max_attempts < 1 or self.backoff < 1.0:
+            raise ValueError("a retry policy needs a positive first interval, 1+ attempts and a backoff of 1.0+")
 
 
 class ActiveRun(Protocol):
@@ -52,6 +77,11 @@ class ActiveRun(Protocol):
 
     @property
     def workspace_id(self) -> str: ...
+
+    @property
+    def user_id(self) -> str:
+        """Who started the run (in `workspace_id`)."""
+        ...
 
     @property
     def plan(self) -> dict[str, Any]: ...

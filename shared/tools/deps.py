@@ -20,6 +20,7 @@ from shared.storage.cosmos import CosmosDatabase
 
 if TYPE_CHECKING:
     from shared.tools.checks import Check
+    from shared.tools.registry import ToolRegistry
 
 
 def utc_now() -> datetime:
@@ -39,6 +40,9 @@ class Deps:
     started_monotonic: float = field(default_factory=time.monotonic)
     # Every capability's checks, collected by the composition root (health and diagnostics run them).
     checks: tuple[Check, ...] = ()
+    # Every capability's tools, so one capability can use another's in-process (by name, as a caller
+    # would, never by import): investigations ask debug memory's ranked_solutions this way.
+    tools: ToolRegistry | None = None
 
     async def aclose(self) -> None:
         await self.cosmos.close()

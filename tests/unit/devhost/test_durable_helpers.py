@@ -12,7 +12,7 @@ from devhost.durable.engine import _flatten_actions, retry_delay
 from devhost.durable.http_api import wire_payload
 from devhost.host import task_hub
 from devhost.index import UnresolvedSetting
-from tests.support.durable_retry import BackoffRetryOptions
+from functions.durable_retry import BackoffRetryOptions
 
 
 @pytest.mark.parametrize(
