@@ -58,6 +58,7 @@ POLL_S = 0.01
 BUDGET_ITERATION = 20.0
 BUDGET_PROGRESS = 6.0
 _TERMINAL = {"completed", "failed", "cancelled"}
+_ACTIONS = {"TaskScheduled", "TimerCreated", "SubOrchestrationInstanceCreated"}
 
 
 class _Timed:
@@ -116,8 +117,13 @@ def _scenario_servers(scenario: dict[str, Any]) -> Iterator[tuple[str, str | Non
 
 def _analyse(history: list[dict[str, Any]], view: dict[str, Any], rnd: _Round) -> None:
     """Fill `rnd` from the instance's history and the investigation's record (see the module doc)."""
-    scheduled = [e for e in history if e["EventType"] == "TaskScheduled"]
-    done = {e["TaskScheduledId"]: e["Timestamp"] for e in history if e["EventType"] in ("TaskCompleted", "TaskFailed")}
+    # Task ids are the orchestrator's action sequence: activities, retry timers and sub-orchestrations alike.
+    actions = [e for e in history if e["EventType"] in _ACTIONS]
+    scheduled = [e for e in actions if e["EventType"] == "TaskScheduled"]
+    ids = [i for i, e in enumerate(actions) if e["EventType"] == "TaskScheduled"]
+    ended = ("TaskCompleted", "TaskFailed")
+    completed = {e["TaskScheduledId"]: e["Timestamp"] for e in history if e["EventType"] in ended}
+    done = [completed[i] for i in ids]
     args = [(json.loads(e["Input"]) if e.get("Input") else {}).get("args") or {} for e in scheduled]
     durations = {c["key"]: c["duration_ms"] for it in view["iterations"] for c in it["calls"]}
     plans = [i for i, e in enumerate(scheduled) if e["Name"] == "investigation_plan"]
@@ -169,11 +175,17 @@ def _investigate(host: HostProcess, alert: dict[str, Any], system_key: str) -> _
             time.sleep(0.1)
             body = http.get(f"/api/investigations/{inv}").json()
         assert body["status"] == "completed", json.dumps(body)[:2000]
-        status = http.get(
-            f"{MGMT}/instances/{inv}",
-            params={"showHistory": "true", "showHistoryOutput": "true"},
-            headers={"x-functions-key": system_key},
-        ).json()
+        while True:  # the record is complete before the instance is: the finish activity comes after
+            r = http.get(
+                f"{MGMT}/instances/{inv}",
+                params={"showHistory": "true", "showHistoryOutput": "true"},
+                headers={"x-functions-key": system_key},
+            )
+            if r.status_code != 202:
+                break
+            time.sleep(0.05)
+        status = r.json()
+        assert status["runtimeStatus"] == "Completed", json.dumps(status)[:2000]
     rnd = _Round(post_s=post_s, first_progress_s=first, get_s=gets)
     _analyse(status["historyEvents"], body, rnd)
     return rnd
