@@ -19,7 +19,7 @@ round, interleaved with the investigations so machine noise hits both alike.
    tool list from Blob, the record update, retried on an etag race with the iteration's other calls),
    and the replays walk a longer history than a no-op chain's. Measured 8.6-13.7 on the 2-core machine
    under a load of 3-9 (the ratio rises with load: these activities need more CPU than a no-op); 20
-   leaves room for that and still fails on a few more sequential store round trips per iteration.
+   leaves room for that and fails when an iteration costs about twice what it does now.
 2. POST /api/investigations to the first progress beyond `queued` on GET /api/investigations/{id}
    (the orchestration's custom status, phase `preparing`), polled every POLL_S; the time the answer
    showing it arrived, median over the rounds. Baseline: the POST's own latency (to its 202) in the same
