@@ -36,19 +36,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from devhost.scenario_servers import (
-    RunbookServer,
-    ScenarioServer,
-    load,
-    score,
-    serve_runbook,
-    serve_scenario,
-    split_scenario,
-)
+from devhost.scenario_data import load, score, split_scenario
+
+if TYPE_CHECKING:
+    from devhost.scenario_servers import RunbookServer, ScenarioServer
 
 # Settings passed from this environment to the host: the LLM (so the same command runs the LLM path when
 # one is configured) and the investigation limits. HostProcess drops the parent's FIREBREAK_*/OPENAI_* on
@@ -157,6 +152,10 @@ class Servers:
 @contextmanager
 def serve_servers() -> Iterator[Servers]:
     """The two scenario MCP servers and the runbook server on free ports, serving nothing until `load`."""
+    # Imported here: the MCP SDK and uvicorn take seconds to import, and a command with a bad file argument
+    # must answer at once.
+    from devhost.scenario_servers import serve_runbook, serve_scenario
+
     with (
         serve_scenario(EMPTY_SCENARIO) as k8s,
         serve_scenario(EMPTY_SCENARIO, toolset="extras") as extras,

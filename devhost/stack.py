@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -31,10 +32,8 @@ def _reap(pid: int) -> None:
     """Collect `pid` if it is an exited child of this process (a stack started in-process, as the tests and the
     scenario command do): a zombie still answers kill(pid, 0), so `stop` would wait 5 s per emulator for an exit
     that had already happened. Not a child (started by another `make run`): nothing to do."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 @dataclass(frozen=True)
