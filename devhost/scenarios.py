@@ -17,10 +17,10 @@ in this environment (they are passed to the host; so are FIREBREAK_INVESTIGATION
 Per scenario: id, path (rule|llm|llm->rule), analysis, score (the fixtures' keyword score of the analysis
 alone, only for files with expected_keywords), tool_calls [{tool, args}], iterations, stopped_because; then
 the mean score. Exit 0 when every investigation completed, 1 when one did not, 2 for a missing or invalid file
-or bad arguments (nothing is started then).
+or bad arguments (nothing is started then) or for an alert the app refuses (400; the other files still run).
 
-Tests use `ScenarioRunner` against the test session's stack and host (`host_overrides` gives the host's
-settings for the servers); nothing here imports tests.
+Tests use `offline_runner(..., app_settings=app_env)`: the same servers, host and runner on the test session's
+running stack (no second stack). Nothing here imports tests.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import httpx
 from devhost.scenario_data import load, score, split_scenario
 
 if TYPE_CHECKING:
+    from devhost.processes import HostProcess
     from devhost.scenario_servers import RunbookServer, ScenarioServer
 
 # Settings passed from this environment to the host: the LLM (so the same command runs the LLM path when
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
 PASS_PREFIXES = ("FIREBREAK_LLM_", "OPENAI_", "AZURE_OPENAI_", "FIREBREAK_INVESTIGATIONS_")
 TERMINAL = ("completed", "failed", "cancelled")
 EMPTY_SCENARIO: dict[str, Any] = {"id": "none", "alert": {}, "available_tools": [], "tool_responses": []}
+
+
+class AlertRejected(RuntimeError):
+    """POST /api/investigations answered 400: the scenario's alert is not one the app accepts."""
 
 
 class ScenarioFileError(Exception):
@@ -218,6 +223,8 @@ class ScenarioRunner:
         """Load the scenario into the servers and start its investigation; the investigation id."""
         self.servers.load(scenario)
         r = self.http.post(f"{self.base_url}/api/investigations", json=self.alert_of(scenario), headers=self.headers)
+        if r.status_code == 400:
+            raise AlertRejected(f"the app refused the scenario's alert: {r.text[:1000]}")
         if r.status_code != 202:
             raise RuntimeError(f"POST /api/investigations answered {r.status_code}: {r.text[:500]}")
         started = r.json()["started"]
@@ -244,6 +251,7 @@ class ScenarioRunner:
             investigation_id = self.start(scenario)
             view = self.wait(investigation_id)
         except (RuntimeError, httpx.HTTPError) as exc:
+            status = "rejected" if isinstance(exc, AlertRejected) else "error"
             return ScenarioResult(
                 id=scenario["id"],
                 path=None,
@@ -252,7 +260,7 @@ class ScenarioRunner:
                 tool_calls=[],
                 iterations=0,
                 stopped_because=None,
-                status="error",
+                status=status,
                 file=file,
                 error=str(exc)[:1000],
             )
@@ -329,24 +337,54 @@ def markdown(results: list[ScenarioResult]) -> str:
 
 
 @contextmanager
-def offline_runner(environ: Mapping[str, str], work_dir: Path) -> Iterator[ScenarioRunner]:
-    """A stack, the servers, a host and a runner on them, all stopped after the block (the command's setup)."""
+def offline_runner(
+    environ: Mapping[str, str],
+    work_dir: Path,
+    *,
+    app_settings: Mapping[str, str] | None = None,
+    timeout_s: float = 180.0,
+) -> Iterator[tuple[ScenarioRunner, HostProcess]]:
+    """The servers, a host, a runner on them, all stopped after the block: the command's setup.
+
+    Without `app_settings` an emulator stack is started too (in `work_dir`); with them (a test session's
+    `app_env`) the host uses that running stack, on a task hub of its own.
+    """
     from devhost.processes import HostProcess, start_stack
 
     with ExitStack() as stack:
-        emulators = start_stack(work_dir / "stack")
-        stack.callback(emulators.stop)
+        if app_settings is None:
+            emulators = start_stack(work_dir / "stack")
+            stack.callback(emulators.stop)
+            app_settings = emulators.app_settings()
         servers = stack.enter_context(serve_servers())
-        env = {**emulators.app_settings(), **host_overrides(servers, environ)}
-        host = HostProcess(env, work_dir / "host.log")
+        env = {
+            **app_settings,
+            "FIREBREAK_TASK_HUB": f"scenarios{uuid.uuid4().hex[:10]}",
+            **host_overrides(servers, environ),
+        }
+        host = HostProcess(env, work_dir / f"host-{uuid.uuid4().hex[:6]}.log")
         stack.callback(host.stop)
         try:
             host.wait_ready()
         except RuntimeError as exc:
             raise RuntimeError(f"the app host did not start: {str(exc)[-2000:]}") from None
-        runner = ScenarioRunner(host.base_url, servers)
+        runner = ScenarioRunner(host.base_url, servers, timeout_s=timeout_s)
         stack.callback(runner.close)
-        yield runner
+        yield runner, host
+
+
+def error_lines(log: str, limit: int = 10) -> list[str]:
+    """The host log's last ERROR records, one line each (for a run where an investigation did not complete)."""
+    found = []
+    for line in log.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("level") in ("ERROR", "CRITICAL"):
+            last = str(record.get("exception") or "").strip().splitlines()[-1:]
+            found.append(f"{record.get('logger')}: {record.get('message')}" + (f" ({last[0]})" if last else ""))
+    return [f[:500] for f in found[-limit:]]
 
 
 def run_files(
@@ -390,9 +428,11 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="firebreak-scenarios-") as tmp:
         try:
-            with offline_runner(os.environ, Path(tmp)) as runner:
-                runner.timeout_s = args.timeout
+            with offline_runner(os.environ, Path(tmp), timeout_s=args.timeout) as (runner, host):
                 results = run_files(files, runner, args.quiet)
+                if any(r.status != "completed" for r in results):
+                    for line in error_lines(host.log()):
+                        print(f"host error: {line}", file=sys.stderr)
         except (RuntimeError, SystemExit) as exc:
             print(f"error: could not run the scenarios: {exc}", file=sys.stderr)
             return 1
@@ -400,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(markdown(results))
     else:
         sys.stdout.write(json.dumps(summary(results), indent=2) + "\n")
+    if any(r.status == "rejected" for r in results):
+        return 2  # an alert the app refuses is an invalid scenario file, found once the app could read it
     return 0 if all(r.status == "completed" for r in results) else 1
 
 

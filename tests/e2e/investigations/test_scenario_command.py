@@ -64,12 +64,19 @@ def unseen_files(tmp_path: Path) -> list[str]:
 
 
 def test_json_on_two_unseen_files_from_another_directory(tmp_path: Path) -> None:
-    done = command(tmp_path, *unseen_files(tmp_path), "--format", "json")
-    assert done.returncode == 0, done.stderr[-3000:]
+    # A third file the app refuses (a start time that is no time): reported, the others still run, exit code 2.
+    (tmp_path / "no-time.json").write_text(json.dumps({"alert": {"title": "Something", "starts_at": "yesterday"}}))
+    done = command(tmp_path, *unseen_files(tmp_path), "no-time.json", "--format", "json")
+    assert done.returncode == 2, done.stderr[-3000:]
     out = json.loads(done.stdout)
     print(json.dumps(out, indent=1)[:5000])
     ids = [s["id"] for s in out["scenarios"]]
-    assert ids == ["02_image_pull_unauthorized", "renderer crash"]
+    assert ids == ["02_image_pull_unauthorized", "renderer crash", "no-time"]
+    refused = out["scenarios"].pop()
+    assert refused["status"] == "rejected"
+    assert refused["error"].startswith("the app refused the scenario's alert:")
+    assert "starts_at" in refused["error"]
+    assert (out["scored"], out["completed"]) == (2, 2)
     for s in out["scenarios"]:
         assert s["path"] == "rule"
         assert set(s) >= {"id", "path", "analysis", "score", "tool_calls", "iterations", "stopped_because"}
@@ -81,7 +88,8 @@ def test_json_on_two_unseen_files_from_another_directory(tmp_path: Path) -> None
     wanted = {"name": "invoice-renderer-5d9f7", "namespace": "billing", "previous": True}
     assert any(c["tool"] == "pods_log" and wanted.items() <= c["args"].items() for c in handwritten["tool_calls"])
     assert out["mean_score"] == (out["scenarios"][0]["score"] + handwritten["score"]) / 2
-    assert "[2/2] renderer crash: completed" in done.stderr
+    assert "[2/3] renderer crash: completed" in done.stderr
+    assert "[3/3] no-time: rejected" in done.stderr
 
 
 def test_markdown_table_and_analyses(tmp_path: Path) -> None:

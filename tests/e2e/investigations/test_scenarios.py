@@ -9,24 +9,22 @@ after another; the two paths (two hosts, two sets of servers) run side by side, 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from devhost.processes import HostProcess
 from devhost.scenario_servers import answer, extra_tool_names, served_scenario, split_scenario, tools_for
 from devhost.scenarios import (
     ScenarioResult,
     ScenarioRunner,
-    host_overrides,
     load_scenario,
     mean_score,
-    serve_servers,
+    offline_runner,
     table,
 )
 from devhost.scenarios import (
@@ -37,19 +35,6 @@ from tests.support import scenarios
 from tests.support.fake_llm import FakeLlm, Reply, fake_llm, plan
 
 FILES = scenarios.scenario_files() + scenarios.scenario_files(scenarios.HELDOUT)
-
-
-@contextmanager
-def scenario_runner(start_host: Callable[..., HostProcess], environ: dict[str, str]) -> Iterator[ScenarioRunner]:
-    """The servers, a host of this session's stack configured for them (plus `environ`), and a runner."""
-    with serve_servers() as servers:
-        host = start_host(host_overrides(servers, environ))
-        runner = ScenarioRunner(host.base_url, servers, timeout_s=120)
-        try:
-            yield runner
-        finally:
-            runner.close()
-            host.stop()
 
 
 def loaded() -> list[tuple[Any, dict[str, Any]]]:
@@ -185,7 +170,7 @@ class Paths:
 
 
 @pytest.fixture(scope="module")
-def both_paths(start_host: Callable[..., HostProcess]) -> Iterator[Paths]:
+def both_paths(app_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Paths]:
     """Both paths started at once on their own hosts; each test waits for its own."""
     files = loaded()
     with ExitStack() as stack:
@@ -195,8 +180,9 @@ def both_paths(start_host: Callable[..., HostProcess]) -> Iterator[Paths]:
             "FIREBREAK_LLM_MODEL": "scripted-model",
             "FIREBREAK_LLM_API_KEY": "not-a-real-key",
         }
-        rule_runner = stack.enter_context(scenario_runner(start_host, {}))
-        llm_runner = stack.enter_context(scenario_runner(start_host, environ))
+        work = tmp_path_factory.mktemp("scenario-hosts")
+        rule_runner, _ = stack.enter_context(offline_runner({}, work, app_settings=app_env, timeout_s=120))
+        llm_runner, _ = stack.enter_context(offline_runner(environ, work, app_settings=app_env, timeout_s=120))
         pool = stack.enter_context(ThreadPoolExecutor(2))
         yield Paths(pool.submit(run_all, files, rule_runner, True), pool.submit(run_llm, files, llm_runner, llm))
 
