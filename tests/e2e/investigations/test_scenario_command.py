@@ -13,6 +13,7 @@ from pathlib import Path
 
 from devhost.stack import ROOT
 from tests.support import scenarios
+from tests.support.fake_llm import Reply, fake_llm, plan
 
 # A scenario written for this test (the fixtures' schema, no id: the file name stands in).
 HANDWRITTEN = {
@@ -43,8 +44,9 @@ HANDWRITTEN = {
 }
 
 
-def command(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def command(cwd: Path, *args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIREBREAK_", "OPENAI_", "AZURE_OPENAI"))}
+    env.update(extra_env or {})
     env["PYTHONPATH"] = str(ROOT)  # how `shared` is found from outside the checkout (no installed package)
     return subprocess.run(
         [sys.executable, "-m", "shared.investigations", "scenario", *args],
@@ -92,18 +94,28 @@ def test_json_on_two_unseen_files_from_another_directory(tmp_path: Path) -> None
     assert "[3/3] no-time: rejected" in done.stderr
 
 
-def test_markdown_table_and_analyses(tmp_path: Path) -> None:
+def test_markdown_on_the_llm_path_set_in_the_environment(tmp_path: Path) -> None:
+    """The command hands the LLM settings of its environment to the host: the same command, the LLM path.
+
+    The model is the scripted server: for each scenario a plan with no calls (done) and a report.
+    """
     files = unseen_files(tmp_path)
-    done = command(tmp_path, *files, "--format", "md", "--quiet")
+    reports = [{"root_cause": f"scripted cause {i}", "analysis": f"Scripted analysis number {i}."} for i in (1, 2)]
+    with fake_llm(*(r for rep in reports for r in (plan([], done=True), Reply(content=json.dumps(rep))))) as llm:
+        environ = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_MODEL": "scripted-model", "OPENAI_API_KEY": "not-real"}
+        done = command(tmp_path, *files, "--format", "md", "--quiet", extra_env=environ)
     assert done.returncode == 0, done.stderr[-3000:]
     print(done.stdout)
+    assert len(llm.requests) == 4
+    assert not llm.replies
     lines = done.stdout.splitlines()
     assert lines[0] == "| scenario | score | path | calls | analysis chars |"
-    assert lines[2].startswith("| 02_image_pull_unauthorized | ")
-    assert lines[3].startswith("| renderer crash | ")
-    assert any(line.startswith("Mean score: ") for line in lines)
-    assert "## 02_image_pull_unauthorized" in lines
-    assert "## renderer crash" in lines
+    assert lines[2].startswith("| 02_image_pull_unauthorized | 0.00 | llm | 0 | ")
+    assert lines[3].startswith("| renderer crash | 0.00 | llm | 0 | ")
+    assert "Mean score: 0.000 over 2 scored scenario(s)." in lines
+    assert lines.index("## renderer crash") > lines.index("## 02_image_pull_unauthorized") > 4
+    assert "Scripted analysis number 1." in lines
+    assert "Scripted analysis number 2." in lines
     assert done.stderr == ""
 
 
