@@ -233,8 +233,17 @@ class ScenarioRunner:
         return str(started[0]["investigation_id"])
 
     def wait(self, investigation_id: str) -> dict[str, Any]:
-        """GET the investigation until it ends (or the timeout); its last view."""
-        deadline = time.monotonic() + self.timeout_s
+        """GET the investigation until it ends; at the timeout, cancel it (its calls must not reach the next
+        scenario's servers) and return its last view, still running or cancelled."""
+        view = self._poll(investigation_id, self.timeout_s)
+        if view["status"] in TERMINAL:
+            return view
+        self.http.post(f"{self.base_url}/api/investigations/{investigation_id}/cancel", headers=self.headers)
+        cancelled = self._poll(investigation_id, 15.0)
+        return cancelled if cancelled["status"] in TERMINAL else view
+
+    def _poll(self, investigation_id: str, seconds: float) -> dict[str, Any]:
+        deadline = time.monotonic() + seconds
         url = f"{self.base_url}/api/investigations/{investigation_id}"
         while True:
             r = self.http.get(url, headers=self.headers)

@@ -203,3 +203,19 @@ def test_every_scenario_on_the_llm_path(both_paths: Paths) -> None:
         assert result.analysis.startswith(run.analysis), name  # the model's report, not the rules'
     print("\n" + table([r.result for r in runs]))
     assert all(len(r.result.analysis) <= 2000 for r in runs)
+
+
+def test_an_investigation_past_the_timeout_is_cancelled_and_the_next_scenario_runs(
+    app_env: dict[str, str], tmp_path: Any
+) -> None:
+    """The runner cancels what outlives its timeout (its calls must not reach the next scenario's servers)."""
+    slow, quick = (load_scenario(scenarios.FIXTURES / f) for f in ("06_job_failure.json", "08_memory_pressure.json"))
+    with offline_runner({}, tmp_path, app_settings=app_env, timeout_s=0) as (runner, _):
+        first = runner.run(slow)
+        runner.timeout_s = 120
+        second = runner.run(quick)
+    print(first.status, first.error, first.iterations, len(first.tool_calls))
+    assert first.status == "cancelled"
+    assert first.score == 0.0  # a scenario with keywords that did not complete scores nothing
+    assert second.status == "completed"
+    assert second.score == 1.0
