@@ -34,14 +34,16 @@ def test_only_repeats_stop_the_loop() -> None:
     made = [signature("pods_get", {"name": "x"})]
     calls, stop = admit([c("pods_get", name="x")], made, [], calls_left=10, per_iteration=5)
     assert calls == []
-    assert stop is not None and "repeated" in stop
+    assert stop is not None
+    assert "repeated" in stop
 
 
 def test_going_back_to_the_calls_of_two_iterations_ago_stops_the_loop() -> None:
     a, b = [signature("x", {"i": 1})], [signature("y", {"i": 2})]
     calls, stop = admit([c("x", i=1)], [], [a, b], calls_left=10, per_iteration=5)
     assert calls == []
-    assert stop is not None and "alternating" in stop
+    assert stop is not None
+    assert "alternating" in stop
 
 
 def test_an_empty_plan_is_not_a_repeat() -> None:
@@ -58,9 +60,12 @@ def test_progress_rises_through_the_phases() -> None:
         progress("done"),
     ]
     assert values == sorted(values)
-    assert values[0] == 0 and values[-1] == 100
+    assert values[0] == 0
+    assert values[-1] == 100
     body = status("iterating", iteration=2, limits=limits, calls_made=3, tools=["a", "b"], path="rule")
-    assert body["phase"] == "iterating" and body["iteration"] == 2 and body["calling"] == ["a", "b"]
+    assert body["phase"] == "iterating"
+    assert body["iteration"] == 2
+    assert body["calling"] == ["a", "b"]
     assert body["max_tool_calls"] == 15
 
 
@@ -92,5 +97,6 @@ def test_stdio_servers_are_refused_on_azure_at_load() -> None:
 
 def test_github_token_is_read_from_its_alias_and_never_shown() -> None:
     s = InvestigationSettings.from_env({"GITHUB_TOKEN": "ghp_" + "s" * 36})
-    assert s.github_token is not None and "ghp_" not in repr(s)
+    assert s.github_token is not None
+    assert "ghp_" not in repr(s)
     assert s.runbooks().github_token is not None
