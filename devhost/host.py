@@ -28,7 +28,7 @@ class DurableExtension:
     """The engine plus its HTTP API, started and stopped with the host's event loop."""
 
     def __init__(self, functions: list[Any], host_json: dict[str, Any], base_url: str, keys: HostKeys) -> None:
-        from devhost.durable.engine import DurableEngine
+        from devhost.durable.engine import DurableEngine, parse_fail_activities
         from devhost.durable.http_api import DurableHttpApi
         from devhost.durable.instances import InstanceStore
 
@@ -41,7 +41,14 @@ class DurableExtension:
         max_activities = int(
             env.get("DEVHOST_DURABLE_MAX_ACTIVITIES", durable.get("maxConcurrentActivityFunctions", 10))
         )
-        self.engine = DurableEngine(functions, InstanceStore(storage, hub), hub=hub, max_activities=max_activities)
+        self.engine = DurableEngine(
+            functions,
+            InstanceStore(storage, hub),
+            hub=hub,
+            max_activities=max_activities,
+            # Fault injection for tests: the first N attempts of an activity fail (see parse_fail_activities).
+            fail_activities=parse_fail_activities(env.get("DEVHOST_FAIL_ACTIVITY")),
+        )
         self.api = DurableHttpApi(self.engine, base_url, keys)
 
     def add_routes(self, app: Any) -> None:

@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -110,14 +111,35 @@ class _Current:
 
 
 @dataclass
+class ToolCallSeen:
+    """One tools/call the server received: when it arrived and, once answered, when it was answered
+    (time.monotonic() of this process)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    received: float
+    answered: float | None = None
+
+
+# A fixed hold for every tools/call, or one chosen per call from (tool, arguments).
+Delay = float | Callable[[str, dict[str, Any]], float]
+
+
+@dataclass
 class ScenarioServer:
     """A running server: `url` is its MCP endpoint; `requests` holds each POST's headers (lower-case names);
-    `load(scenario)` makes it answer another scenario from the next request on."""
+    `calls` each tools/call of a listed tool, in arrival order; `load(scenario)` makes it answer another
+    scenario from the next request on."""
 
     url: str
     port: int
     requests: list[dict[str, str]] = field(default_factory=list)
     current: _Current | None = None
+    calls: list[ToolCallSeen] = field(default_factory=list)
+
+    def in_flight(self) -> int:
+        """Tool calls received and not answered yet."""
+        return sum(1 for c in self.calls if c.answered is None)
 
     def load(self, scenario: dict[str, Any]) -> None:
         if self.current is None:
@@ -149,7 +171,7 @@ class _Recorder:
         await self.app(scope, receive, send)
 
 
-def _build(current: _Current, delay_s: float) -> Server[Any]:
+def _build(current: _Current, delay_s: Delay, calls: list[ToolCallSeen] | None = None) -> Server[Any]:
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=current.get()[1])
 
@@ -157,9 +179,16 @@ def _build(current: _Current, delay_s: float) -> Server[Any]:
         scenario, tools = current.get()
         if params.name not in {t.name for t in tools}:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        if delay_s:
-            await asyncio.sleep(delay_s)
-        found = answer(scenario, params.name, dict(params.arguments or {}))
+        seen = ToolCallSeen(params.name, dict(params.arguments or {}), time.monotonic())
+        if calls is not None:
+            calls.append(seen)
+        try:
+            delay = delay_s(params.name, seen.arguments) if callable(delay_s) else delay_s
+            if delay:
+                await asyncio.sleep(delay)
+            found = answer(scenario, params.name, dict(params.arguments or {}))
+        finally:
+            seen.answered = time.monotonic()
         return types.CallToolResult(content=[types.TextContent(type="text", text=found.text)], is_error=found.is_error)
 
     return Server(
@@ -238,14 +267,19 @@ def serve_scenario(
     *,
     port: int = 0,
     toolset: Toolset = "kubernetes",
-    delay_s: float = 0.0,
+    delay_s: Delay = 0.0,
     required_headers: dict[str, str] | None = None,
 ) -> Iterator[ScenarioServer]:
-    """Serve a scenario (a loaded dict) on 127.0.0.1 until the block ends; `server.load` swaps it."""
+    """Serve a scenario (a loaded dict) on 127.0.0.1 until the block ends; `server.load` swaps it.
+
+    `delay_s` holds every tools/call that long, or as long as `delay_s(tool, arguments)` says."""
     seen: list[dict[str, str]] = []
+    calls: list[ToolCallSeen] = []
     current = _Current(scenario, toolset)
-    with serve_app(_app(_build(current, delay_s), seen, required_headers), port) as bound:
-        yield ScenarioServer(url=f"http://127.0.0.1:{bound}/mcp", port=bound, requests=seen, current=current)
+    with serve_app(_app(_build(current, delay_s, calls), seen, required_headers), port) as bound:
+        yield ScenarioServer(
+            url=f"http://127.0.0.1:{bound}/mcp", port=bound, requests=seen, current=current, calls=calls
+        )
 
 
 # ---- the runbook server -----------------------------------------------------------------------------------

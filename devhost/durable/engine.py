@@ -16,7 +16,7 @@ import json
 import logging
 import traceback
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,6 +33,23 @@ _ACTIVITY, _ACTIVITY_RETRY, _SUB, _SUB_RETRY, _CONTINUE_AS_NEW, _TIMER, _WAIT_EV
 
 class UnknownFunction(LookupError):
     pass
+
+
+class InjectedFault(RuntimeError):
+    """An activity attempt failed on purpose (DEVHOST_FAIL_ACTIVITY), before the function ran."""
+
+
+def parse_fail_activities(spec: str | None) -> dict[str, int]:
+    """DEVHOST_FAIL_ACTIVITY: `name:N[,name:N...]` (N failing attempts of activity `name` per instance)."""
+    found: dict[str, int] = {}
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        name, sep, count = part.strip().rpartition(":")
+        if not sep or not name or not count.isdigit():
+            raise ValueError(f"DEVHOST_FAIL_ACTIVITY: {part.strip()!r} is not name:N")
+        found[name] = int(count)
+    return found
 
 
 class InstanceGone(RuntimeError):
@@ -76,7 +93,10 @@ class DurableEngine:
         hub: str,
         max_activities: int = 10,
         clock: Callable[[], datetime] = _utcnow,
+        fail_activities: Mapping[str, int] | None = None,
     ) -> None:
+        """`fail_activities` (fault injection, DEVHOST_FAIL_ACTIVITY): activity name -> how many of its first
+        attempts in each instance fail before the function is called, so tests can drive the real retry path."""
         self.hub = hub
         self.store = store
         self.clock = clock
@@ -94,6 +114,8 @@ class DurableEngine:
         self._work: set[asyncio.Task[Any]] = set()
         self._activity_slots = asyncio.Semaphore(max_activities)
         self._changed = asyncio.Condition()
+        self._fail_activities = dict(fail_activities or {})
+        self._failed_attempts: dict[tuple[str, str], int] = {}
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -410,6 +432,7 @@ class DurableEngine:
                     raise LookupError(
                         f"The function '{name}' doesn't exist, is disabled, or is not an activity function."
                     )
+                self._inject_fault(instance_id, name)
                 result_json = await invoke_activity(info, entry["input"])
                 ev = h.event(h.TASK_COMPLETED, self.clock(), TaskScheduledId=task_id, Result=result_json)
             except asyncio.CancelledError:
@@ -425,6 +448,15 @@ class DurableEngine:
                     ),
                 )
         await self._deliver(instance_id, task_id, ev)
+
+    def _inject_fault(self, instance_id: str, name: str) -> None:
+        """Fail this attempt when DEVHOST_FAIL_ACTIVITY asks for more failures of `name` in this instance."""
+        wanted = self._fail_activities.get(name, 0)
+        done = self._failed_attempts.get((instance_id, name), 0)
+        if done < wanted:
+            self._failed_attempts[(instance_id, name)] = done + 1
+            log.warning("injected failure %d of %d of activity %s (%s)", done + 1, wanted, name, instance_id)
+            raise InjectedFault(f"injected by DEVHOST_FAIL_ACTIVITY: attempt {done + 1} of {wanted} fails")
 
     async def _run_timer(self, instance_id: str, task_id: int, entry: dict[str, Any]) -> None:
         from dateutil.parser import isoparse

@@ -2,8 +2,9 @@
 
 Routes: `POST /v1/chat/completions` (OpenAI and compatible endpoints) and
 `POST /openai/deployments/<deployment>/chat/completions?api-version=...` (Azure OpenAI). Each request takes
-the next scripted `Reply` from the queue; when the queue is empty, `default` answers (None: HTTP 500 with
-"nothing scripted", so a test that asks more than it scripted fails loudly).
+the next scripted `Reply` from the queue; when the queue is empty, `responder(request)` answers when set (a
+reply made from what was asked), else `default` (None: HTTP 500 with "nothing scripted", so a test that asks
+more than it scripted fails loudly).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -91,6 +92,7 @@ class FakeLlm:
     url: str = ""
     replies: deque[Reply] = field(default_factory=deque)
     default: Reply | None = None
+    responder: Callable[[Recorded], Reply | None] | None = None
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
@@ -105,9 +107,13 @@ class FakeLlm:
             self.replies.extend(replies)
         return self
 
-    def next_reply(self) -> Reply | None:
+    def next_reply(self, request: Recorded | None = None) -> Reply | None:
         with self.lock:
-            return self.replies.popleft() if self.replies else self.default
+            if self.replies:
+                return self.replies.popleft()
+        if self.responder is not None and request is not None:
+            return self.responder(request)
+        return self.default
 
 
 def _completion(reply: Reply, model: str) -> dict[str, Any]:
@@ -151,9 +157,10 @@ def _handler(llm: FakeLlm) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             body = json.loads(raw or b"{}")
-            llm.requests.append(
-                Recorded(parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()}, body)
+            recorded = Recorded(
+                parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()}, body
             )
+            llm.requests.append(recorded)
             segments = parts.path.strip("/").split("/")
             azure = segments[:2] == ["openai", "deployments"] and segments[3:] == ["chat", "completions"]
             if parts.path != "/v1/chat/completions" and not azure:
@@ -162,7 +169,7 @@ def _handler(llm: FakeLlm) -> type[BaseHTTPRequestHandler]:
             if azure and "api-version" not in parse_qs(parts.query):
                 self._send(400, {"error": {"message": "api-version query parameter is required"}})
                 return
-            reply = llm.next_reply()
+            reply = llm.next_reply(recorded)
             if reply is None:
                 self._send(500, {"error": {"message": "fake_llm: nothing scripted"}})
                 return
@@ -178,9 +185,11 @@ def _handler(llm: FakeLlm) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def fake_llm(*replies: Reply, default: Reply | None = None) -> Iterator[FakeLlm]:
+def fake_llm(
+    *replies: Reply, default: Reply | None = None, responder: Callable[[Recorded], Reply | None] | None = None
+) -> Iterator[FakeLlm]:
     """Serve on a free port for the block; `llm.url` is the origin (Azure endpoint), `llm.base_url` adds /v1."""
-    llm = FakeLlm(default=default).script(*replies)
+    llm = FakeLlm(default=default, responder=responder).script(*replies)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(llm))
     server.daemon_threads = True
     llm.url = f"http://127.0.0.1:{server.server_address[1]}"

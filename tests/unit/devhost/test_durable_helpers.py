@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from devhost.durable import history as h
-from devhost.durable.engine import _flatten_actions, retry_delay
+from devhost.durable.engine import _flatten_actions, parse_fail_activities, retry_delay
 from devhost.durable.http_api import wire_payload
 from devhost.host import task_hub
 from devhost.index import UnresolvedSetting
@@ -101,3 +101,13 @@ def test_flatten_actions_handles_both_replay_schemas() -> None:
     ]
     assert [a["actionType"] for a in _flatten_actions(v1)] == [0, 5]
     assert [a.get("functionName") for a in _flatten_actions(v2)] == [None, "a", "b"]
+
+
+def test_fail_activity_spec_names_activities_and_failing_attempts() -> None:
+    assert parse_fail_activities(None) == {}
+    assert parse_fail_activities("") == {}
+    assert parse_fail_activities("investigation_plan:2") == {"investigation_plan": 2}
+    assert parse_fail_activities(" a:1, b:3 ,") == {"a": 1, "b": 3}
+    for bad in ("plan", "plan:", ":2", "plan:two"):
+        with pytest.raises(ValueError, match="not name:N"):
+            parse_fail_activities(bad)
