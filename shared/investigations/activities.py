@@ -28,6 +28,7 @@ from shared.investigations.loop import Limits, Planned, status
 from shared.investigations.mcp_servers import ToolCatalogue, call_tool, list_tools
 from shared.investigations.models import (
     ROUTE,
+    TERMINAL_STATUSES,
     CallEntry,
     InvestigationPath,
     InvestigationRecord,
@@ -451,6 +452,8 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         previous = next((it for it in record.iterations if it.n == n - 1), None)
         if previous is not None and choice.partial:
             previous.partial_analysis = choice.partial[:32_000]
+        if record.status in TERMINAL_STATUSES:
+            return  # cancelled while this plan was made: the record keeps its final phase
         record.phase = "iterating"
         record.progress = max(record.progress, status("iterating", iteration=n, limits=limits)["percent"])
 
@@ -593,9 +596,12 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     report_ms = _elapsed_ms(started)
 
     def put(rec: InvestigationRecord) -> None:
-        rec.report, rec.path, rec.path_reason = report, path, path_reason
         for u in usage:
             rec.token_usage = rec.token_usage.plus(llm.CallUsage.model_validate(u))
+        if rec.status in TERMINAL_STATUSES:
+            # Cancelled while the report was being written (the activity had started): it stays cancelled.
+            return
+        rec.report, rec.path, rec.path_reason = report, path, path_reason
         # The last iteration's partial analysis: no later plan wrote it (the LLM's final report stands for it).
         if rec.iterations and last_partial and not rec.iterations[-1].partial_analysis:
             rec.iterations[-1].partial_analysis = last_partial[:32_000]
@@ -606,10 +612,10 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
             total = datetime.fromisoformat(rec.timings.finished_at) - datetime.fromisoformat(rec.timings.started_at)
             rec.timings.phases_ms["total"] = int(total.total_seconds() * 1000)
 
-    await rt.store.update(rt.ws, rt.id, put)
+    written = await rt.store.update(rt.ws, rt.id, put)
     return {
         "investigation_id": rt.id,
-        "status": "completed",
+        "status": written.status,
         "path": path,
         "root_cause": str(report.get("root_cause") or "")[:500],
         "confidence": report.get("confidence"),

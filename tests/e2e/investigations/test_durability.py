@@ -81,14 +81,20 @@ class Investigations:
         return httpx.post(f"{self.host.base_url}/api/investigations/{inv}/cancel", headers=self.headers, timeout=30)
 
     def wait(
-        self, inv: str, until: Callable[[dict[str, Any]], bool] = lambda b: b["status"] in TERMINAL, timeout=120
+        self,
+        inv: str,
+        until: Callable[[dict[str, Any]], bool] = lambda b: b["status"] in TERMINAL,
+        timeout: float = 120,
+        *,
+        after_end: bool = False,
     ) -> dict[str, Any]:
+        """Poll until `until(view)`; an investigation that ends first fails the wait unless `after_end`."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             body = self.get(inv)
             if until(body):
                 return body
-            if body["status"] in TERMINAL:
+            if body["status"] in TERMINAL and not after_end:
                 raise AssertionError(f"{inv} ended before the condition was met: {json.dumps(body)[:3000]}")
             time.sleep(0.2)
         raise AssertionError(f"{inv}: condition not met in {timeout}s: {json.dumps(body)[:3000]}\n{self.log()}")
@@ -336,6 +342,7 @@ def test_a_cancelled_investigation_stops_and_makes_no_more_calls(start_host) -> 
 # Alerts carry a case marker the fake LLM reads back from the prompt: `durability-case <case> <id>`.
 _CASE = re.compile(r"durability-case (\S+) (\w+)")
 _FINAL_MARK = "writing the final report"
+SLOW_REPORT_S = 3.0
 _BIG_OUTPUT = "".join(
     f'{i:06d} level=info msg="request served" path=/api/items status=200 ms=12\n' for i in range(1400)
 )
@@ -367,11 +374,16 @@ class Planner:
                         "confidence": "low",
                         "analysis": f"No cause found for case {case}.",
                     }
-                )
+                ),
+                # The report of case `slow-report` takes a while: long enough to cancel the investigation then.
+                delay_seconds=SLOW_REPORT_S if case == "slow-report" else 0.0,
             )
         with self.lock:
             k = self.plans[ident] = self.plans.get(ident, 0) + 1
         kind, _, count = case.partition(":")
+        if kind == "slow-report":
+            one = [{"tool": "pods_get", "arguments": {"name": "a-pod", "namespace": "default"}, "reason": "look"}]
+            return plan(one, done=True, analysis="enough")
         if kind == "repeat":
             calls = [{"tool": "pods_get", "arguments": {"name": "same-pod", "namespace": "default"}, "reason": "again"}]
         else:
@@ -488,3 +500,22 @@ def test_fifteen_outputs_of_100_kb_keep_the_history_small_and_no_secret_is_writt
     ):
         for secret in (MCP_SECRET, MCP_SECRET.removeprefix("Bearer "), LLM_KEY):
             assert secret not in text_, where
+
+
+def test_a_cancel_during_the_report_is_not_overwritten_by_the_report(rig: LlmRig) -> None:
+    alert = case_alert("slow-report")
+    inv = rig.api.start(alert)
+
+    def asked_for_report() -> bool:
+        return any(alert["title"] in json.dumps(r.body) and _FINAL_MARK in json.dumps(r.body) for r in rig.llm.requests)
+
+    rig.api.wait(inv, lambda _b: asked_for_report(), timeout=60)
+    r = rig.api.cancel(inv)
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "cancelled"
+    # The report activity was already running: it ends once the model answers, and records the model's
+    # tokens (plan + report: 2 x 120), but not a report nor a status over the cancel.
+    view = rig.api.wait(inv, lambda b: b["token_usage"]["total"] >= 240, timeout=60, after_end=True)
+    assert view["token_usage"]["total"] == 240
+    assert view["status"] == "cancelled", view
+    assert view["report"] is None
