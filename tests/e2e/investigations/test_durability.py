@@ -506,6 +506,8 @@ def test_fifteen_outputs_of_100_kb_keep_the_history_small_and_no_secret_is_writt
     )
     assert history_bytes < HISTORY_LIMIT
     assert stored_bytes < HISTORY_LIMIT
+    # This LLM-path run (three fan-outs of five calls) replays deterministically too.
+    assert nondeterminism(orchestrator_handle(), stored) == []
 
     # The secrets were used (the server refuses calls without its header, the model got the key) ...
     assert all(h.get("authorization") == MCP_SECRET for h in rig.mcp.requests)
