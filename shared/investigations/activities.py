@@ -588,9 +588,11 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     }
 
     def put(rec: InvestigationRecord) -> None:
-        rec.report, rec.path, rec.path_reason = report, path, path_reason
         for u in usage:
             rec.token_usage = rec.token_usage.plus(llm.CallUsage.model_validate(u))
+        if rec.status == "cancelled":
+            return  # cancelled while this report was being written: the caller's cancel stands
+        rec.report, rec.path, rec.path_reason = report, path, path_reason
         rec.status, rec.phase, rec.progress = "completed", "done", 100
         rec.timings.finished_at = now_iso()
 

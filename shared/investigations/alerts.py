@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shared.core.errors import ValidationFailed
-from shared.core.redaction import redact
+from shared.core.redaction import REDACTED, is_secret_name, redact, redact_text
 
 log = logging.getLogger("firebreak.investigations")
 
@@ -82,6 +82,23 @@ def severity_of(value: object, *, strict: bool) -> Severity:
             "severity must be one of critical, warning, info, none (or a common synonym: high, error, low)"
         )
     return DEFAULT_SEVERITY
+
+
+# `scheme://user:password@host` and `scheme://token@host`: the credentials part of a URL anywhere in a text.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^/\s@?#]{1,1024}@")
+
+
+def scrub_text(text: str) -> str:
+    """`text` without secret-looking values (tokens, `password=...`, credentials in URLs)."""
+    if not text:
+        return text
+    return redact_text(_URL_USERINFO.sub(r"\1" + REDACTED.strip("[]") + "@", text))
+
+
+def _scrub_map(value: dict[str, str], value_chars: int) -> dict[str, str]:
+    # A label or annotation named like a secret (db_password, api_token) keeps its name, never its value.
+    # Clipped again: "[REDACTED]" is longer than a short secret, and the record is validated on every read.
+    return {k: (REDACTED if v and is_secret_name(k) else _clip(scrub_text(v), value_chars)) for k, v in value.items()}
 
 
 def _check_map(value: dict[str, str], what: str, most: int, value_chars: int) -> dict[str, str]:
@@ -199,9 +216,32 @@ def _pydantic_entries(exc: ValidationError, prefix: str, field_names: Mapping[st
 
 def _build(fields: dict[str, Any], prefix: str, field_names: Mapping[str, str]) -> Alert:
     try:
-        return Alert.model_validate(fields)
+        alert = Alert.model_validate(fields)
     except ValidationError as exc:
         raise _Rejected(_pydantic_entries(exc, prefix, field_names)) from None
+    return scrubbed(alert)
+
+
+def scrubbed(alert: Alert) -> Alert:
+    """The alert without secret-looking values: done once, at intake (redact_text is not idempotent).
+
+    The alert is kept (the record, the run's plan, the orchestration history), shown to every member of
+    the workspace and sent to the model and the MCP tools: a token someone put in a label, an annotation,
+    the text or a URL's credentials is dropped at the door instead of being carried along. Values are
+    clipped again, since "[REDACTED]" is longer than a short secret and the record is validated on read.
+    """
+    return alert.model_copy(
+        update={
+            "name": _clip(scrub_text(alert.name), MAX_NAME_CHARS),
+            "title": _clip(scrub_text(alert.title), MAX_TITLE_CHARS),
+            "description": _clip(scrub_text(alert.description), MAX_DESCRIPTION_CHARS),
+            "labels": _scrub_map(alert.labels, MAX_LABEL_VALUE_CHARS),
+            "annotations": _scrub_map(alert.annotations, MAX_ANNOTATION_VALUE_CHARS),
+            "source_url": _clip(scrub_text(alert.source_url), 2_048) if alert.source_url else None,
+            "cluster": _clip(scrub_text(alert.cluster), 253) if alert.cluster else None,
+            "namespace": _clip(scrub_text(alert.namespace), 253) if alert.namespace else None,
+        }
+    )
 
 
 class _Rejected(Exception):

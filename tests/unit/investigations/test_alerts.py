@@ -436,17 +436,24 @@ _JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGVydCJ9.c2lnbmF0dXJl"
 _KEY = "fbk_S3cr3tW0rkspaceKey0123456789"
 
 
-def test_a_token_in_a_label_is_kept_as_data_but_never_logged(caplog) -> None:
+def test_a_token_in_a_label_is_dropped_at_intake_and_never_logged(caplog) -> None:
     payload = _am_group(_am_alert("a", leaked=f"Bearer {_JWT}", api_token=_KEY))
     payload["alerts"][0]["annotations"]["note"] = f"curl -H 'x-api-key: {_KEY}'"
+    payload["alerts"][0]["annotations"]["runbook_url"] = "https://ops:hunter2@wiki.example/rb.md?token=abc123"
     with caplog.at_level(logging.DEBUG, logger="firebreak.investigations"):
         [alert] = normalise(payload)
-    assert alert.labels["leaked"] == f"Bearer {_JWT}"  # the alert is the caller's data, kept verbatim
-    assert alert.labels["api_token"] == _KEY
+    # The alert is stored, shown to the workspace and sent to the model and tools: no secret is kept.
+    assert alert.labels["leaked"] == "Bearer [REDACTED]"
+    assert alert.labels["api_token"] == "[REDACTED]"
+    assert alert.runbook_url == "https://REDACTED@wiki.example/rb.md?token=[REDACTED]"
     assert caplog.records, "normalise logs one summary line"
-    for text in (caplog.text, repr(alert), str(alert)):
+    for text in (caplog.text, repr(alert), str(alert), alert.model_dump_json()):
         assert _JWT not in text
         assert _KEY not in text
+        assert "hunter2" not in text
+        assert "abc123" not in text
+    # Read back (as the record is), the alert is unchanged: the scrub ran once, at the door.
+    assert Alert.model_validate(alert.model_dump(mode="json")) == alert
 
 
 def test_errors_never_repeat_a_value_from_the_payload() -> None:
