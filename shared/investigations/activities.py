@@ -217,7 +217,9 @@ async def _tools(rt: Runtime) -> ToolsOffered:
         timeout_s=mcp.list_timeout_seconds,
         max_response_bytes=mcp.max_response_bytes,
     )
-    # The catalogue (names, descriptions, schemas; never headers) is what plan and call read back.
+    catalogue, withheld = looking_only(catalogue, allow_write=rt.settings.mcp_allow_write_tools)
+    # The catalogue (names, descriptions, schemas; never headers) is what plan and call read back: a tool
+    # left out here can be neither planned nor called (call_tool refuses a name not in it).
     await rt.deps.blobs.put(rt.blob("tools.json"), catalogue.model_dump_json(), content_type="application/json")
     return ToolsOffered(
         servers=[
@@ -225,7 +227,24 @@ async def _tools(rt: Runtime) -> ToolsOffered:
             for s in catalogue.servers
         ][:20],
         tool_count=len(catalogue.tools),
+        withheld=[name[:128] for name in withheld][:100],
     )
+
+
+def looking_only(catalogue: ToolCatalogue, *, allow_write: bool) -> tuple[ToolCatalogue, list[str]]:
+    """The catalogue without the tools their server marks as not read-only, and those tools' names.
+
+    The planner reads text an outsider controls (the alert, the runbook, pods' logs): a model steered by
+    it must not be able to delete, exec or apply. Tools without a readOnlyHint stay (many servers give
+    none); a server with write tools should mark them, or run read-only (kubernetes-mcp-server --read-only).
+    """
+    if allow_write:
+        return catalogue, []
+    withheld = [t.name for t in catalogue.tools if t.read_only is False]
+    if not withheld:
+        return catalogue, []
+    kept = [t for t in catalogue.tools if t.read_only is not False]
+    return catalogue.model_copy(update={"tools": kept}), withheld
 
 
 async def ask_memory(rt: Runtime, plan: StoredPlan) -> MemoryHint | None:
@@ -617,6 +636,9 @@ def _run_notes(record: InvestigationRecord, stop: str) -> list[str]:
     if record.runbook.status in ("failed", "not_found"):
         notes.append(f"runbook {record.runbook.status}: {record.runbook.error or ''}".strip())
     notes += [f"MCP server {s.name} failed: {s.error or 'no answer'}" for s in record.tools.servers if s.status != "ok"]
+    if record.tools.withheld:
+        shown = ", ".join(record.tools.withheld[:10])
+        notes.append(f"tools marked not read-only were withheld from the investigation: {shown}")
     if record.tools.tool_count == 0:
         notes.append("no MCP tools were available")
     if record.path_reason:

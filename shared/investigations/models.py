@@ -69,6 +69,11 @@ class ServerStatus(_Part):
 class ToolsOffered(_Part):
     servers: list[ServerStatus] = Field(default_factory=list, max_length=MAX_SERVERS)
     tool_count: int = Field(0, ge=0, description="Tools offered to the planner over all servers.")
+    withheld: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="Tools their server marks as not read-only (readOnlyHint false): never offered nor called.",
+    )
 
 
 class MemoryHint(_Part):
