@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.core.errors import Conflict, NotFound
 from shared.core.outbound import OutboundGuard
+from shared.core.redaction import redact_text
 from shared.identity.models import Principal
 from shared.investigations import llm, rules
 from shared.investigations.alerts import Alert
@@ -522,7 +523,10 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         max_output_bytes=mcp.max_output_bytes,
         max_response_bytes=mcp.max_response_bytes,
     )
-    stored = await rt.store.put_output(rt.ws, rt.id, planned.key, result.text)
+    # A tool can answer with what it should not (an env listing, a Secret, a log line with a token): the
+    # output is kept, shown to the workspace and sent to the model, so secret-looking values go first.
+    text = await asyncio.to_thread(redact_text, result.text)
+    stored = await rt.store.put_output(rt.ws, rt.id, planned.key, text)
     entry = CallEntry(
         key=planned.key,
         tool=planned.tool[:256],
@@ -542,7 +546,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         "ok": not result.is_error,
         "error_kind": result.error_kind,
         "bytes": result.output_bytes,
-        "data": not result.is_error and bool(result.text.strip()),
+        "data": not result.is_error and bool(text.strip()),
     }
 
 

@@ -39,6 +39,7 @@ GITHUB_TOKEN = f"ghp_{TOKEN[:20]}gh"
 LLM_KEY = f"sk-llm{TOKEN[12:28]}"
 LABEL_SECRET = f"lbl{TOKEN[4:20]}pw"
 URL_PASSWORD = f"urlpw{TOKEN[8:20]}"
+TOOL_SECRET = f"tool{TOKEN[2:18]}sec"
 FUNCTION_KEY, SYSTEM_KEY = f"fk-{TOKEN[:10]}", f"sk-sys-{TOKEN[10:22]}"
 INV_SYSTEM_KEY = f"sk-inv-{TOKEN[:12]}"
 MGMT = "/runtime/webhooks/durabletask"
@@ -952,7 +953,9 @@ def annotated_server() -> Iterator[tuple[str, list[str]]]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         called.append(params.name)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name}: ok")])
+        # A tool that says too much: an env listing and a log line with credentials.
+        leak = f"DB_PASSWORD={TOOL_SECRET}\nGET /x Authorization: Bearer {TOOL_SECRET}"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name}: ok\n{leak}")])
 
     app = Server("annotated", on_list_tools=list_tools, on_call_tool=call_tool).streamable_http_app(
         streamable_http_path="/mcp", stateless_http=True, json_response=True, host="127.0.0.1"
@@ -961,7 +964,9 @@ def annotated_server() -> Iterator[tuple[str, list[str]]]:
         yield f"http://127.0.0.1:{port}/mcp", called
 
 
-def test_tools_marked_not_read_only_are_never_offered_nor_called(start_host: Callable[..., HostProcess]) -> None:
+def test_write_tools_are_never_offered_nor_called_and_tool_output_secrets_are_dropped(
+    start_host: Callable[..., HostProcess],
+) -> None:
     from tests.support.fake_llm import plan
 
     # A model the alert has talked round: it asks to delete the pod and exec into it.
@@ -1002,3 +1007,8 @@ def test_tools_marked_not_read_only_are_never_offered_nor_called(start_host: Cal
     # The model was never told the write tools exist (the alert's own text names them, so look at the tool list).
     assert '"name": "pods_delete"' not in prompts
     assert "Delete a pod" not in prompts
+    # What the tools said too much of is kept, shown and sent to the model without the secrets.
+    assert "pods_get" in called
+    assert TOOL_SECRET not in json.dumps(view)
+    assert TOOL_SECRET not in prompts
+    assert "DB_PASSWORD=[REDACTED]" in json.dumps(view)
