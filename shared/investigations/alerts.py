@@ -355,6 +355,14 @@ def _from_generic(payload: dict[str, Any], received_at: datetime | None) -> list
     return [_build(fields, "", {"name": "name"})]
 
 
+def _lenient_severity(value: object, field: str) -> Severity:
+    """An unknown severity word is investigated at DEFAULT_SEVERITY; a value that is no word at all is refused."""
+    try:
+        return severity_of(value, strict=False)
+    except ValueError:
+        raise _Bad(field, "must be a string", "string_type") from None
+
+
 def _required_time(received_at: datetime | None, field: str) -> datetime:
     if received_at is None:
         raise _Bad(field, "required: when the alert started, RFC 3339 (e.g. 2025-02-27T06:31:00Z)", "missing")
@@ -434,7 +442,7 @@ def _alertmanager_alert(
         "name": name,
         "title": name,
         "description": description,
-        "severity": severity_of(labels.get("severity"), strict=False),
+        "severity": _lenient_severity(labels.get("severity"), f"{at}.labels.severity"),
         "labels": labels,
         "annotations": annotations,
         "source": "alertmanager",
@@ -502,7 +510,7 @@ def _from_azure(payload: dict[str, Any], received_at: datetime | None) -> tuple[
         "name": rule,
         "title": rule,
         "description": essentials.get("description") or summary,
-        "severity": severity_of(essentials.get("severity"), strict=False),
+        "severity": _lenient_severity(essentials.get("severity"), f"{_AZ}.severity"),
         "labels": labels,
         "annotations": annotations,
         "source": "azure_monitor",

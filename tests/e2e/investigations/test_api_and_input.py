@@ -383,6 +383,25 @@ BAD_BODIES: list[tuple[str, Any, tuple[str, ...]]] = [
         ("VALIDATION_ERROR",),
     ),
     ("azure odd condition", azure("Maybe"), ("VALIDATION_ERROR",)),
+    (
+        "alertmanager severity a number",
+        {**alertmanager(0, 0), "alerts": [{"status": "firing", "labels": {"alertname": "A", "severity": 5}}]},
+        ("VALIDATION_ERROR",),
+    ),
+    (
+        "alertmanager common severity an object",
+        {
+            **alertmanager(0, 0),
+            "commonLabels": {"severity": {}},
+            "alerts": [{"status": "firing", "labels": {"alertname": "A"}}],
+        },
+        ("VALIDATION_ERROR",),
+    ),
+    (
+        "azure severity a list",
+        {**azure("Fired"), "data": {"essentials": {**azure("Fired")["data"]["essentials"], "severity": ["Sev1"]}}},
+        ("VALIDATION_ERROR",),
+    ),
     ("azure data not an object", {"schemaId": "azureMonitorCommonAlertSchema", "data": []}, ("VALIDATION_ERROR",)),
     ("101 alerts", alertmanager(101, 0), ("VALIDATION_ERROR",)),
     ("65 labels", alert(labels=BIG_LABELS), ("VALIDATION_ERROR",)),
@@ -635,6 +654,13 @@ async def test_other_workspaces_ids_are_not_found_like_unknown_ones(inv: HostPro
 
     assert theirs not in ids_in(inv, intruder)
     assert theirs in ids_in(inv, owner)
+    # Nor through the platform's runs route, which answers for the run behind the investigation.
+    runs = _keep(httpx.get(f"{inv.base_url}/api/runs/{theirs}", headers=intruder, timeout=30))
+    assert runs.status_code == 404
+    assert theirs not in runs.text or runs.json()["error"]["details"].get("run_id") == theirs
+    # A colleague in the owner's workspace reads it: investigations belong to the workspace.
+    colleague = {**owner, "x-dev-user": "bob"}
+    assert get(inv, theirs, colleague).status_code == 200
     # The intruder's attempts changed nothing: the owner still sees it running or done, not cancelled.
     assert get(inv, theirs, owner).json()["status"] != "cancelled"
     assert cancel(inv, theirs, owner).status_code in (200, 409)

@@ -483,3 +483,16 @@ def test_a_huge_unknown_key_is_not_echoed_whole() -> None:
         normalise({"title": "x", "starts_at": "2025-01-01T00:00:00Z", "k" * 50_000: "v"})
     assert len(_fields(exc)[0]) <= 200
     assert len(exc.value.message) < 2_000
+
+
+def test_a_severity_that_is_not_a_word_is_refused_naming_the_field() -> None:
+    am = _am_group(_am_alert("a"))
+    am["alerts"][0]["labels"]["severity"] = 5
+    azure = {
+        "schemaId": "azureMonitorCommonAlertSchema",
+        "data": {"essentials": {"monitorCondition": "Fired", "alertRule": "r", "severity": ["Sev1"]}},
+    }
+    for payload, field in ((am, "alerts[0].labels.severity"), (azure, "data.essentials.severity")):
+        with pytest.raises(ValidationFailed) as exc:
+            normalise(payload, received_at=datetime(2026, 1, 1, tzinfo=UTC))
+        assert _fields(exc) == [field]
