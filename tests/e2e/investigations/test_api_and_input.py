@@ -655,7 +655,7 @@ async def test_other_workspaces_ids_are_not_found_like_unknown_ones(inv: HostPro
     assert theirs not in ids_in(inv, intruder)
     assert theirs in ids_in(inv, owner)
     # Nor through the platform's runs route, which answers for the run behind the investigation.
-    runs = _keep(httpx.get(f"{inv.base_url}/api/runs/{theirs}", headers=intruder, timeout=30))
+    runs = send(inv, "GET", f"/api/runs/{theirs}", None, intruder)
     assert runs.status_code == 404
     assert theirs not in runs.text or runs.json()["error"]["details"].get("run_id") == theirs
     # A colleague in the owner's workspace reads it: investigations belong to the workspace.
