@@ -155,7 +155,10 @@ class Alert(BaseModel):
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
         # RFC 3339 always carries an offset; a naive time from a lax sender is taken as UTC, not local time.
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        try:
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        except OverflowError:  # 9999-12-31T23:59-05:00 is past the last representable UTC time
+            raise ValueError("a time that cannot be expressed in UTC") from None
 
     @property
     def runbook_url(self) -> str | None:

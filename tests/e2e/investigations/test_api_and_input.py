@@ -368,6 +368,9 @@ BAD_BODIES: list[tuple[str, Any, tuple[str, ...]]] = [
     ("severity a number", alert(severity=7), ("VALIDATION_ERROR",)),
     ("severity unknown", alert(severity="apocalyptic"), ("VALIDATION_ERROR",)),
     ("starts_at garbage", alert(starts_at="yesterday"), ("VALIDATION_ERROR",)),
+    ("starts_at past UTC's end", alert(starts_at="9999-12-31T23:59:59-05:00"), ("VALIDATION_ERROR",)),
+    ("starts_at before UTC's start", alert(starts_at="0001-01-01T00:00:00+05:00"), ("VALIDATION_ERROR",)),
+    ("a 4001-digit number", {**alert(), "severity": 10**4000}, ("VALIDATION_ERROR", "INVALID_REQUEST")),
     ("unknown field", alert(hack=True), ("VALIDATION_ERROR",)),
     ("__proto__ field", {**alert(), "__proto__": {"admin": True}}, ("VALIDATION_ERROR",)),
     ("missing title (alert null)", {"alert": None, "description": "x"}, ("VALIDATION_ERROR",)),
@@ -442,6 +445,13 @@ def test_bad_payload_is_a_4xx_envelope_and_starts_nothing(
         ("text/plain", json.dumps(alert()).encode(), "text/plain", ("INVALID_REQUEST", "VALIDATION_ERROR")),
         ("form", b"title=x", "application/x-www-form-urlencoded", ("INVALID_REQUEST", "VALIDATION_ERROR")),
         ("huge nesting", b"[" * 100_000 + b"]" * 100_000, "application/json", ("INVALID_REQUEST",)),
+        (
+            "5000-digit number",
+            b'{"title": "x", "severity": ' + b"9" * 5000 + b"}",
+            "application/json",
+            ("INVALID_REQUEST",),
+        ),
+        ("NaN", b'{"title": "x", "labels": {"a": NaN}}', "application/json", ("INVALID_REQUEST", "VALIDATION_ERROR")),
     ],
 )
 def test_bad_body_bytes_are_refused(

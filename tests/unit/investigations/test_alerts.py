@@ -496,3 +496,10 @@ def test_a_severity_that_is_not_a_word_is_refused_naming_the_field() -> None:
         with pytest.raises(ValidationFailed) as exc:
             normalise(payload, received_at=datetime(2026, 1, 1, tzinfo=UTC))
         assert _fields(exc) == [field]
+
+
+def test_a_start_time_past_the_representable_range_is_refused() -> None:
+    for when in ("9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"):
+        with pytest.raises(ValidationFailed) as exc:
+            normalise({"title": "x", "starts_at": when})
+        assert _fields(exc) == ["starts_at"]
