@@ -600,6 +600,10 @@ def test_hostile_runbook_urls_are_refused_and_the_investigation_runs(inv: HostPr
         "redirect to forbidden": site.base + "/to-forbidden",
         "redirect to file": site.base + "/to-file",
         "big": site.base + "/big.md",
+        "blob traversal": "blob:../ws-someone-else/runbooks/payments.md",
+        "catalogue traversal": "catalogue:../../../etc/passwd",
+        "data url": "data:text/markdown;base64,IyBoaQ==",
+        "very long": site.base + "/" + "a" * 3000,
     }
     started = {}
     for name, url in urls.items():
