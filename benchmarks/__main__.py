@@ -1,4 +1,8 @@
-"""`python -m benchmarks`: start a private stack and host, run every benchmark, print and save the ratios."""
+"""`python -m benchmarks [NAME ...]`: start a private stack and host, run the benchmarks, print and save the ratios.
+
+With no NAME every benchmark runs and the results go to benchmarks/results/latest.json; with names (the
+module names: cold_start, investigations, ...) only those run and the results go to results/partial.json.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
 from benchmarks import (
     cold_start,
     durable_engine,
     hostile_inputs,
+    investigations,
     mcp_overhead,
     memory_ranking,
     perf_roundtrip,
@@ -22,38 +28,39 @@ from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
 from shared.app.wiring import load_settings
 
+NAMES = (
+    "cold_start",
+    "slowlog_parser",
+    "spx_trace",
+    "mcp_overhead",
+    "durable_engine",
+    "investigations",
+    "hostile_inputs",
+    "perf_roundtrip",
+    "memory_ranking",
+)
+_NEED_STACK = set(NAMES) - {"cold_start", "slowlog_parser", "spx_trace"}
 
-def main() -> int:
-    results = [cold_start.run(), *slowlog_parser.run(), *spx_trace.run()]
-    with tempfile.TemporaryDirectory(prefix="fb-bench-") as tmp:
-        stack = start_stack(Path(tmp) / "stack")
-        host = None
-        try:
-            env = {
-                **stack.app_settings(),
-                "FIREBREAK_COSMOS_DATABASE": f"bench-{uuid.uuid4().hex[:6]}",
-                "FIREBREAK_LOG_LEVEL": "WARNING",
-            }
-            host = HostProcess(env, Path(tmp) / "host.log")
-            host.wait_ready()
-            results += mcp_overhead.run(host.base_url)
-            host.stop()
-            host = None
-            results += durable_engine.run(stack.app_settings(), Path(tmp))
-            results += hostile_inputs.run(env)
-            results += perf_roundtrip.run(
-                load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"})
-            )
-            results += memory_ranking.run(
-                load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
-            )
-        finally:
-            if host:
-                host.stop()
-            stack.stop()
+
+def main(argv: list[str] | None = None) -> int:
+    names = sys.argv[1:] if argv is None else argv
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown:
+        print(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}", file=sys.stderr)
+        return 2
+    want = set(names or NAMES)
+    results: list[dict[str, Any]] = []
+    if "cold_start" in want:
+        results.append(cold_start.run())
+    if "slowlog_parser" in want:
+        results += slowlog_parser.run()
+    if "spx_trace" in want:
+        results += spx_trace.run()
+    if want & _NEED_STACK:
+        results += _with_stack(want)
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / ("partial.json" if names else "latest.json")).write_text(json.dumps(results, indent=2) + "\n")
     width = max(len(r["name"]) for r in results)
     for r in results:
         detail = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("name", "ratio", "budget", "ok"))
@@ -62,6 +69,42 @@ def main() -> int:
             f"{r['name']:<{width}}  ratio {r['ratio']:.3f}  ({budget})  {'OK' if r['ok'] else 'OVER BUDGET'}  {detail}"
         )
     return 0 if all(r["ok"] for r in results) else 1
+
+
+def _with_stack(want: set[str]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="fb-bench-") as tmp:
+        stack = start_stack(Path(tmp) / "stack")
+        try:
+            env = {
+                **stack.app_settings(),
+                "FIREBREAK_COSMOS_DATABASE": f"bench-{uuid.uuid4().hex[:6]}",
+                "FIREBREAK_LOG_LEVEL": "WARNING",
+            }
+            if "mcp_overhead" in want:
+                host = HostProcess(env, Path(tmp) / "host.log")
+                try:
+                    host.wait_ready()
+                    results += mcp_overhead.run(host.base_url)
+                finally:
+                    host.stop()
+            if "durable_engine" in want:
+                results += durable_engine.run(stack.app_settings(), Path(tmp))
+            if "investigations" in want:
+                results += investigations.run(stack.app_settings(), Path(tmp))
+            if "hostile_inputs" in want:
+                results += hostile_inputs.run(env)
+            if "perf_roundtrip" in want:
+                results += perf_roundtrip.run(
+                    load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"})
+                )
+            if "memory_ranking" in want:
+                results += memory_ranking.run(
+                    load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
+                )
+        finally:
+            stack.stop()
+    return results
 
 
 if __name__ == "__main__":

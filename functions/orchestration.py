@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import azure.durable_functions as df
 
 from functions import wiring
 from functions.durable_retry import BackoffRetryOptions
 from functions.runs_api import CLAIM_ACTIVITY, FINISH_ACTIVITY
-from shared.tools.capability import RetryPolicy
+
+if TYPE_CHECKING:  # indexing must not import pydantic (tests/unit/tools/test_manifest_snapshot.py)
+    from shared.tools.capability import RetryPolicy
 
 
 class BoundContext:

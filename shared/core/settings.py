@@ -95,6 +95,10 @@ class Settings(SettingsSection):
         "OPENAI_BASE_URL",
         "OPENAI_MODEL",
         "AzureWebJobsStorage__blobServiceUri",
+        # The LLM client's own knobs (shared/investigations/llm.py LlmConfig.from_settings reads them).
+        "FIREBREAK_LLM_KIND",
+        "FIREBREAK_LLM_API_KEY",
+        "FIREBREAK_LLM_API_VERSION",
     )
 
     sections: tuple[SettingsSection, ...] = Field(

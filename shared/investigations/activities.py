@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -556,6 +557,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
 async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     """Activity: the final analysis (the model's, or the rules' when there is none or it failed), recorded."""
     rt = runtime(run, deps)
+    started = time.perf_counter()
     limits = _limits(run)
     got = await gather(rt)
     record = got.record
@@ -610,14 +612,24 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         "next_actions": next_actions(record, report),
     }
 
+    last_partial = await asyncio.to_thread(_rule_partial, state) if path != "llm" else None
+    report_ms = _elapsed_ms(started)
+
     def put(rec: InvestigationRecord) -> None:
         for u in usage:
             rec.token_usage = rec.token_usage.plus(llm.CallUsage.model_validate(u))
         if rec.status == "cancelled":
             return  # cancelled while this report was being written: the caller's cancel stands
         rec.report, rec.path, rec.path_reason = report, path, path_reason
+        # The last iteration's partial analysis: no later plan wrote it (the LLM's final report stands for it).
+        if rec.iterations and last_partial and not rec.iterations[-1].partial_analysis:
+            rec.iterations[-1].partial_analysis = last_partial[:32_000]
         rec.status, rec.phase, rec.progress = "completed", "done", 100
         rec.timings.finished_at = now_iso()
+        rec.timings.phases_ms["report"] = report_ms
+        if rec.timings.started_at:
+            total = datetime.fromisoformat(rec.timings.finished_at) - datetime.fromisoformat(rec.timings.started_at)
+            rec.timings.phases_ms["total"] = int(total.total_seconds() * 1000)
 
     await rt.store.update(rt.ws, rt.id, put)
     return {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shared.core.errors import Conflict, NotConfigured, NotFound, ValidationFailed
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 Doc = dict[str, Any]
 T = TypeVar("T")
+R = TypeVar("R")
 
 # Cosmos ids may not hold '/', '\\', '?' or '#': the SDK puts the id into the resource path, so such an id
 # would address another resource ("x/../inc_1") or none at all (a 500). Control characters and non-ASCII
@@ -235,6 +236,21 @@ def _check_new_id(doc: Doc) -> None:
         )
 
 
+async def _created_by_someone(create: Awaitable[R], existing: Callable[[], R]) -> R:
+    """`create_*_if_not_exists`, when another process may create the same resource at the same moment.
+
+    The SDK reads, then creates on a 404: two processes bootstrapping one database (two local hosts on one
+    stack, a host and a test) can both read 404 and the slower create answers 409. The resource exists then,
+    which is what was asked for: use it instead of failing the request that happened to bootstrap.
+    """
+    from azure.cosmos.exceptions import CosmosResourceExistsError
+
+    try:
+        return await create
+    except CosmosResourceExistsError:
+        return existing()
+
+
 class CosmosDatabase:
     """The process-wide Cosmos client and its containers; nothing connects until first use."""
 
@@ -279,12 +295,17 @@ class CosmosDatabase:
             if name not in self._containers:
                 if self._client is None:
                     self._client = self._build_client()  # NotConfigured without an endpoint
-                if self._db is None:
+                client, db = self._client, self._db
+                if db is None:
                     if self._settings.create_resources:
-                        self._db = await self._client.create_database_if_not_exists(self.database_name)
+                        db = await _created_by_someone(
+                            client.create_database_if_not_exists(self.database_name),
+                            lambda: client.get_database_client(self.database_name),
+                        )
                     else:
-                        self._db = self._client.get_database_client(self.database_name)
-                raw = await self._ensure(self._db, spec)
+                        db = client.get_database_client(self.database_name)
+                    self._db = db
+                raw = await self._ensure(db, spec)
                 self._containers[name] = CosmosContainer(raw, spec, local_compat=self._settings.cosmos_local_compat)
         return self._containers[name]
 
@@ -293,11 +314,14 @@ class CosmosDatabase:
             return db.get_container_client(spec.name)
         from azure.cosmos import PartitionKey
 
-        return await db.create_container_if_not_exists(
-            spec.name,
-            partition_key=PartitionKey(path=spec.partition_key),
-            indexing_policy=spec.indexing_policy(),
-            default_ttl=spec.default_ttl,  # None sets no TTL, as omitting it does
+        return await _created_by_someone(
+            db.create_container_if_not_exists(
+                spec.name,
+                partition_key=PartitionKey(path=spec.partition_key),
+                indexing_policy=spec.indexing_policy(),
+                default_ttl=spec.default_ttl,  # None sets no TTL, as omitting it does
+            ),
+            lambda: db.get_container_client(spec.name),
         )
 
     async def bootstrap(self, names: Sequence[str] | None = None) -> None:

@@ -43,8 +43,10 @@ def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
         "blob": True,
         "perf_runs": True,
         "perf_artifacts": True,
+        "investigations_records": True,
+        "investigations_setup": True,
     }
-    assert body["progress"] == {"stage": "done", "checks": 4}
+    assert body["progress"] == {"stage": "done", "checks": 6}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,17 @@ def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) ->
     started = httpx.post(f"{configured.base_url}/api/diagnostics", timeout=30).json()
     report = _poll(configured.base_url + started["status_url"]).json()["output"]
     checks = {c["name"]: c for c in report["checks"]}
-    assert set(checks) == {"cosmos", "blob", "perf_runs", "perf_artifacts", "llm", "neubird"}
+    assert set(checks) == {
+        "cosmos",
+        "blob",
+        "perf_runs",
+        "perf_artifacts",
+        "investigations_records",
+        "investigations_setup",
+        "llm",
+        "neubird",
+    }
+    assert checks["investigations_setup"]["detail"] == "0 MCP server(s) configured; the LLM path plans the calls"
     assert checks["neubird"]["ok"]
     assert checks["neubird"]["detail"] == "HTTP 401"
     assert not checks["llm"]["ok"]  # nothing listens there

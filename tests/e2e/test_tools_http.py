@@ -13,7 +13,13 @@ def test_health_check_over_its_own_function(host: HostProcess) -> None:
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["status"] == "ok"
-    assert {s["name"] for s in body["stores"]} == {"cosmos", "blob", "perf_runs", "perf_artifacts"}
+    assert {s["name"] for s in body["stores"]} == {
+        "cosmos",
+        "blob",
+        "perf_runs",
+        "perf_artifacts",
+        "investigations_records",
+    }
     assert r.headers["x-correlation-id"]
 
 
@@ -73,4 +79,5 @@ def test_health_is_503_until_stores_answer(start_host) -> None:
         "blob": True,
         "perf_runs": False,
         "perf_artifacts": True,
+        "investigations_records": False,
     }

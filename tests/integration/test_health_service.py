@@ -16,6 +16,7 @@ async def test_healthy_stack_reports_ok(deps: Deps) -> None:
         "blob": True,
         "perf_runs": True,
         "perf_artifacts": True,
+        "investigations_records": True,
     }
     assert all(c.latency_ms and c.latency_ms > 0 for c in report.stores)
     assert report.versions["mcp"].startswith("2.")

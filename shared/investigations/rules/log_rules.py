@@ -33,6 +33,23 @@ _LOG_RULES: tuple[tuple[str, str, str, str, float], ...] = (
         0.9,
     ),
     (
+        "missing_file",
+        r"(?i)no such file or directory|could not open|cannot open|can't open|failed to open|file not found",
+        "The container cannot open a file it needs, so it exits: {q}",
+        (
+            "Add the file to the image or mount it at that path (ConfigMap, Secret or volume), or fix the path "
+            "in the configuration; then restart the pod."
+        ),
+        0.75,
+    ),
+    (
+        "permission_denied",
+        r"(?i)permission denied|\bEACCES\b|operation not permitted",
+        "The container is refused access it needs: {q}",
+        "Fix the file's owner or mode, or the pod's securityContext (runAsUser, fsGroup, readOnlyRootFilesystem).",
+        0.7,
+    ),
+    (
         "command_not_found",
         r"(?i)(?::|^) ?([\w.-]+): (command )?not found\b",
         "A command the container runs is not found: {q}",
@@ -47,6 +64,18 @@ _ENV_VAR = re.compile(
     r"|KeyError: '([A-Z_][A-Z0-9_]*)'"
     r"|([A-Z_][A-Z0-9_]{2,}) (?:must be set|is not set|not set)"
 )
+
+
+_FATAL = re.compile(
+    r"(?i)^\W*(?:\S+\s+){0,3}?(?:FATAL|PANIC|CRITICAL)\b|^\s*panic: |^\s*fatal error: |"
+    r"^(?:\w+\.)*\w*(?:Error|Exception): \S"
+)
+
+
+def _last_fatal(output: str) -> str:
+    """The last line that says the program is dying (FATAL/PANIC/CRITICAL, a Go panic, an exception line)."""
+    lines = [line.strip() for line in output.splitlines()[-200:] if _FATAL.search(line)]
+    return lines[-1][:300] if lines else ""
 
 
 def log_lines(ctx: Context) -> list[Finding]:
@@ -72,6 +101,18 @@ def log_lines(ctx: Context) -> list[Finding]:
                 if extra and extra != line:
                     f.evidence.append(ev(rec, extra))
             out.append(f)
+        fatal = _last_fatal(rec.output)
+        if fatal and not any(f.subject == pod and f.evidence and f.evidence[0].quote == fatal for f in out):
+            out.append(
+                Finding(
+                    rule="fatal_log",
+                    subject=pod,
+                    cause=f"Pod {pod}: the application stops on an error its log names: {fatal}",
+                    evidence=[ev(rec, fatal)],
+                    remediation=["Fix what that log line names (configuration, a dependency, the code), then restart."],
+                    confidence=0.55,
+                )
+            )
         m = _ENV_VAR.search(rec.output)
         if m:
             var = next(g for g in m.groups() if g and g.isupper())

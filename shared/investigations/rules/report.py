@@ -77,7 +77,7 @@ def _analysis(
     if others:
         parts.append("\n**Also seen:** " + " ".join(others) + "\n")
     fixes = list(dict.fromkeys(r for f in ordered[:3] for r in f.remediation))[:4]
-    parts.append("\n**Fix:** " + "; ".join(fixes) + "\n")
+    parts.append("\n**Fix:** " + "; ".join(f.rstrip(". ") for f in fixes) + ".\n")
     return _fit("".join(parts))
 
 

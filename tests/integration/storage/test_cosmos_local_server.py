@@ -116,3 +116,25 @@ async def test_every_catalogued_container_is_created_with_its_partition_key(deps
         container = await deps.cosmos.container(spec.name)
         props = await container._c.read()
         assert props["partitionKey"]["paths"] == [spec.partition_key], spec.name
+
+
+async def test_two_processes_bootstrapping_one_database_both_get_their_containers(settings) -> None:
+    # Two clients (two hosts on one stack) create the same database and container at the same moment: the
+    # SDK's create_*_if_not_exists reads 404 in both and the slower create is a 409, which must not fail
+    # the request that was bootstrapping (seen: POST /api/investigations answering 500 on a second host).
+    from shared.app.capabilities import catalogue
+    from shared.storage.cosmos import CosmosDatabase
+
+    specs = list(catalogue().containers.values())
+    for _ in range(3):
+        name = f"race-{_id()[:12]}"
+        first, second = (CosmosDatabase(settings, specs, database=name) for _ in range(2))
+        try:
+            got = await asyncio.gather(first.container("memory"), second.container("memory"))
+            doc_id = _id()
+            await got[0].create({"id": doc_id, "workspace_id": "ws-race", "type": "incident"})
+            assert await got[1].read(doc_id, "ws-race") is not None
+        finally:
+            await first.drop_database()
+            await first.close()
+            await second.close()

@@ -69,3 +69,44 @@ def test_rule_path_generalises_to_the_held_out_scenarios() -> None:
 
 
 HELDOUT_FLOOR = 0.98
+
+
+def test_an_error_the_rules_have_no_rule_for_is_still_named_from_the_log() -> None:
+    """A crash whose previous log names a missing file (no dedicated rule keyed on it): the report quotes it."""
+    scenario = {
+        "alert": {
+            "title": "KubePodCrashLooping",
+            "description": "Pod billing/invoice-renderer-5d9f7 is crash looping.",
+            "labels": {"alertname": "KubePodCrashLooping", "namespace": "billing", "pod": "invoice-renderer-5d9f7"},
+            "severity": "warning",
+            "starts_at": "2026-11-20T08:00:00Z",
+        },
+        "tool_responses": [
+            {
+                "tool": "pods_log",
+                "match": {"name": "invoice-renderer-5d9f7", "namespace": "billing", "previous": True},
+                "output": "starting renderer\n"
+                "FATAL: could not open /etc/renderer/fonts.conf: no such file or directory",
+            },
+            {
+                "tool": "resources_get",
+                "match": {"apiVersion": "v1", "kind": "Pod", "name": "invoice-renderer-5d9f7", "namespace": "billing"},
+                "output": "Name: invoice-renderer-5d9f7\nNamespace: billing\nContainers:\n  renderer:\n"
+                "    State: Waiting\n      Reason: CrashLoopBackOff\n    Last State: Terminated\n      Reason: Error\n"
+                "      Exit Code: 1\n",
+            },
+        ],
+        "expected_keywords": [["fonts.conf"], ["CrashLoopBackOff", "crash loop"]],
+    }
+    result, _ = run(scenario)
+    assert "fonts.conf" in result["root_cause"]
+    assert scenarios.score(result["analysis"], scenario) == 1.0
+
+
+def test_the_last_fatal_line_of_a_traceback_is_the_one_quoted() -> None:
+    from shared.investigations.rules.log_rules import _last_fatal
+
+    log = 'Traceback (most recent call last):\n  File "app.py", line 3\nKeyErrorish\nValueError: bad port "x"\nbye'
+    assert _last_fatal(log) == 'ValueError: bad port "x"'
+    assert _last_fatal("2026-11-20 FATAL cannot bind :80\nshutting down") == "2026-11-20 FATAL cannot bind :80"
+    assert _last_fatal("all good\nINFO ready") == ""
