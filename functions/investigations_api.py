@@ -35,6 +35,22 @@ def _int_param(call: Call, name: str, default: int, low: int, high: int) -> int:
     return int(raw)
 
 
+def _alert_body(call: Call) -> dict[str, object]:
+    """The body as an alert payload; a JSON value that is not an object says which objects are accepted."""
+    from shared.core.errors import InvalidRequest
+    from shared.investigations.alerts import ACCEPTED_FORMATS
+
+    try:
+        return call.json_body()
+    except InvalidRequest as exc:
+        problems = [e.get("problem") for e in exc.details.get("errors", []) if isinstance(e, dict)]
+        if problems != ["expected an object"]:
+            raise
+        raise InvalidRequest(
+            "The alert payload must be a JSON object", details=exc.details, recovery_suggestions=[ACCEPTED_FORMATS]
+        ) from None
+
+
 @bp.function_name("investigations_start")
 @bp.route(route="investigations", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)
 @bp.durable_client_input(client_name="client")
@@ -46,7 +62,7 @@ async def investigations_start(call: Call) -> func.HttpResponse:
     an Azure Monitor common-alert-schema payload. Only resolved alerts: 200 with `started` empty. A
     malformed or unknown payload is 400 VALIDATION_ERROR naming the field, and nothing starts.
     """
-    result = await _service(call).start(call.caller, call.json_body(), call.correlation_id)
+    result = await _service(call).start(call.caller, _alert_body(call), call.correlation_id)
     body = result.model_dump(mode="json")
     if not result.started:
         return call.json(body)

@@ -207,10 +207,14 @@ class InvestigationSummary(BaseModel):
     model_config = {"extra": "ignore"}
 
     id: str
+    investigation_id: str = Field(
+        "", description="The same id, under the name get_alert_investigation and the routes take."
+    )
     status: InvestigationStatus
     phase: str
     progress: int
     path: InvestigationPath | None = None
+    status_url: str = Field("", description="GET it for the whole investigation.")
     alert_name: str = Field(description="The alert's name (alertname).")
     alert_title: str
     severity: str
@@ -224,6 +228,8 @@ class InvestigationSummary(BaseModel):
         return cls.model_validate(
             {
                 **doc,
+                "investigation_id": doc.get("id", ""),
+                "status_url": ROUTE + str(doc.get("id", "")),
                 "alert_name": alert.get("name", ""),
                 "alert_title": alert.get("title", ""),
                 "severity": alert.get("severity", ""),
