@@ -73,6 +73,7 @@ class Site:
     requests: list[str] = field(default_factory=list)
     forbidden_requests: list[str] = field(default_factory=list)
     github_auth: list[str] = field(default_factory=list)
+    gate: threading.Event = field(default_factory=threading.Event)  # /gated.md answers once it is set
 
 
 def _serve(handler: type[BaseHTTPRequestHandler], address: str) -> tuple[ThreadingHTTPServer, threading.Thread]:
@@ -127,6 +128,11 @@ def site() -> Iterator[Site]:
         def do_GET(self) -> None:
             s.requests.append(self.path)
             path = self.path.split("?")[0]
+            if path == "/gated.md":
+                # Holds the investigation in its preparing phase until the test has seen it running.
+                s.gate.wait(30)
+                self._answer(200, b"# Gated runbook\n\nCheck the pods.\n")
+                return
             if path.startswith("/gh/"):
                 # A GitHub stand-in that echoes the credential it was sent into the runbook it serves.
                 auth = self.headers.get("Authorization", "")
@@ -249,6 +255,19 @@ def ids_in(host: HostProcess, headers: dict[str, str]) -> list[str]:
         assert item["investigation_id"] == item["id"]
         assert item["status_url"] == f"/api/investigations/{item['id']}"
     return [i["investigation_id"] for i in items]
+
+
+def wait_for(
+    host: HostProcess, inv_id: str, headers: dict[str, str], done: Callable[[dict[str, Any]], bool], timeout: float = 60
+) -> dict[str, Any]:
+    """The first view `done` accepts (the last one read when the time is up)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = get(host, inv_id, headers)
+        assert r.status_code == 200, r.text
+        if done(r.json()) or time.monotonic() > deadline:
+            return r.json()
+        time.sleep(0.05)
 
 
 def wait_done(host: HostProcess, inv_id: str, headers: dict[str, str], timeout: float = 180) -> dict[str, Any]:
@@ -553,31 +572,34 @@ def test_azure_monitor_fired_starts_one(inv: HostProcess) -> None:
 # ---- the answers: 202, Location, progress while running -------------------------------------------------------
 
 
-def test_start_answers_202_with_the_apps_own_status_route_and_progress_shows(inv: HostProcess) -> None:
+def test_start_answers_202_with_the_apps_own_status_route_and_progress_shows(inv: HostProcess, site: Site) -> None:
     headers = dev(ws("progress"))
-    r = start(inv, alert(), headers)
+    # The runbook host holds its answer until released: the investigation is running meanwhile, whatever
+    # the machine's speed.
+    r = start(inv, alert(annotations={"runbook_url": site.base + "/gated.md"}), headers)
     assert r.status_code == 202, r.text
     body = r.json()
     inv_id = body["started"][0]["investigation_id"]
     assert r.headers["Location"] == f"/api/investigations/{inv_id}" == body["started"][0]["status_url"]
     assert body["next_action"]
     assert inv_id in body["next_action"]
-    seen_running: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        view = get(inv, inv_id, headers).json()
-        if view["status"] == "running":
-            seen_running.append(view)
-        if view["status"] in TERMINAL:
-            break
-        time.sleep(0.1)
-    assert seen_running, "never observed running"
-    for v in seen_running:
-        assert isinstance(v["progress"]["percent"], int)
-        assert 0 <= v["progress"]["percent"] < 100
-        assert v["progress"]["phase"]
-        assert v["phase"]
-        assert v["next_action"].startswith("Still running")
+    try:
+        running = wait_for(inv, inv_id, headers, lambda v: v["status"] != "pending")
+    finally:
+        site.gate.set()
+    assert running["status"] == "running", running
+    assert running["phase"] == "preparing"
+    assert running["progress"]["phase"] == "preparing"
+    assert isinstance(running["progress"]["percent"], int)
+    assert 0 <= running["progress"]["percent"] < 100
+    assert running["next_action"].startswith("Still running")
+    assert running["report"] is None
+    # Then, iterating, the progress names the iteration.
+    later = wait_for(inv, inv_id, headers, lambda v: v["status"] in TERMINAL or v["phase"] != "preparing")
+    if later["status"] == "running":
+        assert later["progress"]["percent"] >= running["progress"]["percent"]
+    view = wait_done(inv, inv_id, headers)
+    assert view["runbook"]["status"] == "fetched"
     assert view["status"] == "completed", view
     assert view["progress"]["percent"] == 100
     assert view["report"]["analysis"]
