@@ -26,12 +26,29 @@ def _int_param(call: Call, name: str, default: int, low: int, high: int) -> int:
     raw = call.req.params.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # ASCII digits only: str.isdigit() is also true for "²" (int() then raises) and "٣" (int() reads 3).
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6) or not low <= int(raw) <= high:
         raise ValidationFailed(
             f"{name} must be a whole number from {low} to {high}",
             details={"errors": [{"field": name, "problem": f"not a whole number in {low}..{high}"}]},
         )
     return int(raw)
+
+
+def _alert_body(call: Call) -> dict[str, object]:
+    """The body as an alert payload; a JSON value that is not an object says which objects are accepted."""
+    from shared.core.errors import InvalidRequest
+    from shared.investigations.alerts import ACCEPTED_FORMATS
+
+    try:
+        return call.json_body()
+    except InvalidRequest as exc:
+        problems = [e.get("problem") for e in exc.details.get("errors", []) if isinstance(e, dict)]
+        if problems != ["expected an object"]:
+            raise
+        raise InvalidRequest(
+            "The alert payload must be a JSON object", details=exc.details, recovery_suggestions=[ACCEPTED_FORMATS]
+        ) from None
 
 
 @bp.function_name("investigations_start")
@@ -45,7 +62,7 @@ async def investigations_start(call: Call) -> func.HttpResponse:
     an Azure Monitor common-alert-schema payload. Only resolved alerts: 200 with `started` empty. A
     malformed or unknown payload is 400 VALIDATION_ERROR naming the field, and nothing starts.
     """
-    result = await _service(call).start(call.caller, call.json_body(), call.correlation_id)
+    result = await _service(call).start(call.caller, _alert_body(call), call.correlation_id)
     body = result.model_dump(mode="json")
     if not result.started:
         return call.json(body)
@@ -83,12 +100,20 @@ async def investigations_cancel(call: Call) -> func.HttpResponse:
     A completed or failed one is 409 CONFLICT."""
     from pydantic import ValidationError
 
-    from shared.core.errors import validation_failed_from_pydantic
+    from shared.core.errors import ValidationFailed, validation_failed_from_pydantic
     from shared.investigations.tools import CancelRequest
 
     body = call.json_body()
+    route_id = call.route("investigation_id")
+    if "investigation_id" in body and body["investigation_id"] != route_id:
+        # The path names the investigation; a body naming another one is a mistake, not silently overruled.
+        raise ValidationFailed(
+            "investigation_id in the body differs from the one in the path",
+            details={"errors": [{"field": "investigation_id", "problem": "differs from the path"}]},
+            recovery_suggestions=['Send only {"reason"} in the body; the path names the investigation.'],
+        )
     try:
-        args = CancelRequest.model_validate({**body, "investigation_id": call.route("investigation_id")})
+        args = CancelRequest.model_validate({**body, "investigation_id": route_id})
     except ValidationError as exc:
         raise validation_failed_from_pydantic(exc) from None
     view = await _service(call).cancel(call.caller, args.investigation_id, args.reason)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.core.errors import Conflict, NotFound
 from shared.core.outbound import OutboundGuard
+from shared.core.redaction import redact_text
 from shared.identity.models import Principal
 from shared.investigations import llm, rules
 from shared.investigations.alerts import Alert
@@ -219,7 +220,9 @@ async def _tools(rt: Runtime) -> ToolsOffered:
         timeout_s=mcp.list_timeout_seconds,
         max_response_bytes=mcp.max_response_bytes,
     )
-    # The catalogue (names, descriptions, schemas; never headers) is what plan and call read back.
+    catalogue, withheld = looking_only(catalogue, allow_write=rt.settings.mcp_allow_write_tools)
+    # The catalogue (names, descriptions, schemas; never headers) is what plan and call read back: a tool
+    # left out here can be neither planned nor called (call_tool refuses a name not in it).
     await rt.deps.blobs.put(rt.blob("tools.json"), catalogue.model_dump_json(), content_type="application/json")
     return ToolsOffered(
         servers=[
@@ -227,7 +230,24 @@ async def _tools(rt: Runtime) -> ToolsOffered:
             for s in catalogue.servers
         ][:20],
         tool_count=len(catalogue.tools),
+        withheld=[name[:128] for name in withheld][:100],
     )
+
+
+def looking_only(catalogue: ToolCatalogue, *, allow_write: bool) -> tuple[ToolCatalogue, list[str]]:
+    """The catalogue without the tools their server marks as not read-only, and those tools' names.
+
+    The planner reads text an outsider controls (the alert, the runbook, pods' logs): a model steered by
+    it must not be able to delete, exec or apply. Tools without a readOnlyHint stay (many servers give
+    none); a server with write tools should mark them, or run read-only (kubernetes-mcp-server --read-only).
+    """
+    if allow_write:
+        return catalogue, []
+    withheld = [t.name for t in catalogue.tools if t.read_only is False]
+    if not withheld:
+        return catalogue, []
+    kept = [t for t in catalogue.tools if t.read_only is not False]
+    return catalogue.model_copy(update={"tools": kept}), withheld
 
 
 async def ask_memory(rt: Runtime, plan: StoredPlan) -> MemoryHint | None:
@@ -507,7 +527,10 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         max_output_bytes=mcp.max_output_bytes,
         max_response_bytes=mcp.max_response_bytes,
     )
-    stored = await rt.store.put_output(rt.ws, rt.id, planned.key, result.text)
+    # A tool can answer with what it should not (an env listing, a Secret, a log line with a token): the
+    # output is kept, shown to the workspace and sent to the model, so secret-looking values go first.
+    text = await asyncio.to_thread(redact_text, result.text)
+    stored = await rt.store.put_output(rt.ws, rt.id, planned.key, text)
     entry = CallEntry(
         key=planned.key,
         tool=planned.tool[:256],
@@ -527,7 +550,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         "ok": not result.is_error,
         "error_kind": result.error_kind,
         "bytes": result.output_bytes,
-        "data": not result.is_error and bool(result.text.strip()),
+        "data": not result.is_error and bool(text.strip()),
     }
 
 
@@ -633,6 +656,9 @@ def _run_notes(record: InvestigationRecord, stop: str) -> list[str]:
     if record.runbook.status in ("failed", "not_found"):
         notes.append(f"runbook {record.runbook.status}: {record.runbook.error or ''}".strip())
     notes += [f"MCP server {s.name} failed: {s.error or 'no answer'}" for s in record.tools.servers if s.status != "ok"]
+    if record.tools.withheld:
+        shown = ", ".join(record.tools.withheld[:10])
+        notes.append(f"tools marked not read-only were withheld from the investigation: {shown}")
     if record.tools.tool_count == 0:
         notes.append("no MCP tools were available")
     if record.path_reason:

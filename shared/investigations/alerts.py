@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shared.core.errors import ValidationFailed
-from shared.core.redaction import redact
+from shared.core.redaction import REDACTED, is_secret_name, redact, redact_text
 
 log = logging.getLogger("firebreak.investigations")
 
@@ -84,6 +84,23 @@ def severity_of(value: object, *, strict: bool) -> Severity:
     return DEFAULT_SEVERITY
 
 
+# `scheme://user:password@host` and `scheme://token@host`: the credentials part of a URL anywhere in a text.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^/\s@?#]{1,1024}@")
+
+
+def scrub_text(text: str) -> str:
+    """`text` without secret-looking values (tokens, `password=...`, credentials in URLs)."""
+    if not text:
+        return text
+    return redact_text(_URL_USERINFO.sub(r"\1" + REDACTED.strip("[]") + "@", text))
+
+
+def _scrub_map(value: dict[str, str], value_chars: int) -> dict[str, str]:
+    # A label or annotation named like a secret (db_password, api_token) keeps its name, never its value.
+    # Clipped again: "[REDACTED]" is longer than a short secret, and the record is validated on every read.
+    return {k: (REDACTED if v and is_secret_name(k) else _clip(scrub_text(v), value_chars)) for k, v in value.items()}
+
+
 def _check_map(value: dict[str, str], what: str, most: int, value_chars: int) -> dict[str, str]:
     if len(value) > most:
         raise ValueError(f"at most {most} {what}")
@@ -138,7 +155,10 @@ class Alert(BaseModel):
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
         # RFC 3339 always carries an offset; a naive time from a lax sender is taken as UTC, not local time.
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        try:
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        except OverflowError:  # 9999-12-31T23:59-05:00 is past the last representable UTC time
+            raise ValueError("a time that cannot be expressed in UTC") from None
 
     @property
     def runbook_url(self) -> str | None:
@@ -199,9 +219,32 @@ def _pydantic_entries(exc: ValidationError, prefix: str, field_names: Mapping[st
 
 def _build(fields: dict[str, Any], prefix: str, field_names: Mapping[str, str]) -> Alert:
     try:
-        return Alert.model_validate(fields)
+        alert = Alert.model_validate(fields)
     except ValidationError as exc:
         raise _Rejected(_pydantic_entries(exc, prefix, field_names)) from None
+    return scrubbed(alert)
+
+
+def scrubbed(alert: Alert) -> Alert:
+    """The alert without secret-looking values: done once, at intake (redact_text is not idempotent).
+
+    The alert is kept (the record, the run's plan, the orchestration history), shown to every member of
+    the workspace and sent to the model and the MCP tools: a token someone put in a label, an annotation,
+    the text or a URL's credentials is dropped at the door instead of being carried along. Values are
+    clipped again, since "[REDACTED]" is longer than a short secret and the record is validated on read.
+    """
+    return alert.model_copy(
+        update={
+            "name": _clip(scrub_text(alert.name), MAX_NAME_CHARS),
+            "title": _clip(scrub_text(alert.title), MAX_TITLE_CHARS),
+            "description": _clip(scrub_text(alert.description), MAX_DESCRIPTION_CHARS),
+            "labels": _scrub_map(alert.labels, MAX_LABEL_VALUE_CHARS),
+            "annotations": _scrub_map(alert.annotations, MAX_ANNOTATION_VALUE_CHARS),
+            "source_url": _clip(scrub_text(alert.source_url), 2_048) if alert.source_url else None,
+            "cluster": _clip(scrub_text(alert.cluster), 253) if alert.cluster else None,
+            "namespace": _clip(scrub_text(alert.namespace), 253) if alert.namespace else None,
+        }
+    )
 
 
 class _Rejected(Exception):
@@ -315,6 +358,14 @@ def _from_generic(payload: dict[str, Any], received_at: datetime | None) -> list
     return [_build(fields, "", {"name": "name"})]
 
 
+def _lenient_severity(value: object, field: str) -> Severity:
+    """An unknown severity word is investigated at DEFAULT_SEVERITY; a value that is no word at all is refused."""
+    try:
+        return severity_of(value, strict=False)
+    except ValueError:
+        raise _Bad(field, "must be a string", "string_type") from None
+
+
 def _required_time(received_at: datetime | None, field: str) -> datetime:
     if received_at is None:
         raise _Bad(field, "required: when the alert started, RFC 3339 (e.g. 2025-02-27T06:31:00Z)", "missing")
@@ -394,7 +445,7 @@ def _alertmanager_alert(
         "name": name,
         "title": name,
         "description": description,
-        "severity": severity_of(labels.get("severity"), strict=False),
+        "severity": _lenient_severity(labels.get("severity"), f"{at}.labels.severity"),
         "labels": labels,
         "annotations": annotations,
         "source": "alertmanager",
@@ -462,7 +513,7 @@ def _from_azure(payload: dict[str, Any], received_at: datetime | None) -> tuple[
         "name": rule,
         "title": rule,
         "description": essentials.get("description") or summary,
-        "severity": severity_of(essentials.get("severity"), strict=False),
+        "severity": _lenient_severity(essentials.get("severity"), f"{_AZ}.severity"),
         "labels": labels,
         "annotations": annotations,
         "source": "azure_monitor",

@@ -69,6 +69,11 @@ class ServerStatus(_Part):
 class ToolsOffered(_Part):
     servers: list[ServerStatus] = Field(default_factory=list, max_length=MAX_SERVERS)
     tool_count: int = Field(0, ge=0, description="Tools offered to the planner over all servers.")
+    withheld: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="Tools their server marks as not read-only (readOnlyHint false): never offered nor called.",
+    )
 
 
 class MemoryHint(_Part):
@@ -202,10 +207,14 @@ class InvestigationSummary(BaseModel):
     model_config = {"extra": "ignore"}
 
     id: str
+    investigation_id: str = Field(
+        "", description="The same id, under the name get_alert_investigation and the routes take."
+    )
     status: InvestigationStatus
     phase: str
     progress: int
     path: InvestigationPath | None = None
+    status_url: str = Field("", description="GET it for the whole investigation.")
     alert_name: str = Field(description="The alert's name (alertname).")
     alert_title: str
     severity: str
@@ -219,6 +228,8 @@ class InvestigationSummary(BaseModel):
         return cls.model_validate(
             {
                 **doc,
+                "investigation_id": doc.get("id", ""),
+                "status_url": ROUTE + str(doc.get("id", "")),
                 "alert_name": alert.get("name", ""),
                 "alert_title": alert.get("title", ""),
                 "severity": alert.get("severity", ""),

@@ -48,6 +48,12 @@ class InvestigationSettings(SettingsSection):
         repr=False,
     )
     mcp_allow_stdio: bool = Field(False, description="Allow stdio (command) servers; refused on Azure.")
+    mcp_allow_write_tools: bool = Field(
+        False,
+        description="Offer the planner tools their server marks as not read-only (readOnlyHint false: delete, "
+        "exec, apply, ...). Off: an investigation only looks; the alert, runbook and tool outputs it reads can "
+        "steer a model.",
+    )
     mcp_list_timeout_seconds: float = Field(15.0, gt=0, le=300, description="Per server: connect, handshake, list.")
     mcp_call_timeout_seconds: float = Field(30.0, gt=0, le=600, description="Per tool call, connection included.")
     mcp_max_output_bytes: int = Field(

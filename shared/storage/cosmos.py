@@ -39,16 +39,20 @@ def valid_id(item_id: object) -> bool:
     )
 
 
+def _bad_continuation() -> ValidationFailed:
+    return ValidationFailed(
+        "continuation is not a token this server issued",
+        details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
+        recovery_suggestions=[
+            "Pass the continuation value of the previous page unchanged, or omit it for the first page."
+        ],
+    )
+
+
 def _check_continuation(token: str | None) -> None:
     """A continuation token goes into a request header: only what the server could have issued passes."""
     if token is not None and not (len(token) <= _MAX_CONTINUATION and token.isascii() and token.isprintable()):
-        raise ValidationFailed(
-            "continuation is not a token this server issued",
-            details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
-            recovery_suggestions=[
-                "Pass the continuation value of the previous page unchanged, or omit it for the first page."
-            ],
-        )
+        raise _bad_continuation()
 
 
 class CosmosContainer:
@@ -209,10 +213,17 @@ class CosmosContainer:
             ),
         )
         self.requests += 1
+        from azure.cosmos import exceptions
+
         try:
             page = await pager.__anext__()
         except StopAsyncIteration:
             return [], None
+        except exceptions.CosmosHttpResponseError as exc:
+            # A forged or mangled token is the caller's mistake (Cosmos answers 400), not a server error.
+            if continuation is not None and exc.status_code == 400:
+                raise _bad_continuation() from None
+            raise
         items = [doc async for doc in page]
         return items, pager.continuation_token or None
 

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from shared.core.errors import Conflict, NotFound
+from shared.core.errors import Conflict, NotFound, ValidationFailed
 from shared.tools.deps import Deps
 
 
@@ -67,6 +67,17 @@ async def test_paging_with_continuation_tokens(deps: Deps) -> None:
             break
     assert seen == list(range(7))
     assert pages == 3
+
+
+@pytest.mark.parametrize(
+    "forged", ["[1]", "[]", '{"a": 1}', '[{"compositeToken": {"token": null, "range": {"min": "", "max": "FF"}}}]']
+)
+async def test_a_forged_continuation_is_a_validation_error_not_a_500(deps: Deps, forged: str) -> None:
+    # Cosmos answers 400 for a token it did not issue: the caller's mistake, said as VALIDATION_ERROR.
+    memory = await deps.cosmos.container("memory")
+    with pytest.raises(ValidationFailed) as info:
+        await memory.query(f"ws-{_id()}", "", {}, order_by="c.created_at DESC", max_items=2, continuation=forged)
+    assert info.value.details["errors"][0]["field"] == "continuation"
 
 
 async def test_create_twice_is_conflict(deps: Deps) -> None:

@@ -436,17 +436,24 @@ _JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGVydCJ9.c2lnbmF0dXJl"
 _KEY = "fbk_S3cr3tW0rkspaceKey0123456789"
 
 
-def test_a_token_in_a_label_is_kept_as_data_but_never_logged(caplog) -> None:
+def test_a_token_in_a_label_is_dropped_at_intake_and_never_logged(caplog) -> None:
     payload = _am_group(_am_alert("a", leaked=f"Bearer {_JWT}", api_token=_KEY))
     payload["alerts"][0]["annotations"]["note"] = f"curl -H 'x-api-key: {_KEY}'"
+    payload["alerts"][0]["annotations"]["runbook_url"] = "https://ops:hunter2@wiki.example/rb.md?token=abc123"
     with caplog.at_level(logging.DEBUG, logger="firebreak.investigations"):
         [alert] = normalise(payload)
-    assert alert.labels["leaked"] == f"Bearer {_JWT}"  # the alert is the caller's data, kept verbatim
-    assert alert.labels["api_token"] == _KEY
+    # The alert is stored, shown to the workspace and sent to the model and tools: no secret is kept.
+    assert alert.labels["leaked"] == "Bearer [REDACTED]"
+    assert alert.labels["api_token"] == "[REDACTED]"
+    assert alert.runbook_url == "https://REDACTED@wiki.example/rb.md?token=[REDACTED]"
     assert caplog.records, "normalise logs one summary line"
-    for text in (caplog.text, repr(alert), str(alert)):
+    for text in (caplog.text, repr(alert), str(alert), alert.model_dump_json()):
         assert _JWT not in text
         assert _KEY not in text
+        assert "hunter2" not in text
+        assert "abc123" not in text
+    # Read back (as the record is), the alert is unchanged: the scrub ran once, at the door.
+    assert Alert.model_validate(alert.model_dump(mode="json")) == alert
 
 
 def test_errors_never_repeat_a_value_from_the_payload() -> None:
@@ -476,3 +483,23 @@ def test_a_huge_unknown_key_is_not_echoed_whole() -> None:
         normalise({"title": "x", "starts_at": "2025-01-01T00:00:00Z", "k" * 50_000: "v"})
     assert len(_fields(exc)[0]) <= 200
     assert len(exc.value.message) < 2_000
+
+
+def test_a_severity_that_is_not_a_word_is_refused_naming_the_field() -> None:
+    am = _am_group(_am_alert("a"))
+    am["alerts"][0]["labels"]["severity"] = 5
+    azure = {
+        "schemaId": "azureMonitorCommonAlertSchema",
+        "data": {"essentials": {"monitorCondition": "Fired", "alertRule": "r", "severity": ["Sev1"]}},
+    }
+    for payload, field in ((am, "alerts[0].labels.severity"), (azure, "data.essentials.severity")):
+        with pytest.raises(ValidationFailed) as exc:
+            normalise(payload, received_at=datetime(2026, 1, 1, tzinfo=UTC))
+        assert _fields(exc) == [field]
+
+
+def test_a_start_time_past_the_representable_range_is_refused() -> None:
+    for when in ("9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"):
+        with pytest.raises(ValidationFailed) as exc:
+            normalise({"title": "x", "starts_at": when})
+        assert _fields(exc) == ["starts_at"]
