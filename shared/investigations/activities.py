@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,7 +41,7 @@ from shared.investigations.models import (
 )
 from shared.investigations.runbooks import fetch_runbook, load_catalogue, match_runbook
 from shared.investigations.settings import InvestigationSettings
-from shared.investigations.store import InvestigationStore, now_iso
+from shared.investigations.store import InvestigationStore, now_iso, workspace_segment
 from shared.tools.capability import ActiveRun
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
@@ -73,6 +74,7 @@ class StoredPlan(BaseModel):
     alert: Alert
     limits: Limits
     started_by: StartedBy
+    dedup_key: str | None = Field(None, max_length=64)
 
 
 def validate_plan(stored: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +105,8 @@ class Runtime:
         return self.run.run_id
 
     def blob(self, name: str) -> str:
-        return f"{self.ws}/investigations/{self.id}/{name}"
+        # Quoted like the store's output blobs: a workspace id is one segment, never a path.
+        return f"{workspace_segment(self.ws)}/investigations/{self.id}/{name}"
 
 
 def runtime(run: ActiveRun, deps: Deps) -> Runtime:
@@ -133,6 +136,7 @@ async def _ensure_record(rt: Runtime, plan: StoredPlan) -> InvestigationRecord:
         workspace_id=rt.ws,
         user_id=plan.started_by.user_id,
         alert=plan.alert,
+        dedup_key=plan.dedup_key,
         created_at=stamp,
         updated_at=stamp,
         ttl=rt.settings.record_ttl_days * 86400 if not rt.deps.settings.is_local else None,
@@ -460,6 +464,9 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         if len(_json(c["args"])) > MAX_ARGS_JSON_CHARS:
             notes.append(f"call {c['tool']} dropped: its arguments are over {MAX_ARGS_JSON_CHARS} characters")
             continue
+        if not rt.settings.read_secrets and reads_secrets(c["tool"], c["args"]):
+            notes.append(f"call {c['tool']} dropped: investigations do not read Secrets (their data would be recorded)")
+            continue
         entry = Planned(key=f"i{n}-c{j + 1}", tool=c["tool"], args=c["args"], reason=c["reason"][:2_000])
         planned.append(entry.model_dump())
 
@@ -485,6 +492,21 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         "stop": choice.stop,
         "notes": [x[:300] for x in notes[:5]],
     }
+
+
+_SECRET_KIND = re.compile(r"(?i)^(secrets?|v1/secrets?)$")
+
+
+def reads_secrets(tool: str, args: dict[str, Any]) -> bool:
+    """A call that would read Kubernetes Secrets (by kind or resource name, or a secrets_* tool).
+
+    The planner reads text an outsider controls (the alert, the runbook, logs), so a steered model could ask
+    for a Secret; its data would land in a record the whole workspace reads, and base64 passes redaction.
+    """
+    if re.search(r"(?i)(^|_)secrets?(_|$)", tool):
+        return True
+    values = [args.get(k) for k in ("kind", "resource", "resourceType", "type")]
+    return any(isinstance(v, str) and bool(_SECRET_KIND.match(v.strip())) for v in values)
 
 
 def _json(value: Any) -> str:

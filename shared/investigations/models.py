@@ -167,6 +167,9 @@ class InvestigationRecord(_Part):
     error: str | None = Field(None, max_length=MAX_ERROR_CHARS)
     timings: Timings = Field(default_factory=Timings)
     token_usage: TokenUsage = Field(default_factory=TokenUsage)
+    dedup_key: str | None = Field(
+        None, max_length=64, description="Same alert, same key: a repeat POST while one runs joins it (service.py)."
+    )
     created_at: str
     updated_at: str
     ttl: int | None = Field(None, ge=1, description="Seconds Cosmos keeps the record (Azure only).")

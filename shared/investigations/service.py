@@ -8,12 +8,15 @@ from another workspace is NOT_FOUND, the same answer as an unknown id.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from shared.core.errors import Conflict, NotConfigured, NotFound, ValidationFailed
+from shared.core.errors import Conflict, NotConfigured, NotFound, RateLimited, ValidationFailed
 from shared.identity.models import Principal
 from shared.investigations.activities import StartedBy, StoredPlan
 from shared.investigations.alerts import Alert, normalise
@@ -41,6 +44,9 @@ class Started(BaseModel):
     alert_name: str
     severity: str
     status_url: str = Field(description="GET it for status, progress and, when done, the report.")
+    joined: bool = Field(
+        False, description="True when this alert was already being investigated: this is that investigation."
+    )
 
 
 class StartResult(BaseModel):
@@ -130,8 +136,28 @@ class InvestigationService:
         if self.runs is None:
             raise NotConfigured("Investigations run as Durable orchestrations, which this process cannot start.")
         limits = Limits.of(self.settings)
-        # One after another: each start writes two records and an instance, and a failure stops the rest.
-        started = [await self._start_one(principal, alert, limits, correlation_id) for alert in alerts]
+        # A run cannot be active longer than its budget plus the report: older "running" records are stale.
+        since = (self.deps.clock() - timedelta(seconds=limits.time_budget_seconds + 600)).isoformat()
+        keys = [dedup_key(alert) for alert in alerts]
+        joined = {k: ids[0] for k in set(keys) if (ids := await self.store.active(principal.workspace_id, since, k))}
+        fresh = len({k for k in keys if k not in joined})
+        active = len(await self.store.active(principal.workspace_id, since, limit=self.settings.max_active + 1))
+        if fresh and active + fresh > self.settings.max_active:
+            raise RateLimited(
+                f"{active} investigations are running in this workspace; at most {self.settings.max_active} at once",
+                details={"active": active, "requested": fresh, "max_active": self.settings.max_active},
+                recovery_suggestions=["Wait for some to finish (list_alert_investigations), or cancel some."],
+            )
+        # One after another: each start writes two records and an instance. Repeats of an alert that is being
+        # investigated (Alertmanager resends firing groups) join it instead of starting another.
+        started: list[Started] = []
+        for alert, key in zip(alerts, keys, strict=True):
+            if key in joined:
+                started.append(_joined(joined[key], alert))
+                continue
+            one = await self._start_one(principal, alert, limits, correlation_id, key)
+            joined[key] = one.investigation_id
+            started.append(one)
         first = started[0].investigation_id
         return StartResult(
             format=fmt,
@@ -145,18 +171,20 @@ class InvestigationService:
         )
 
     async def _start_one(
-        self, principal: Principal, alert: Alert, limits: Limits, correlation_id: str | None
+        self, principal: Principal, alert: Alert, limits: Limits, correlation_id: str | None, key: str
     ) -> Started:
         plan = StoredPlan(
             alert=alert,
             limits=limits,
             started_by=StartedBy(user_id=principal.user_id, source=principal.source),
+            dedup_key=key,
         ).model_dump(mode="json")
         assert self.runs is not None
         run = await self.runs.start(ORCHESTRATOR, principal, plan, correlation_id=correlation_id)
         record = InvestigationRecord(
             **new_record_fields(principal.workspace_id, principal.user_id, run.run_id),
             alert=alert,
+            dedup_key=key,
             ttl=None if self.deps.settings.is_local else self.settings.record_ttl_days * 86400,
         )
         with contextlib.suppress(Conflict):  # the orchestration's first activity wrote it first
@@ -226,6 +254,22 @@ class InvestigationService:
 
         updated = await self.store.update(principal.workspace_id, investigation_id, put)
         return _view(updated, updated.status, {"phase": updated.phase, "percent": updated.progress}, updated.error)
+
+
+def dedup_key(alert: Alert) -> str:
+    """The alert's identity across repeats: its source fingerprint, else its name and labels."""
+    basis = alert.fingerprint or json.dumps([alert.source, alert.name, sorted(alert.labels.items())])
+    return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
+
+
+def _joined(investigation_id: str, alert: Alert) -> Started:
+    return Started(
+        investigation_id=investigation_id,
+        alert_name=alert.name,
+        severity=alert.severity,
+        status_url=ROUTE + investigation_id,
+        joined=True,
+    )
 
 
 def _resolved_count(payload: Any, fmt: str) -> int:

@@ -37,6 +37,12 @@ class InvestigationSettings(SettingsSection):
     max_alerts_per_request: int = Field(
         20, ge=1, le=100, description="Firing alerts one POST may start investigations for (more is refused)."
     )
+    max_active: int = Field(
+        50, ge=1, le=1000, description="Investigations pending or running at once per workspace (more: RATE_LIMITED)."
+    )
+    read_secrets: bool = Field(
+        False, description="Let investigations read Kubernetes Secrets (kind Secret, secrets_* tools); off: dropped."
+    )
     ask_memory: bool = Field(True, description="Ask debug memory (ranked_solutions) whether the alert happened before.")
     record_ttl_days: int = Field(90, ge=1, le=3650, description="Days an investigation record is kept (Azure TTL).")
 

@@ -87,7 +87,7 @@ def _not_found(investigation_id: object) -> NotFound:
     )
 
 
-def _workspace_segment(workspace: str) -> str:
+def workspace_segment(workspace: str) -> str:
     """The workspace as one blob-name segment: quoting keeps '/' and '..' from reaching other prefixes."""
     if not workspace or len(workspace) > 255:
         raise ValidationFailed("workspace id must be 1-255 characters")
@@ -96,7 +96,7 @@ def _workspace_segment(workspace: str) -> str:
 
 def output_blob_name(workspace: str, investigation_id: str, call_key: str) -> str:
     """`<workspace>/investigations/<id>/<call key>.txt`, the only names put_output writes and read_output reads."""
-    return f"{_workspace_segment(workspace)}/investigations/{investigation_id}/{call_key}.txt"
+    return f"{workspace_segment(workspace)}/investigations/{investigation_id}/{call_key}.txt"
 
 
 class InvestigationStore:
@@ -182,6 +182,29 @@ class InvestigationStore:
                 fields=fields,
             )
         )
+
+    async def active(self, workspace: str, since: str, dedup_key: str | None = None, limit: int = 100) -> list[str]:
+        """Ids of the workspace's pending or running investigations created since `since` (ISO time), optionally
+        only those of one alert (`dedup_key`), newest first."""
+        if not workspace:
+            return []
+        where = "c.type = 'investigation' AND (c.status = 'pending' OR c.status = 'running') AND c.created_at >= @since"
+        params: dict[str, Any] = {"@since": since}
+        if dedup_key is not None:
+            where += " AND c.dedup_key = @key"
+            params["@key"] = dedup_key
+        container = await self.container()
+        docs, _ = await self._limited(
+            container.query(
+                workspace,
+                where,
+                params,
+                order_by="c.created_at DESC",
+                max_items=max(1, min(limit, 100)),
+                fields=("id",),
+            )
+        )
+        return [str(d["id"]) for d in docs]
 
     async def update(self, workspace: str, investigation_id: str, mutate: Mutation) -> InvestigationRecord:
         """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.
@@ -318,7 +341,7 @@ class InvestigationStore:
 
     async def read_output(self, workspace: str, ref: str) -> str:
         """The text of an offloaded output; NotFound for a missing blob or a name outside this workspace's prefix."""
-        prefix = f"{_workspace_segment(workspace)}/investigations/"
+        prefix = f"{workspace_segment(workspace)}/investigations/"
         rest = ref[len(prefix) :] if isinstance(ref, str) and ref.startswith(prefix) else ""
         parts = rest.split("/")
         if (

@@ -100,3 +100,30 @@ def test_github_token_is_read_from_its_alias_and_never_shown() -> None:
     assert s.github_token is not None
     assert "ghp_" not in repr(s)
     assert s.runbooks().github_token is not None
+
+
+def test_calls_that_would_read_secrets_are_recognised() -> None:
+    from shared.investigations.activities import reads_secrets
+
+    assert reads_secrets("resources_get", {"apiVersion": "v1", "kind": "Secret", "name": "db"})
+    assert reads_secrets("resources_list", {"kind": "secrets"})
+    assert reads_secrets("secrets_get", {"name": "x"})
+    assert not reads_secrets("resources_get", {"kind": "Pod", "name": "secret-santa"})
+    assert not reads_secrets("pods_log", {"name": "secretary"})
+
+
+def test_an_alert_repeated_has_one_dedup_key() -> None:
+    from shared.investigations.alerts import normalise
+    from shared.investigations.service import dedup_key
+
+    a = {
+        "title": "KubePodCrashLooping",
+        "labels": {"pod": "web-1", "namespace": "prod"},
+        "starts_at": "2026-11-23T10:00:00Z",
+    }
+    b = {**a, "description": "a later resend, another text", "labels": {"namespace": "prod", "pod": "web-1"}}
+    c = {**a, "labels": {"pod": "web-2", "namespace": "prod"}}
+    keys = [dedup_key(normalise(x)[0]) for x in (a, b, c)]
+    assert keys[0] == keys[1]
+    assert keys[0] != keys[2]
+    assert dedup_key(normalise({**a, "fingerprint": "f1"})[0]) == dedup_key(normalise({**c, "fingerprint": "f1"})[0])
