@@ -14,6 +14,8 @@ import logging
 import os
 import re
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -122,6 +124,19 @@ def _on_azure() -> bool:
 def llm_config(deps: Deps) -> llm.LlmConfig | None:
     """The model to ask, or None for the rule path (the platform's LLM settings)."""
     return llm.LlmConfig.from_settings(deps.settings, os.environ)
+
+
+@asynccontextmanager
+async def model(deps: Deps) -> AsyncIterator[llm.LlmClient]:
+    """A client of the configured model for one activity (closed after); LlmUnavailable when none is configured."""
+    config = llm_config(deps)
+    if config is None:
+        raise llm.LlmUnavailable("error", "the LLM is no longer configured")
+    client = llm.LlmClient.create(config)
+    try:
+        yield client
+    finally:
+        await client.aclose()
 
 
 async def _ensure_record(rt: Runtime, plan: StoredPlan) -> InvestigationRecord:
@@ -394,12 +409,8 @@ async def _llm_choice(
     deps: Deps, got: Gathered, limits: Limits, n: int, calls_left: int, per_iteration: int
 ) -> _Choice:
     """The model's calls for iteration n; a model that cannot be asked hands over to the rules for good."""
-    config = llm_config(deps)
     try:
-        if config is None:
-            raise llm.LlmUnavailable("error", "the LLM is no longer configured")
-        client = llm.LlmClient.create(config)
-        try:
+        async with model(deps) as client:
             answer = await llm.plan_calls(
                 client,
                 got.record.alert.model_dump(mode="json"),
@@ -414,8 +425,6 @@ async def _llm_choice(
                 ),
                 analysis_so_far=_last_partial(got.record),
             )
-        finally:
-            await client.aclose()
     except llm.LlmUnavailable as exc:
         log.warning("investigation %s: LLM unavailable (%s), rule path takes over", got.record.id, exc.reason)
         return _Choice(
@@ -595,12 +604,8 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     usage: list[dict[str, Any]] = []
     report = rule_report
     if path == "llm":
-        config = llm_config(deps)
         try:
-            if config is None:
-                raise llm.LlmUnavailable("error", "the LLM is no longer configured")
-            client = llm.LlmClient.create(config)
-            try:
+            async with model(deps) as client:
                 final = await llm.final_analysis(
                     client,
                     llm.FinalState(
@@ -612,8 +617,6 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
                         notes=notes,
                     ),
                 )
-            finally:
-                await client.aclose()
             usage = final["usage"]
             if final["ok"]:
                 report = {

@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from devhost.processes import HostProcess
 from tests.support import fake_llm, scenarios
+from tests.support.investigations import investigate
 from tests.support.runbook_server import serve_runbook
 from tests.support.scenario_mcp_server import serve_scenario
 
 POD = "payment-processing-worker-747ccfb9db-pd6wz"
 KEY = "sk-test-" + uuid.uuid4().hex
 LOCAL = {"FIREBREAK_OUTBOUND_ALLOW_HTTP": "true", "FIREBREAK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1/32"}
-
-
-def investigate(host: HostProcess, alert: dict[str, Any]) -> dict[str, Any]:
-    headers = {"x-dev-workspace": f"ws-llmfb-{uuid.uuid4().hex[:8]}"}
-    r = httpx.post(f"{host.base_url}/api/investigations", json=alert, headers=headers, timeout=60)
-    assert r.status_code == 202, r.text
-    inv = r.json()["started"][0]["investigation_id"]
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = httpx.get(
-            f"{host.base_url}/api/investigations/{inv}", headers=headers, timeout=30
-        ).json()
-        if body["status"] in ("completed", "failed", "cancelled"):
-            return body
-        time.sleep(0.3)
-    raise AssertionError(f"investigation {inv} did not finish: {body}\n{host.log()[-3000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +64,7 @@ def test_a_model_that_fails_mid_run_hands_over_to_the_rules(setup, llm, scenario
     )
     scripted(llm, first, default=fake_llm.http_error(503, "overloaded"))
     host, alert = setup
-    body = investigate(host, alert)
+    body = investigate(host, alert, {"x-dev-workspace": f"ws-llmfb-{uuid.uuid4().hex[:8]}"})
     assert body["status"] == "completed", body
     assert body["path"] == "llm->rule"
     assert "iteration 2" in body["path_reason"]
@@ -116,7 +99,7 @@ def test_a_plan_invalid_twice_is_dropped_and_the_rules_choose_that_iteration(set
     )
     scripted(llm, bad, bad, fake_llm.plan([], done=True, analysis="enough"), fake_llm.text(report))
     host, alert = setup
-    body = investigate(host, alert)
+    body = investigate(host, alert, {"x-dev-workspace": f"ws-llmfb-{uuid.uuid4().hex[:8]}"})
     assert body["status"] == "completed", body
     assert body["path"] == "llm"
     first = body["iterations"][0]["calls"]

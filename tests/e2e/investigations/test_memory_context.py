@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from devhost.processes import HostProcess
 from tests.support import scenarios
+from tests.support.investigations import investigate
 from tests.support.runbook_server import serve_runbook
 from tests.support.scenario_mcp_server import serve_scenario
 
@@ -29,21 +29,6 @@ def setup(start_host) -> Iterator[tuple[HostProcess, dict[str, Any], dict[str, A
         alert = dict(scenario["alert"])
         alert["annotations"] = {**alert["annotations"], "runbook_url": rb.runbook_url}
         yield host, alert, scenario
-
-
-def investigate(host: HostProcess, alert: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-    r = httpx.post(f"{host.base_url}/api/investigations", json=alert, headers=headers, timeout=60)
-    assert r.status_code == 202, r.text
-    inv = r.json()["started"][0]["investigation_id"]
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = httpx.get(
-            f"{host.base_url}/api/investigations/{inv}", headers=headers, timeout=30
-        ).json()
-        if body["status"] in ("completed", "failed", "cancelled"):
-            return body
-        time.sleep(0.3)
-    raise AssertionError(f"{inv} did not finish: {body}")
 
 
 def tool(host: HostProcess, name: str, args: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
