@@ -10,12 +10,10 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 
 import httpx
 import pytest
-from mcp import Client
 
 from devhost.processes import HostProcess
 from shared.app.capabilities import catalogue
@@ -24,6 +22,7 @@ from shared.core.settings import Settings
 from shared.perf.artifacts import workspace_prefix
 from shared.storage.blob import BlobStore
 from shared.storage.cosmos import CosmosDatabase
+from tests.support.mcp_http import mcp_client
 from tests.support.target_site import target_site
 
 FUNCTION_KEY, SYSTEM_KEY = "fk-runs-test", "sk-runs-system-key-7c1d"
@@ -63,18 +62,6 @@ def keyed(start_host: Callable[..., HostProcess]) -> HostProcess:
 def inline(start_host: Callable[..., HostProcess]) -> HostProcess:
     """The same keys, collect.run inline (the default budget)."""
     return start_host({**LOCAL_PROBES, "DEVHOST_FUNCTION_KEY": FUNCTION_KEY, "DEVHOST_SYSTEM_KEY": SYSTEM_KEY})
-
-
-@asynccontextmanager
-async def mcp_client(host: HostProcess, headers: dict[str, str]) -> AsyncIterator[Client]:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http)) as client,
-    ):
-        yield client
 
 
 def assert_no_leak(text: str) -> None:

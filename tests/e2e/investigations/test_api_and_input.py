@@ -14,21 +14,20 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
-from mcp import Client
 
 from devhost.processes import HostProcess
 from shared.investigations.store import InvestigationStore
 from shared.tools.deps import Deps
 from tests.support import scenarios
 from tests.support.fake_llm import fake_llm, http_error
+from tests.support.mcp_http import mcp_client
 from tests.support.scenario_mcp_server import serve_scenario
 
 TERMINAL = ("completed", "failed", "cancelled")
@@ -298,18 +297,6 @@ def scrub(body: dict[str, Any], *ids: str) -> dict[str, Any]:
     data = json.loads(text)
     data["error"].pop("correlation_id")
     return data
-
-
-@asynccontextmanager
-async def mcp_client(host: HostProcess, headers: dict[str, str]) -> AsyncIterator[Client]:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(f"{host.base_url}/api/mcp", http_client=http)) as client,
-    ):
-        yield client
 
 
 def _mcp_text(result: Any) -> str:
