@@ -75,6 +75,12 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)([\"'](?:" + _PARAM_NAMES + r")[\"']\s*:\s*[\"'])[^\"'\n]+"), r"\1" + REDACTED),
     # Our API keys and bare JWTs (three base64url segments, the header always starts `eyJ`).
     (re.compile(r"\bfbk_[A-Za-z0-9_-]+"), REDACTED),
+    # Vendors' token formats that stand alone in text: GitHub (ghp_, gho_, ghs_, ghu_, ghr_, github_pat_),
+    # AWS access key ids, OpenAI-style keys (sk-, sk-proj-), Slack (xoxb-, xoxp-, ...).
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
+    (re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"), REDACTED),
 ]
 # `Basic <base64 of user:password>`; only when it decodes to something with a colon, so prose

@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -374,7 +374,7 @@ async def gather(rt: Runtime) -> Gathered:
     record = await rt.store.get(rt.ws, rt.id)
     runbook_raw = await rt.deps.blobs.get(rt.blob("runbook.md")) if record.runbook.status == "fetched" else None
     tools_raw = await rt.deps.blobs.get(rt.blob("tools.json"))
-    catalogue = ToolCatalogue.model_validate_json(tools_raw) if tools_raw else ToolCatalogue()
+    catalogue = await _catalogue(tools_raw)
     calls = record.calls()
     texts = await asyncio.gather(*(rt.store.output_of(rt.ws, c) for c in calls))
     return Gathered(
@@ -383,6 +383,13 @@ async def gather(rt: Runtime) -> Gathered:
         catalogue,
         {c.key: t for c, t in zip(calls, texts, strict=True)},
     )
+
+
+async def _catalogue(raw: bytes | None) -> ToolCatalogue:
+    """The stored tool catalogue, parsed off the event loop (it can be a few MB)."""
+    if not raw:
+        return ToolCatalogue()
+    return await asyncio.to_thread(ToolCatalogue.model_validate_json, raw)
 
 
 def _limits(run: ActiveRun) -> Limits:
@@ -503,19 +510,33 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     }
 
 
-_SECRET_KIND = re.compile(r"(?i)^(secrets?|v1/secrets?)$")
+_SECRETISH = re.compile(r"(?i)secret")
+# Arguments that name a thing (a pod called "secret-santa" is not a Secret); every other string is searched.
+_NAME_KEYS = frozenset({"name", "namespace", "container", "pod", "labelselector", "fieldselector", "reason"})
 
 
 def reads_secrets(tool: str, args: dict[str, Any]) -> bool:
-    """A call that would read Kubernetes Secrets (by kind or resource name, or a secrets_* tool).
+    """A call that would read Kubernetes Secrets: a secrets tool, or "secret" in any argument but a name.
 
     The planner reads text an outsider controls (the alert, the runbook, logs), so a steered model could ask
-    for a Secret; its data would land in a record the whole workspace reads, and base64 passes redaction.
+    for a Secret (kind, resource type, a kubectl-style command, SealedSecret...); its data would land in a
+    record the whole workspace reads, and base64 passes redaction. Over-refusing is the safe side here.
     """
-    if re.search(r"(?i)(^|_)secrets?(_|$)", tool):
+    if _SECRETISH.search(tool):
         return True
-    values = [args.get(k) for k in ("kind", "resource", "resourceType", "type")]
-    return any(isinstance(v, str) and bool(_SECRET_KIND.match(v.strip())) for v in values)
+
+    def strings(value: Any, key: str = "") -> Iterator[str]:
+        if isinstance(value, str) and key.lower() not in _NAME_KEYS:
+            yield value
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                yield str(k)
+                yield from strings(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v, key)
+
+    return any(_SECRETISH.search(text) for text in strings(args))
 
 
 def _json(value: Any) -> str:
@@ -545,7 +566,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     n = int(args["n"])
     planned = Planned.model_validate({k: v for k, v in args.items() if k != "n"})
     raw = await rt.deps.blobs.get(rt.blob("tools.json"))
-    catalogue = ToolCatalogue.model_validate_json(raw) if raw else ToolCatalogue()
+    catalogue = await _catalogue(raw)
     mcp = rt.settings.mcp(running_on_azure=_on_azure())
     result = await call_tool(
         mcp.servers,

@@ -56,6 +56,11 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MIN_SCRUBBED_SECRET = 4
 _MAX_TOOL_PAGES = 20
 _MAX_TOOLS_PER_SERVER = 500
+# What one listed tool may bring into the catalogue (stored once, read by every plan and call).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-/:]{1,128}")
+_MAX_DESCRIPTION = 2_000
+_MAX_TOOLS_TOTAL = 300
+_MAX_SCHEMA_CHARS = 16_384
 _ERROR_CHARS = 300
 
 
@@ -573,6 +578,10 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
             if tool.name in seen:
                 continue
             seen.add(tool.name)
+            if len(catalogue) >= _MAX_TOOLS_TOTAL:
+                break  # the planner cannot use more; the catalogue stays a few MB at most
+            if not _TOOL_NAME.fullmatch(tool.name):
+                continue  # a name no planner could use safely (too long, control characters): not offered
             name = tool.name if offered[tool.name] == 1 else f"{status.name}__{tool.name}"
             base, n = name, 2
             while name in taken:  # a prefixed name that another server happens to use as is
@@ -584,13 +593,22 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
                     name=name,
                     server=status.name,
                     remote_name=tool.name,
-                    title=tool.title or (hints.title if hints else None),
-                    description=tool.description or "",
-                    input_schema=dict(tool.input_schema or {"type": "object"}),
+                    title=((tool.title or (hints.title if hints else None)) or "")[:200] or None,
+                    description=(tool.description or "")[:_MAX_DESCRIPTION],
+                    input_schema=_bounded_schema(tool.input_schema),
                     read_only=hints.read_only_hint if hints else None,
                 )
             )
     return ToolCatalogue(tools=catalogue, servers=[status for status, _ in listed])
+
+
+def _bounded_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The tool's inputSchema, or a bare object schema when it is larger than any planner prompt could show."""
+    if not schema:
+        return {"type": "object"}
+    if len(json.dumps(schema, default=str)) > _MAX_SCHEMA_CHARS:
+        return {"type": "object", "description": f"(schema over {_MAX_SCHEMA_CHARS} characters, not kept)"}
+    return dict(schema)
 
 
 async def list_tools(

@@ -7,6 +7,7 @@ from another workspace is NOT_FOUND, the same answer as an unknown id.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -116,8 +117,10 @@ class InvestigationService:
         """Normalise the alert payload and start one investigation per firing alert (all checked first)."""
         from shared.investigations.alerts import detect_format
 
-        alerts = normalise(payload, received_at=self.deps.clock())
         fmt = detect_format(payload)
+        _refuse_crowds(payload, fmt, self.settings.max_alerts_per_request)
+        # Up to 100 alerts of up to 1 MB in all: normalised (checked, scrubbed) off the event loop.
+        alerts = await asyncio.to_thread(normalise, payload, received_at=self.deps.clock())
         if len(alerts) > self.settings.max_alerts_per_request:
             raise ValidationFailed(
                 f"{len(alerts)} firing alerts in one payload; at most {self.settings.max_alerts_per_request} "
@@ -139,7 +142,11 @@ class InvestigationService:
         # A run cannot be active longer than its budget plus the report: older "running" records are stale.
         since = (self.deps.clock() - timedelta(seconds=limits.time_budget_seconds + 600)).isoformat()
         keys = [dedup_key(alert) for alert in alerts]
-        joined = {k: ids[0] for k in set(keys) if (ids := await self.store.active(principal.workspace_id, since, k))}
+        joined: dict[str, str] = {}
+        for k in set(keys):
+            ids = await self.store.active(principal.workspace_id, since, k)
+            if ids and await self._still_live(principal, ids[0]):
+                joined[k] = ids[0]
         fresh = len({k for k in keys if k not in joined})
         active = len(await self.store.active(principal.workspace_id, since, limit=self.settings.max_active + 1))
         if fresh and active + fresh > self.settings.max_active:
@@ -169,6 +176,26 @@ class InvestigationService:
                 "analysis and next_actions."
             ),
         )
+
+    async def _still_live(self, principal: Principal, investigation_id: str) -> bool:
+        """Whether the run behind a pending/running record still runs; a record left behind by a run that ended
+        another way (cancelled as a run, failed before its FAILED activity) is settled here, so it neither
+        swallows repeats of its alert nor counts against the cap."""
+        assert self.runs is not None
+        try:
+            live = await self.runs.status(principal, investigation_id, scope="workspace")
+        except NotFound:
+            return False
+        if live.state in ("pending", "running"):
+            return True
+
+        def settle(r: InvestigationRecord) -> None:
+            if r.status not in TERMINAL_STATUSES:
+                r.status = live.state if live.state in ("failed", "cancelled") else "failed"
+                r.error = r.error or live.error or "The run behind this investigation ended without its report."
+
+        await self.store.update(principal.workspace_id, investigation_id, settle)
+        return False
 
     async def _start_one(
         self, principal: Principal, alert: Alert, limits: Limits, correlation_id: str | None, key: str
@@ -254,6 +281,19 @@ class InvestigationService:
 
         updated = await self.store.update(principal.workspace_id, investigation_id, put)
         return _view(updated, updated.status, {"phase": updated.phase, "percent": updated.progress}, updated.error)
+
+
+def _refuse_crowds(payload: Any, fmt: str, most: int) -> None:
+    """Count an Alertmanager group's firing alerts before normalising them: too many is refused at once."""
+    if fmt != "alertmanager" or not isinstance(payload, dict) or not isinstance(payload.get("alerts"), list):
+        return
+    firing = sum(1 for a in payload["alerts"] if not (isinstance(a, dict) and a.get("status") == "resolved"))
+    if firing > most:
+        raise ValidationFailed(
+            f"{firing} firing alerts in one payload; at most {most} start investigations at once",
+            details={"errors": [{"field": "alerts", "problem": "too many firing alerts"}]},
+            recovery_suggestions=["Send the alerts in smaller groups (Alertmanager: group_by, max_alerts)."],
+        )
 
 
 def dedup_key(alert: Alert) -> str:

@@ -38,7 +38,7 @@ class InvestigationSettings(SettingsSection):
         20, ge=1, le=100, description="Firing alerts one POST may start investigations for (more is refused)."
     )
     max_active: int = Field(
-        50, ge=1, le=1000, description="Investigations pending or running at once per workspace (more: RATE_LIMITED)."
+        50, ge=1, le=100, description="Investigations pending or running at once per workspace (more: RATE_LIMITED)."
     )
     read_secrets: bool = Field(
         False, description="Let investigations read Kubernetes Secrets (kind Secret, secrets_* tools); off: dropped."
@@ -66,7 +66,10 @@ class InvestigationSettings(SettingsSection):
         1024 * 1024, ge=256, le=4 * 1024 * 1024, description="Tool output kept per call (more is cut and marked)."
     )
     mcp_max_response_bytes: int = Field(
-        8 * 1024 * 1024, ge=64 * 1024, description="Largest HTTP response body read from an MCP server."
+        8 * 1024 * 1024,
+        ge=64 * 1024,
+        le=32 * 1024 * 1024,
+        description="Largest HTTP response body read from an MCP server.",
     )
 
     # -- runbooks (runbooks.py) --------------------------------------------------------------------------

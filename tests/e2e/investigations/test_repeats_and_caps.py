@@ -99,3 +99,17 @@ def test_the_active_cap_refuses_more_and_starts_nothing(host: HostProcess) -> No
     while time.monotonic() < deadline and post(host, group("b-9"), ws).status_code == 429:
         time.sleep(0.2)
     assert len(listed(host, ws)) == 4  # once cancelled they no longer count
+
+
+def test_a_repeat_does_not_join_an_investigation_whose_run_was_stopped_as_a_run(host: HostProcess) -> None:
+    """Cancelled through /api/runs (not the investigation route): the record is settled, the repeat starts anew."""
+    ws = {"x-dev-workspace": f"ws-stale-{uuid.uuid4().hex[:8]}"}
+    first = post(host, group("c-1"), ws).json()["started"][0]["investigation_id"]
+    r = httpx.post(f"{host.base_url}/api/runs/{first}/cancel", json={}, headers=ws, timeout=30)
+    assert r.status_code == 200, r.text
+    again = post(host, group("c-1"), ws).json()["started"][0]
+    assert again["joined"] is False
+    assert again["investigation_id"] != first
+    old = httpx.get(f"{host.base_url}/api/investigations/{first}", headers=ws, timeout=30).json()
+    assert old["status"] == "cancelled"
+    httpx.post(f"{host.base_url}/api/investigations/{again['investigation_id']}/cancel", json={}, headers=ws)

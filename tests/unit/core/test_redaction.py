@@ -129,3 +129,23 @@ def test_installing_twice_wraps_once() -> None:
     first = logging.getLogRecordFactory()
     install_log_redaction()
     assert logging.getLogRecordFactory() is first
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ghp_" + "A1b2" * 9,
+        "github_pat_" + "A1b2_" * 10,
+        "AKIAIOSFODNN7EXAMPLE",
+        "sk-proj-" + "Ab1-" * 8,
+        "sk-" + "a" * 40,
+        "xoxb-1234567890-0987654321-abcdef",
+    ],
+)
+def test_vendor_tokens_standing_alone_are_redacted(token: str) -> None:
+    assert redact_text(f"the value {token} leaked") == "the value [REDACTED] leaked"
+
+
+def test_words_that_merely_look_alike_are_kept() -> None:
+    text = "task-force alpha; desk-sharing rota; AKIA is short; ghp_short"
+    assert redact_text(text) == text

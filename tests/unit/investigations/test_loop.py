@@ -127,3 +127,21 @@ def test_an_alert_repeated_has_one_dedup_key() -> None:
     assert keys[0] == keys[1]
     assert keys[0] != keys[2]
     assert dedup_key(normalise({**a, "fingerprint": "f1"})[0]) == dedup_key(normalise({**c, "fingerprint": "f1"})[0])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"resource_type": "secret"},
+        {"args": "get secret db -o yaml"},
+        {"resource": "secrets/db"},
+        {"kind": "Secrets.v1"},
+        {"resourceKind": "Secret"},
+        {"kind": "SealedSecret"},
+        {"query": {"selector": ["x", "Secret"]}},
+    ],
+)
+def test_secret_reads_are_recognised_in_any_argument_but_a_name(args: dict[str, object]) -> None:
+    from shared.investigations.activities import reads_secrets
+
+    assert reads_secrets("resources_get", args)

@@ -202,3 +202,27 @@ def test_stdio_is_refused_on_azure_and_bad_numbers_name_their_variable() -> None
         McpClientSettings.from_env({"FIREBREAK_INVESTIGATIONS_MCP_CALL_TIMEOUT_SECONDS": "-1"}, running_on_azure=False)
     with pytest.raises(SettingsError, match=f"{ALLOW_STDIO_SETTING}: expected true or false"):
         McpClientSettings.from_env({ALLOW_STDIO_SETTING: "maybe"}, running_on_azure=False)
+
+
+def test_a_hostile_tool_list_is_bounded_in_the_catalogue() -> None:
+    huge_schema = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string", "description": "x" * 100} for i in range(400)},
+    }
+    listed = [
+        types.Tool(name="ok_tool", description="d" * 50_000, input_schema=huge_schema),
+        tool("x" * 500),  # a name no planner should carry around
+        tool("bad\nname"),
+        *(tool(f"t{i}") for i in range(400)),
+    ]
+    catalogue = build_catalogue([(ok("evil", len(listed)), listed)])
+    first = catalogue.tools[0]
+    assert first.name == "ok_tool"
+    assert len(first.description) == 2_000
+    assert first.input_schema["type"] == "object"
+    assert "properties" not in first.input_schema  # over 16,384 characters: not kept
+    names = {t.name for t in catalogue.tools}
+    assert "x" * 500 not in names
+    assert "bad\nname" not in names
+    assert len(catalogue.tools) == 300
+    assert len(catalogue.model_dump_json()) < 200_000
