@@ -188,14 +188,18 @@ class InvestigationService:
             return False
         if live.state in ("pending", "running"):
             return True
+        await self._settle(principal, investigation_id, live.state, live.error)
+        return False
+
+    async def _settle(self, principal: Principal, investigation_id: str, state: str, error: str | None) -> None:
+        """Give a record its run's final state when the run ended without the orchestration recording it."""
 
         def settle(r: InvestigationRecord) -> None:
             if r.status not in TERMINAL_STATUSES:
-                r.status = live.state if live.state in ("failed", "cancelled") else "failed"
-                r.error = r.error or live.error or "The run behind this investigation ended without its report."
+                r.status = "cancelled" if state == "cancelled" else "failed"
+                r.error = r.error or error or "The run behind this investigation ended without its report."
 
         await self.store.update(principal.workspace_id, investigation_id, settle)
-        return False
 
     async def _start_one(
         self, principal: Principal, alert: Alert, limits: Limits, correlation_id: str | None, key: str
@@ -239,6 +243,8 @@ class InvestigationService:
                     progress = {**progress, **live.progress}
                 if live.state in ("failed", "cancelled"):
                     status, error = live.state, live.error
+                    # Settled here too, so the list and the active cap stop counting it.
+                    await self._settle(principal, investigation_id, live.state, live.error)
         return _view(record, status, progress, error)
 
     async def list(self, principal: Principal, limit: int = 20, continuation: str | None = None) -> InvestigationList:

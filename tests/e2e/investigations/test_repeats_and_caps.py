@@ -112,4 +112,6 @@ def test_a_repeat_does_not_join_an_investigation_whose_run_was_stopped_as_a_run(
     assert again["investigation_id"] != first
     old = httpx.get(f"{host.base_url}/api/investigations/{first}", headers=ws, timeout=30).json()
     assert old["status"] == "cancelled"
+    page = httpx.get(f"{host.base_url}/api/investigations", headers=ws, timeout=30).json()["investigations"]
+    assert {i["investigation_id"]: i["status"] for i in page}[first] == "cancelled"  # the record was settled
     httpx.post(f"{host.base_url}/api/investigations/{again['investigation_id']}/cancel", json={}, headers=ws)
