@@ -102,7 +102,15 @@ def _fit(text: str) -> str:
 
 
 def _date(when: str) -> str:
-    return when.replace("T", " ").replace("Z", " UTC") if when else "an unknown time"
+    """`2024-11-29T08:40:57.669Z` as `2024-11-29 08:40:57 UTC` (fractions of a second say nothing to a reader)."""
+    if not when:
+        return "an unknown time"
+    return (
+        re.sub(r"\.\d+(?=Z|[+-]\d\d:?\d\d$|$)", "", when)
+        .replace("T", " ")
+        .replace("Z", " UTC")
+        .replace("+00:00", " UTC")
+    )
 
 
 def _impact(state: InvestigationState, subject: str) -> str:
