@@ -10,6 +10,7 @@ it is recorded and the investigation goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -540,8 +541,6 @@ def reads_secrets(tool: str, args: dict[str, Any]) -> bool:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, default=str)
 
 

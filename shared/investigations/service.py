@@ -121,13 +121,6 @@ class InvestigationService:
         _refuse_crowds(payload, fmt, self.settings.max_alerts_per_request)
         # Up to 100 alerts of up to 1 MB in all: normalised (checked, scrubbed) off the event loop.
         alerts = await asyncio.to_thread(normalise, payload, received_at=self.deps.clock())
-        if len(alerts) > self.settings.max_alerts_per_request:
-            raise ValidationFailed(
-                f"{len(alerts)} firing alerts in one payload; at most {self.settings.max_alerts_per_request} "
-                "start investigations at once",
-                details={"errors": [{"field": "alerts", "problem": "too many firing alerts"}]},
-                recovery_suggestions=["Send the alerts in smaller groups (Alertmanager: group_by, max_alerts)."],
-            )
         resolved = _resolved_count(payload, fmt)
         if not alerts:
             return StartResult(
@@ -142,13 +135,14 @@ class InvestigationService:
         # A run cannot be active longer than its budget plus the report: older "running" records are stale.
         since = (self.deps.clock() - timedelta(seconds=limits.time_budget_seconds + 600)).isoformat()
         keys = [dedup_key(alert) for alert in alerts]
-        joined: dict[str, str] = {}
-        for k in set(keys):
-            ids = await self.store.active(principal.workspace_id, since, k)
-            if ids and await self._still_live(principal, ids[0]):
-                joined[k] = ids[0]
+        running = await self.store.active(principal.workspace_id, since)  # one query: repeats and the cap
+        newest: dict[str, str] = {}
+        for inv_id, key in running:  # newest first: the first id of a key is its newest investigation
+            if key is not None:
+                newest.setdefault(key, inv_id)
+        joined = {k: newest[k] for k in set(keys) if k in newest and await self._still_live(principal, newest[k])}
         fresh = len({k for k in keys if k not in joined})
-        active = len(await self.store.active(principal.workspace_id, since, limit=self.settings.max_active + 1))
+        active = len(running)
         if fresh and active + fresh > self.settings.max_active:
             raise RateLimited(
                 f"{active} investigations are running in this workspace; at most {self.settings.max_active} at once",
@@ -290,7 +284,8 @@ class InvestigationService:
 
 
 def _refuse_crowds(payload: Any, fmt: str, most: int) -> None:
-    """Count an Alertmanager group's firing alerts before normalising them: too many is refused at once."""
+    """The one limit on alerts per request, counted before normalising them (only an Alertmanager group holds
+    more than one alert): too many is refused at once, nothing started."""
     if fmt != "alertmanager" or not isinstance(payload, dict) or not isinstance(payload.get("alerts"), list):
         return
     firing = sum(1 for a in payload["alerts"] if not (isinstance(a, dict) and a.get("status") == "resolved"))

@@ -183,28 +183,24 @@ class InvestigationStore:
             )
         )
 
-    async def active(self, workspace: str, since: str, dedup_key: str | None = None, limit: int = 100) -> list[str]:
-        """Ids of the workspace's pending or running investigations created since `since` (ISO time), optionally
-        only those of one alert (`dedup_key`), newest first."""
+    async def active(self, workspace: str, since: str) -> list[tuple[str, str | None]]:
+        """(id, dedup_key) of the workspace's pending or running investigations created since `since` (ISO time),
+        newest first; one page of at most 100 (the active cap's largest value)."""
         if not workspace:
             return []
         where = "c.type = 'investigation' AND (c.status = 'pending' OR c.status = 'running') AND c.created_at >= @since"
-        params: dict[str, Any] = {"@since": since}
-        if dedup_key is not None:
-            where += " AND c.dedup_key = @key"
-            params["@key"] = dedup_key
         container = await self.container()
         docs, _ = await self._limited(
             container.query(
                 workspace,
                 where,
-                params,
+                {"@since": since},
                 order_by="c.created_at DESC",
-                max_items=max(1, min(limit, 100)),
-                fields=("id",),
+                max_items=_MAX_PAGE,
+                fields=("id", "dedup_key"),
             )
         )
-        return [str(d["id"]) for d in docs]
+        return [(str(d["id"]), d.get("dedup_key")) for d in docs]
 
     async def update(self, workspace: str, investigation_id: str, mutate: Mutation) -> InvestigationRecord:
         """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.
