@@ -57,6 +57,9 @@ class BoundContext:
     def task_all(self, tasks: list[Any]) -> Any:
         return self._context.task_all(tasks)
 
+    def create_timer(self, fire_at: datetime) -> Any:
+        return self._context.create_timer(fire_at)
+
     def set_custom_status(self, status: Any) -> None:
         self._context.set_custom_status(status)
 

@@ -31,6 +31,11 @@ class DependencyStatus(ToolOutput):
     mode: str = Field(description="What the app does with it: e.g. 'llm' or 'rule_based' for the LLM.")
 
 
+class IntegrationStatus(ToolOutput):
+    name: str = Field(description="The outside service's setup check, e.g. neubird_setup.")
+    detail: str = Field(description="Configured (for which host) or not, and which settings to set.")
+
+
 class HealthReport(ToolOutput):
     status: Literal["ok", "degraded"] = Field(description="'ok' when every store answered, else 'degraded'.")
     version: str
@@ -40,6 +45,9 @@ class HealthReport(ToolOutput):
     uptime_s: float
     stores: list[StoreCheck]
     llm: DependencyStatus
+    integrations: list[IntegrationStatus] = Field(
+        default_factory=list, description="Outside services capabilities use (NeuBird, ...): configured or not."
+    )
     versions: dict[str, str] = Field(default_factory=dict, description="Python and package versions.")
     next_action: str = Field(description="What to do about this report.")
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from importlib import metadata
 
 from shared.health.checks import readiness_checks
-from shared.health.models import DependencyStatus, HealthReport, StoreCheck
+from shared.health.models import DependencyStatus, HealthReport, IntegrationStatus, StoreCheck
 from shared.tools.checks import CheckResult, run_checks
 from shared.tools.deps import Deps
 
@@ -48,6 +48,15 @@ async def check_stores(deps: Deps) -> list[StoreCheck]:
     return [_store_check(r) for r in await run_checks(readiness_checks(deps), deps)]
 
 
+async def integrations(deps: Deps) -> list[IntegrationStatus]:
+    """The setup checks (settings only): each outside service, configured or what to set."""
+    setups = [c for c in deps.checks if c.setup and c.applies(deps.settings)]
+    return [
+        IntegrationStatus(name=r.name, detail=r.detail if r.ok else f"setup check failed: {r.detail}")
+        for r in await run_checks(setups, deps)
+    ]
+
+
 async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthReport:
     s = deps.settings
     stores = await check_stores(deps)
@@ -61,6 +70,7 @@ async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthR
         uptime_s=round(time.monotonic() - deps.started_monotonic, 1),
         stores=stores,
         llm=DependencyStatus(configured=s.llm_configured, mode="llm" if s.llm_configured else "rule_based"),
+        integrations=await integrations(deps),
         versions=package_versions() if include_versions else {},
         next_action=(
             "All stores answered; proceed."

@@ -49,6 +49,10 @@ class RunContext(Protocol):
 
     def task_all(self, tasks: list[Any]) -> Any: ...
 
+    def create_timer(self, fire_at: datetime) -> Any:
+        """A durable wait until `fire_at` (an orchestration-clock time): yield it; no worker sits idle meanwhile."""
+        ...
+
     def set_custom_status(self, status: Any) -> None: ...
 
 

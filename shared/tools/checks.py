@@ -36,6 +36,9 @@ class Check:
     probe: Callable[[Deps], Awaitable[str | None]]
     readiness: bool = False
     applies: Callable[[Settings], bool] = field(default=lambda _settings: True)
+    # A settings-only probe (no I/O) whose detail health.check lists under `integrations`: whether an
+    # outside service is configured and, if not, what to set. Never affects the health status.
+    setup: bool = False
 
 
 class CheckResult(BaseModel):

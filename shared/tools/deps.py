@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shared.core.settings import Settings
 from shared.identity.api_keys import ApiKeyStore
@@ -43,6 +43,9 @@ class Deps:
     # Every capability's tools, so one capability can use another's in-process (by name, as a caller
     # would, never by import): investigations ask debug memory's ranked_solutions this way.
     tools: ToolRegistry | None = None
+    # Process-wide state a capability keeps between calls (caches such as NeuBird's tokens), keyed by the
+    # capability's name; it lives and dies with this Deps, so a test's fresh Deps starts cold.
+    state: dict[str, Any] = field(default_factory=dict)
 
     async def aclose(self) -> None:
         await self.cosmos.close()

@@ -1,0 +1,292 @@
+"""Investigations: by alert id, custom with a timeframe, follow-ups, and status."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from shared.neubird import projects, sessions
+from shared.neubird.connection import Connection
+from shared.neubird.models import InvestigationOutcome, StatusOutcome
+from shared.neubird.orchestration import WAIT
+from shared.neubird.timeframe import enhance_prompt, parse_timeframe
+from shared.neubird.waiting import ProgressFn, Waited, failure, send_and_wait, snapshot
+from shared.tools.deps import Deps
+from shared.tools.invoke import Orchestrations
+
+# Pages of up to 100 sessions searched for an alert's sessions when the server does not filter by alert id.
+_ALERT_PAGES = 5
+
+
+def _status_tool(session_uuid: str) -> str:
+    return f"neubird_get_investigation_status with session_uuid {session_uuid!r}"
+
+
+async def _finish(
+    conn: Connection,
+    deps: Deps,
+    orchestrations: Orchestrations | None,
+    correlation_id: str | None,
+    *,
+    session_uuid: str,
+    project: str,
+    waited: Waited,
+    wait: bool,
+    max_wait: float,
+    started_status: str,
+    **extra: Any,
+) -> InvestigationOutcome:
+    link = sessions.session_link(conn.base_url, project, session_uuid)
+    if waited.failed:
+        raise failure(session_uuid, waited.failed)
+    if waited.finished:
+        return InvestigationOutcome(
+            status="completed",
+            session_uuid=session_uuid,
+            project_uuid=project,
+            investigation_results=waited.results,
+            progress=waited.progress or None,
+            session_link=link,
+            message=f"NeuBird finished the investigation in {waited.elapsed:.0f} s.",
+            next_action="Read investigation_results.final_answer; dig deeper with neubird_continue_investigation "
+            "(one of follow_up_suggestions makes a good prompt).",
+            **extra,
+        )
+    run_id = None
+    left = max_wait - waited.elapsed
+    if wait and left > 1 and orchestrations is not None:
+        started = await orchestrations.start(
+            WAIT.name,
+            conn.principal,
+            {
+                "session_uuid": session_uuid,
+                "project_uuid": project,
+                "organization_uuid": await conn.organization(),
+                "base_url": conn.base_url,
+                "wait_seconds": left,
+            },
+            correlation_id=correlation_id,
+        )
+        run_id = str(getattr(started, "run_id", "") or "") or None
+    if run_id:
+        message = (
+            f"Still running after {waited.elapsed:.0f} s (one request waits at most "
+            f"{conn.settings.sync_wait_seconds:.0f} s); a background run keeps waiting up to {left:.0f} s more."
+        )
+        action = f"Poll {_status_tool(session_uuid)} every 10-15 s, or get_run_status with run_id {run_id!r}."
+    else:
+        message = "NeuBird is investigating; it usually takes 30-90 s (the first one on a new project longer)."
+        action = f"Poll {_status_tool(session_uuid)} every 10-15 s until status is completed."
+    return InvestigationOutcome(
+        status=started_status if not wait else "in_progress",  # type: ignore[arg-type]
+        session_uuid=session_uuid,
+        project_uuid=project,
+        progress=waited.progress or None,
+        run_id=run_id,
+        session_link=link,
+        message=message,
+        next_action=action,
+        **extra,
+    )
+
+
+def _wait_seconds(wait: bool, max_wait: float) -> float:
+    return float(max_wait) if wait else 0.0
+
+
+async def _alert_sessions(conn: Connection, project: str, org: str, alert_id: str) -> list[dict[str, Any]]:
+    """Sessions of `alert_id`, newest first. Filters by incident id [INF: not a documented filter key] and checks
+    each row, reading further pages only while a server that ignored the filter keeps answering full pages."""
+    found: list[dict[str, Any]] = []
+    for page in range(_ALERT_PAGES):
+        rows = await conn.client.list_sessions(
+            project,
+            org,
+            start=page * 100,
+            limit=100,
+            filters=[{"key": "incident_info.id", "value": alert_id, "operator": "=="}],
+        )
+        found += [
+            r
+            for r in rows
+            if isinstance(r, dict) and isinstance(r.get("incident_info"), dict) and r["incident_info"].get("id") == alert_id
+        ]
+        if len(rows) < 100 or found:
+            break
+    return sorted(found, key=lambda r: str(r.get("create_time") or ""), reverse=True)
+
+
+async def _project_for_alert(conn: Connection, deps: Deps, alert_id: str) -> tuple[str, list[dict[str, Any]]]:
+    chosen = await projects.default_project(conn, deps)
+    org = await conn.organization()
+    if chosen:
+        return chosen, await _alert_sessions(conn, chosen, org, alert_id)
+    ready = [str(p["uuid"]) for p in (await projects.projects(conn, deps))[0] if projects.is_ready(p)][:10]
+    found = await asyncio.gather(*(_alert_sessions(conn, p, org, alert_id) for p in ready))
+    for project, rows in zip(ready, found, strict=True):
+        if rows:
+            return project, rows
+    raise projects.ambiguous(await projects.projects(conn, deps))
+
+
+async def investigate_alert(
+    conn: Connection,
+    deps: Deps,
+    args: Any,
+    orchestrations: Orchestrations | None,
+    progress: ProgressFn | None,
+    correlation_id: str | None,
+) -> InvestigationOutcome:
+    org = await conn.organization()
+    if args.project_uuid:
+        project, found = args.project_uuid, await _alert_sessions(conn, args.project_uuid, org, args.alert_id)
+    else:
+        project, found = await _project_for_alert(conn, deps, args.alert_id)
+    latest = found[0] if found else None
+    state = (latest or {}).get("investigation_status")
+    if latest is not None and state != sessions.NOT_STARTED:
+        session_uuid = str(latest["session_uuid"])
+        raw = await sessions.inspect_raw(conn, deps, session_uuid, project, org)
+        status, results, progress_now = snapshot(raw)
+        if status == "completed":
+            return InvestigationOutcome(
+                status="found_existing",
+                session_uuid=session_uuid,
+                project_uuid=project,
+                investigation_results=results,
+                session_link=sessions.session_link(conn.base_url, project, session_uuid),
+                message=f"NeuBird already investigated this alert (session {session_uuid}, "
+                f"{len(found)} session(s) for it); this is the latest RCA.",
+                next_action="Read investigation_results.final_answer; ask a follow-up with "
+                "neubird_continue_investigation, or pass the alert to neubird_create_investigation for a fresh look.",
+            )
+        if status == "in_progress":
+            waited = Waited(progress=progress_now)
+            if args.wait_for_completion:
+                waited = await _poll_only(conn, deps, session_uuid, project, args.max_wait_seconds)
+            return await _finish(
+                conn, deps, orchestrations, correlation_id, session_uuid=session_uuid, project=project,
+                waited=waited, wait=args.wait_for_completion, max_wait=args.max_wait_seconds,
+                started_status="in_progress",
+            )
+    if latest is not None:
+        session_uuid = str(latest["session_uuid"])  # an incident session nobody investigated yet
+    else:
+        session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
+    waited = await send_and_wait(
+        conn, deps, session_uuid, project, f"Investigate alert {args.alert_id}",
+        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds), progress=progress,
+    )
+    return await _finish(
+        conn, deps, orchestrations, correlation_id, session_uuid=session_uuid, project=project, waited=waited,
+        wait=args.wait_for_completion, max_wait=args.max_wait_seconds, started_status="new_investigation",
+    )
+
+
+async def _poll_only(conn: Connection, deps: Deps, session_uuid: str, project: str, max_wait: float) -> Waited:
+    """Wait on an investigation someone else started (no stream of ours to read)."""
+    from shared.neubird.waiting import _poll  # the same poll loop send_and_wait falls back to
+
+    out = Waited()
+    budget = min(max_wait, conn.settings.sync_wait_seconds)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await _poll(conn, deps, session_uuid, project, budget, out)
+    out.elapsed = loop.time() - started
+    return out
+
+
+async def create_investigation(
+    conn: Connection,
+    deps: Deps,
+    args: Any,
+    orchestrations: Orchestrations | None,
+    progress: ProgressFn | None,
+    correlation_id: str | None,
+) -> InvestigationOutcome:
+    default = conn.state.defaults.timeframe or conn.settings.default_timeframe
+    frame = parse_timeframe(args.timeframe, now=deps.clock(), start_time=args.start_time, end_time=args.end_time, default=default)
+    enhanced = enhance_prompt(args.prompt, frame)
+    project = await projects.choose(conn, deps, args.project_uuid)
+    session_uuid = await conn.client.new_session(project, await conn.organization())
+    streaming = _streaming(conn, args.stream_updates)
+    waited = await send_and_wait(
+        conn, deps, session_uuid, project, enhanced,
+        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
+        progress=progress if streaming else None,
+    )
+    return await _finish(
+        conn, deps, orchestrations, correlation_id, session_uuid=session_uuid, project=project, waited=waited,
+        wait=args.wait_for_completion, max_wait=args.max_wait_seconds, started_status="created",
+        enhanced_prompt=enhanced, timeframe_parsed=frame.as_dict(),
+    )
+
+
+def _streaming(conn: Connection, asked: bool | None) -> bool:
+    if asked is not None:
+        return asked
+    chosen = conn.state.defaults.streaming_enabled
+    return conn.settings.enable_streaming if chosen is None else chosen
+
+
+async def continue_investigation(
+    conn: Connection,
+    deps: Deps,
+    args: Any,
+    orchestrations: Orchestrations | None,
+    progress: ProgressFn | None,
+    correlation_id: str | None,
+) -> InvestigationOutcome:
+    project = await projects.choose(conn, deps, args.project_uuid)
+    waited = await send_and_wait(
+        conn, deps, args.session_uuid, project, args.follow_up_prompt,
+        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
+        progress=progress if _streaming(conn, None) else None,
+    )
+    return await _finish(
+        conn, deps, orchestrations, correlation_id, session_uuid=args.session_uuid, project=project, waited=waited,
+        wait=args.wait_for_completion, max_wait=args.max_wait_seconds, started_status="in_progress",
+        enhanced_prompt=args.follow_up_prompt,
+    )
+
+
+async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
+    project = await projects.choose(conn, deps, args.project_uuid)
+    # Never cached: an agent polls this to see change.
+    found = await conn.client.inspect(args.session_uuid, project, await conn.organization())
+    state, results, prog = snapshot(found)
+    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    total, done = prog.get("total_steps", 0), prog.get("completed_steps", 0)
+    if state == "completed":
+        percent: int | None = 100
+        action = "Read investigation_results.final_answer; neubird_get_session_summary has scores and action items."
+    elif state == "in_progress":
+        # NeuBird publishes no percentage: completed steps over steps seen, capped below 100 until the end.
+        percent = min(95, int(100 * done / total)) if total else 0
+        action = f"Still running: poll {_status_tool(args.session_uuid)} again in 10-15 s."
+    elif state == "failed":
+        percent = None
+        action = "The last prompt failed: read it with neubird_inspect_session, then retry with neubird_continue_investigation."
+    else:
+        percent = None
+        action = "Nothing has been investigated in this session yet: start with neubird_investigate_alert or neubird_continue_investigation."
+    return StatusOutcome(
+        session_uuid=args.session_uuid,
+        project_uuid=project,
+        status=state,  # type: ignore[arg-type]
+        progress_percentage=percent,
+        current_step=prog.get("current_step"),
+        investigation_summary={
+            "total_steps": total,
+            "completed_steps": done,
+            "total_sources_consulted": len(prog.get("unique_sources", [])),
+            "unique_sources": prog.get("unique_sources", []),
+        }
+        if prog
+        else None,
+        investigation_results=results if args.include_full_details else None,
+        created_at=str(info.get("create_time") or "") or None,
+        updated_at=str(info.get("last_update") or "") or None,
+        session_link=sessions.session_link(conn.base_url, project, args.session_uuid),
+        next_action=action,
+    )

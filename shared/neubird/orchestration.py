@@ -1,0 +1,106 @@
+"""`neubird_wait_orchestrator`: the rest of a long wait, as a Durable run the caller polls.
+
+A tool waits at most `sync_wait_seconds` inside its request; when the caller asked for more, this run
+polls the session (inspect, never cached) on durable timers until it completes, fails or the wait is
+used up, and its output is the investigation's results (get_run_status). The plan holds the session,
+project, organization, instance URL and seconds to wait: no credential. The poll activity logs in with
+the deployment's credentials itself and re-checks the instance against the allow-list, so a stored plan
+cannot point the account at another host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from datetime import timedelta
+from typing import Any
+
+from shared.core.errors import ValidationFailed
+from shared.neubird.activity import poll_once
+from shared.neubird.connection import instance_allowed
+from shared.neubird.settings import NeubirdSettings
+from shared.neubird.waiting import poll_plan
+from shared.tools.capability import ActiveRun, Orchestration, RetryPolicy, RunContext
+from shared.tools.deps import Deps
+
+ORCHESTRATOR = "neubird_wait_orchestrator"
+POLL = "neubird_poll_activity"
+# A poll that fails (NeuBird down, throttled past the client's own retries) is retried by the engine.
+POLL_RETRY = RetryPolicy(first_interval_seconds=5, max_attempts=3, backoff=2.0, max_interval_seconds=60)
+MAX_WAIT_SECONDS = 3600
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _id(plan: dict[str, Any], key: str) -> str:
+    value = plan.get(key)
+    if not isinstance(value, str) or not 0 < len(value) <= 128 or not set(value) <= _ID_CHARS:
+        raise ValidationFailed(f"neubird wait plan: {key} is not an id")
+    return value
+
+
+def validate_plan(stored: dict[str, Any], deps: Deps) -> dict[str, Any]:
+    settings = deps.settings.section(NeubirdSettings)
+    base_url = stored.get("base_url")
+    if not isinstance(base_url, str) or not instance_allowed(settings, base_url):
+        raise ValidationFailed("neubird wait plan: the instance is not allowed on this deployment")
+    wait = stored.get("wait_seconds")
+    if not isinstance(wait, int | float) or not 0 < wait <= MAX_WAIT_SECONDS:
+        raise ValidationFailed("neubird wait plan: wait_seconds out of range")
+    org = stored.get("organization_uuid")
+    return {
+        "session_uuid": _id(stored, "session_uuid"),
+        "project_uuid": _id(stored, "project_uuid"),
+        "organization_uuid": _id(stored, "organization_uuid") if org is not None else None,
+        "base_url": base_url,
+        "wait_seconds": float(wait),
+    }
+
+
+def orchestrate(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
+    interval, attempts = plan["poll_interval_seconds"], plan["poll_attempts"]
+    deadline = ctx.current_utc_datetime + timedelta(seconds=plan["wait_seconds"])
+    snap: dict[str, Any] = {}
+    for attempt in range(1, attempts + 1):
+        snap = yield ctx.call_activity(POLL, {}, retry=POLL_RETRY)
+        ctx.set_custom_status({"status": snap.get("status"), "poll": attempt, "progress": snap.get("progress")})
+        if snap.get("status") in ("completed", "failed"):
+            break
+        fire_at = ctx.current_utc_datetime + timedelta(seconds=interval)
+        if fire_at > deadline:
+            break
+        yield ctx.create_timer(fire_at)
+    status = snap.get("status") or "unknown"
+    waiting = status not in ("completed", "failed")
+    return {
+        "session_uuid": plan["session_uuid"],
+        "project_uuid": plan["project_uuid"],
+        "status": status,
+        "progress": snap.get("progress"),
+        "investigation_results": snap.get("investigation_results"),
+        "message": (
+            f"Waited {plan['wait_seconds']:.0f} s in the background; NeuBird is still investigating. Poll "
+            f"neubird_get_investigation_status with session_uuid {plan['session_uuid']!r}."
+            if waiting
+            else f"NeuBird's investigation {status}."
+        ),
+    }
+
+
+def _with_schedule(plan: dict[str, Any], deps: Deps) -> dict[str, Any]:
+    settings = deps.settings.section(NeubirdSettings)
+    checked = validate_plan(plan, deps)
+    interval, attempts = poll_plan(checked["wait_seconds"], settings.poll_interval_ms, settings.max_poll_attempts)
+    return {**checked, "poll_interval_seconds": interval, "poll_attempts": attempts}
+
+
+async def poll(run: ActiveRun, _args: Any, deps: Deps) -> dict[str, Any]:
+    """One status read of the run's session: {status, progress, investigation_results when finished}."""
+    return await poll_once(run, deps)
+
+
+WAIT = Orchestration(
+    name=ORCHESTRATOR,
+    orchestrator=orchestrate,
+    activities={POLL: poll},
+    validate_plan=_with_schedule,
+    description="The rest of a NeuBird investigation's wait: poll the session on durable timers until it ends.",
+)

@@ -1,0 +1,331 @@
+"""Reading sessions: list (filters, pages, compact rows, hints), inspect, reports, summary, incident report."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from shared.core.errors import ValidationFailed
+from shared.neubird import projects
+from shared.neubird.connection import Connection
+from shared.neubird.errors import neubird_error
+from shared.neubird.instances import console_url
+from shared.neubird.models import SessionDetails, SessionList, SessionReports, SessionSummary
+from shared.neubird.stream import clean_text, results_from_cycle
+from shared.tools.deps import Deps
+
+NOT_STARTED = "INVESTIGATION_STATUS_NOT_STARTED"
+INCIDENT = "SESSION_TYPE_INCIDENT"
+COMPACT_ABOVE = 10
+_FRIENDLY_STATUS = {
+    "not_started": NOT_STARTED,
+    "uninvestigated": NOT_STARTED,
+    "in_progress": "INVESTIGATION_STATUS_IN_PROGRESS",
+    "completed": "INVESTIGATION_STATUS_COMPLETED",
+    "investigated": "INVESTIGATION_STATUS_COMPLETED",  # what the CLI sends for --status investigated
+}
+_FRIENDLY_TYPE = {"incident": INCIDENT, "chat": "SESSION_TYPE_CHAT", "manual": "SESSION_TYPE_CHAT"}
+
+
+def session_link(base_url: str, project_uuid: str, session_uuid: str) -> str:
+    return f"{console_url(base_url)}/console/project/{project_uuid}/session/{session_uuid}?tab=results"
+
+
+def enum_value(value: str, friendly: dict[str, str], prefix: str, field: str) -> str:
+    """`completed` or `INVESTIGATION_STATUS_COMPLETED` alike; anything else is a clear VALIDATION_ERROR."""
+    key = value.strip().lower().replace(" ", "_").replace("-", "_")
+    if key in friendly:
+        return friendly[key]
+    upper = value.strip().upper()
+    if upper.startswith(prefix) and upper[len(prefix) :].replace("_", "").isalnum():
+        return upper
+    raise neubird_error(
+        ValidationFailed,
+        "validation",
+        f"{field}: {value!r} is not a known value.",
+        details={"field": field, "accepted": sorted(set(friendly.values()))},
+        recovery=[f"Use one of {', '.join(sorted(set(friendly.values())))} (or {', '.join(sorted(friendly))})."],
+    )
+
+
+def _bound(value: str, field: str) -> tuple[str, datetime]:
+    """(what NeuBird is sent, the instant for ordering checks): a date stays a date, a datetime becomes UTC."""
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return day.isoformat(), datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise neubird_error(
+            ValidationFailed,
+            "validation",
+            f"{field}: {value!r} is not an ISO 8601 date or datetime.",
+            details={"field": field, "examples": ["2026-11-01", "2026-11-01T08:00:00Z"]},
+            recovery=["Pass a date like 2026-11-01 or a datetime like 2026-11-01T08:00:00Z."],
+        ) from None
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ"), moment
+
+
+def _row(s: dict[str, Any]) -> dict[str, Any]:
+    info = s.get("incident_info") if isinstance(s.get("incident_info"), dict) else None
+    ids = s.get("prompt_cycle_ids")
+    row: dict[str, Any] = {
+        "session_uuid": str(s.get("session_uuid", "")),
+        "name": str(s.get("name") or ""),
+        "create_time": str(s.get("create_time") or ""),
+        "last_update": str(s.get("last_update") or ""),
+        "prompt_cycle_count": len(ids) if isinstance(ids, list) else s.get("prompt_cycle_count"),
+        "investigation_status": s.get("investigation_status"),
+        "session_type": s.get("session_type"),
+    }
+    if info is not None:
+        row["incident_info"] = {
+            k: info[k] for k in ("id", "title", "priority", "status", "type", "grouped_incidents") if k in info
+        }
+    return row
+
+
+def _compact(row: dict[str, Any]) -> dict[str, Any]:
+    info = row.get("incident_info") or {}
+    out = {
+        "session_uuid": row["session_uuid"],
+        "name": row["name"][:80],
+        "create_time": row["create_time"],
+        "status": str(row.get("investigation_status") or "").removeprefix("INVESTIGATION_STATUS_").lower() or None,
+    }
+    if info:
+        out["incident_id"] = info.get("id")
+        out["priority"] = info.get("priority")
+    return out
+
+
+def _grouped(s: dict[str, Any]) -> bool:
+    info = s.get("incident_info")
+    group = info.get("grouped_incidents") if isinstance(info, dict) else None
+    return isinstance(group, dict) and bool(group.get("id"))
+
+
+def _title_matches(s: dict[str, Any], term: str) -> bool:
+    info = s.get("incident_info")
+    title = info.get("title") if isinstance(info, dict) else None
+    return term.lower() in str(title or "").lower()
+
+
+async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
+    project = await projects.choose(conn, deps, args.project_uuid)
+    org = args.organization_uuid or await conn.organization()
+    status = enum_value(args.investigation_status, _FRIENDLY_STATUS, "INVESTIGATION_STATUS_", "investigation_status") if args.investigation_status else None
+    kind = enum_value(args.session_type, _FRIENDLY_TYPE, "SESSION_TYPE_", "session_type") if args.session_type else None
+    if args.only_uninvestigated:
+        if status not in (None, NOT_STARTED) or kind not in (None, INCIDENT):
+            raise neubird_error(
+                ValidationFailed,
+                "validation",
+                "only_uninvestigated means investigation_status NOT_STARTED and session_type INCIDENT; "
+                "it cannot be combined with other values of those two.",
+                details={"field": "only_uninvestigated"},
+                recovery=["Drop only_uninvestigated or the conflicting investigation_status / session_type."],
+            )
+        status, kind = NOT_STARTED, INCIDENT
+    filters: list[dict[str, str]] = []
+    applied: dict[str, Any] = {}
+    if status:
+        filters.append({"key": "investigation_status", "value": status, "operator": "=="})
+        applied["investigation_status"] = status
+    if kind:
+        filters.append({"key": "session_type", "value": kind, "operator": "=="})
+        applied["session_type"] = kind
+    moments: dict[str, datetime] = {}
+    for field, op in (("date_from", "gte"), ("date_to", "lte")):
+        raw = getattr(args, field)
+        if raw:
+            sent, moments[field] = _bound(raw, field)
+            filters.append({"key": "create_time", "value": sent, "operator": op})
+            applied[field] = sent
+    if len(moments) == 2 and moments["date_from"] > moments["date_to"]:
+        raise neubird_error(
+            ValidationFailed,
+            "validation",
+            f"date_from ({applied['date_from']}) is after date_to ({applied['date_to']}).",
+            details={"field": "date_from"},
+            recovery=["Swap date_from and date_to."],
+        )
+    term = (args.search_term or "").strip()
+    if term:
+        filters.append({"key": "incident_info.title", "value": term, "operator": "in"})
+        applied["search_term"] = term
+    if args.only_uninvestigated:
+        applied["only_uninvestigated"] = True
+    if args.hide_grouped_incidents:
+        applied["hide_grouped_incidents"] = True
+
+    # One row more than asked answers "is there another page?" without a total (v1 returns none).
+    raw = await conn.client.list_sessions(
+        project, org, start=(args.page - 1) * args.limit, limit=args.limit + 1, filters=filters
+    )
+    rows = [s for s in raw if isinstance(s, dict) and s.get("session_uuid")]
+    # The filters are applied again here: a server that ignores one must not widen the answer.
+    if term:
+        rows = [s for s in rows if _title_matches(s, term)]
+    if status:
+        rows = [s for s in rows if s.get("investigation_status") in (None, status)]
+    if kind:
+        rows = [s for s in rows if s.get("session_type") in (None, kind)]
+    rows.sort(key=lambda s: str(s.get("create_time") or ""), reverse=True)
+    has_more = len(raw) > args.limit
+    rows = rows[: args.limit]
+    if args.hide_grouped_incidents:
+        rows = [s for s in rows if not _grouped(s)]
+    full = [_row(s) for s in rows]
+    compact = args.compact if args.compact is not None else len(full) > COMPACT_ABOVE
+    out = SessionList(
+        sessions=[_compact(r) for r in full] if compact else full,
+        page=args.page,
+        limit=args.limit,
+        count=len(full),
+        project_uuid=project,
+        compact_mode=compact,
+        has_more=has_more,
+        filters_applied=applied,
+    )
+    if compact:
+        out.compact_hint = (
+            f"Compact mode ({len(full)} results): each row has only the id, name, time, status and incident. "
+            "Call again with compact=false for full rows, or neubird_inspect_session for one session."
+        )
+    if has_more:
+        out.pagination_hint = f"More sessions match: call again with page={args.page + 1} (limit {args.limit})."
+    if status == NOT_STARTED and full:
+        example = next((r for r in full if (r.get("incident_info") or {}).get("id")), None)
+        alert = (example or {}).get("incident_info", {}).get("id")
+        out.investigation_hint = (
+            "These incidents have not been investigated yet. Start one with neubird_investigate_alert "
+            + (f"(alert_id {alert!r})." if alert else "and the row's incident id.")
+        )
+    return out
+
+
+async def inspect_raw(conn: Connection, deps: Deps, session_uuid: str, project: str, org: str) -> dict[str, Any]:
+    """The inspect response; a completed one is reused from the cache for completed_cache_seconds."""
+    key = f"{project}/{session_uuid}"
+    cached = await conn.store.completed(conn.principal.workspace_id, conn.base_url, key, deps.clock())
+    if cached is not None:
+        return cached
+    found = await conn.client.inspect(session_uuid, project, org)
+    if is_completed(found):
+        await conn.store.put_completed(
+            conn.principal.workspace_id,
+            conn.base_url,
+            key,
+            {"session_info": found.get("session_info") or {}, "prompt_cycle": found.get("prompt_cycle") or []},
+            deps.clock(),
+            conn.settings.completed_cache_seconds,
+        )
+    return found
+
+
+def cycles(found: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = found.get("prompt_cycle")
+    return [c for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
+
+
+def is_completed(found: dict[str, Any]) -> bool:
+    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    listed = cycles(found)
+    last = listed[-1] if listed else {}
+    if last.get("status") == "PROMPT_STATUS_ERROR":
+        return False
+    if listed and last.get("status") != "PROMPT_STATUS_COMPLETED":
+        return False
+    return bool(listed) and info.get("investigation_status") not in ("INVESTIGATION_STATUS_IN_PROGRESS",)
+
+
+async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
+    project = await projects.choose(conn, deps, args.project_uuid)
+    org = args.organization_uuid or await conn.organization()
+    found = await inspect_raw(conn, deps, args.session_uuid, project, org)
+    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    out_cycles = []
+    for c in cycles(found):
+        results = results_from_cycle(c)
+        out_cycles.append(
+            {
+                "id": c.get("id"),
+                "status": c.get("status"),
+                "create_time": c.get("create_time"),
+                "request": c.get("request") if isinstance(c.get("request"), dict) else {},
+                **results,
+            }
+        )
+    return SessionDetails(
+        session_info={
+            "session_uuid": str(info.get("session_uuid") or args.session_uuid),
+            "name": str(info.get("name") or ""),
+            "create_time": str(info.get("create_time") or ""),
+            "last_update": str(info.get("last_update") or ""),
+            "investigation_status": info.get("investigation_status"),
+            "session_type": info.get("session_type"),
+        },
+        prompt_cycles=out_cycles,
+        project_uuid=project,
+        session_link=session_link(conn.base_url, project, args.session_uuid),
+        next_action=(
+            "Ask a follow-up with neubird_continue_investigation (session_uuid), or get scores with "
+            "neubird_get_session_summary."
+            if out_cycles
+            else "No prompt has run in this session yet: start one with neubird_continue_investigation."
+        ),
+    )
+
+
+def _linked_session(row: dict[str, Any]) -> str:
+    link = str(row.get("session_link") or "")
+    tail = link.split("/session/", 1)[1] if "/session/" in link else ""
+    return tail.split("?", 1)[0].split("/", 1)[0]
+
+
+async def reports(conn: Connection, args: Any) -> SessionReports:
+    wanted = list(dict.fromkeys(args.session_uuids))
+    rows = await conn.client.session_report(wanted, args.project_uuid)
+    out = [
+        {
+            "create_time": str(r.get("create_time") or ""),
+            "prompt": clean_text(str(r.get("prompt") or "")),
+            "session_link": str(r.get("session_link") or ""),
+            "summary": clean_text(str(r.get("summary") or "")),
+            "time_saved": r.get("time_saved"),
+        }
+        for r in rows
+        if isinstance(r, dict)
+    ]
+    seen = {_linked_session(r) for r in out}
+    return SessionReports(reports=out, missing=[s for s in wanted if s not in seen])
+
+
+async def summary(conn: Connection, deps: Deps, args: Any) -> SessionSummary:
+    project = await projects.choose(conn, deps, args.project_uuid)
+    found = await conn.client.session_summary(args.session_uuid, project)
+    body = found.get("session_summary")
+    if not isinstance(body, dict):
+        return SessionSummary(
+            session_uuid=args.session_uuid,
+            available=False,
+            message="NeuBird has not written this session's summary yet (it follows the investigation's end); "
+            "try again in a minute, or read the answer now with neubird_inspect_session.",
+        )
+    score = body.get("analysis_score")
+    saved = body.get("time_saved")
+    items = body.get("action_items")
+    short = body.get("short_session_summary")
+    return SessionSummary(
+        session_uuid=args.session_uuid,
+        available=True,
+        short_summary=short if isinstance(short, dict) else None,
+        analysis=clean_text(str(body.get("analysis") or "")) or None,
+        action_items=[clean_text(str(i)) for i in items] if isinstance(items, list) else [],
+        analysis_score=score if isinstance(score, dict) else None,
+        time_saved=saved if isinstance(saved, dict) else None,
+        message="Summary available" + ("" if isinstance(score, dict) else " (not scored yet)") + ".",
+    )

@@ -1,0 +1,131 @@
+"""What the NeuBird tools remember per caller, in Cosmos `neubird` (one partition per workspace).
+
+- the caller's state (one document per principal): the instance they switched to, their defaults and
+  the project list last read from that instance (reused for `projects_cache_seconds`);
+- completed investigations (one document per workspace, instance and session): results reused for
+  `completed_cache_seconds` (Cosmos TTL removes them after that). Status is never cached.
+
+Ids are hashes of the principal or of (instance, session), so nothing a caller types becomes an id and
+no read can cross workspaces: every read is a point read in the caller's partition. No token or password
+is ever stored here: tokens live only in process memory (client.TokenCache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from shared.identity.models import Principal
+from shared.storage.containers import ContainerSpec
+from shared.storage.cosmos import CosmosContainer, CosmosDatabase
+
+NEUBIRD_CONTAINER = ContainerSpec(
+    "neubird",
+    "/workspace_id",
+    "NeuBird tools' per-caller state (instance, defaults, cached project list) and completed investigations "
+    "reused for an hour; never credentials or tokens.",
+    excluded_paths=("/projects/*", "/results/*"),
+    default_ttl=-1,
+)
+
+
+# Cosmos documents end at 2 MB; a completed investigation larger than this is simply not cached.
+MAX_CACHED_CHARS = 1_500_000
+
+
+class Defaults(BaseModel):
+    """A caller's defaults (neubird_configure_defaults); None falls back to the deployment's settings."""
+
+    project_uuid: str | None = None
+    organization_uuid: str | None = None
+    timeframe: str | None = None
+    streaming_enabled: bool | None = None
+
+
+class ProjectsCache(BaseModel):
+    base_url: str
+    fetched_at: datetime
+    items: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CallerState(BaseModel):
+    """One principal's NeuBird state."""
+
+    id: str
+    workspace_id: str
+    user_id: str
+    kind: str = "state"
+    base_url: str | None = None  # None: the deployment's NEUBIRD_BASE_URL
+    defaults: Defaults = Field(default_factory=Defaults)
+    projects: ProjectsCache | None = None
+    updated_at: datetime | None = None
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
+
+
+def state_id(principal: Principal) -> str:
+    return "state-" + _digest(principal.workspace_id, principal.user_id)
+
+
+def completed_id(base_url: str, session_uuid: str) -> str:
+    return "done-" + _digest(base_url.lower(), session_uuid)
+
+
+class NeubirdStore:
+    def __init__(self, cosmos: CosmosDatabase) -> None:
+        self._cosmos = cosmos
+
+    async def _container(self) -> CosmosContainer:
+        return await self._cosmos.container(NEUBIRD_CONTAINER.name)
+
+    async def state(self, principal: Principal) -> CallerState:
+        """The caller's state (a fresh one when none was saved, or when the stored one no longer parses)."""
+        doc = await (await self._container()).read(state_id(principal), principal.workspace_id)
+        if doc is not None and doc.get("user_id") == principal.user_id:
+            try:
+                return CallerState.model_validate(doc)
+            except ValidationError:
+                pass  # written by an older shape: start again rather than fail every tool
+        return CallerState(id=state_id(principal), workspace_id=principal.workspace_id, user_id=principal.user_id)
+
+    async def save_state(self, state: CallerState, now: datetime) -> None:
+        state.updated_at = now
+        await (await self._container()).upsert(state.model_dump(mode="json"))
+
+    async def completed(self, workspace_id: str, base_url: str, session_uuid: str, now: datetime) -> dict[str, Any] | None:
+        """Cached results of a completed investigation, if still fresh."""
+        doc = await (await self._container()).read(completed_id(base_url, session_uuid), workspace_id)
+        if doc is None or doc.get("kind") != "completed" or doc.get("session_uuid") != session_uuid:
+            return None
+        try:
+            expires = datetime.fromisoformat(str(doc.get("expires_at")))
+        except ValueError:
+            return None
+        if expires <= now:
+            return None
+        results = doc.get("results")
+        return results if isinstance(results, dict) else None
+
+    async def put_completed(
+        self, workspace_id: str, base_url: str, session_uuid: str, results: dict[str, Any], now: datetime, ttl: int
+    ) -> None:
+        if ttl <= 0 or len(json.dumps(results, default=str)) > MAX_CACHED_CHARS:
+            return  # too big for one document: the next read asks NeuBird again
+        await (await self._container()).upsert(
+            {
+                "id": completed_id(base_url, session_uuid),
+                "workspace_id": workspace_id,
+                "kind": "completed",
+                "session_uuid": session_uuid,
+                "cached_at": now.isoformat(),
+                "expires_at": (now + timedelta(seconds=ttl)).isoformat(),
+                "results": results,
+                "ttl": ttl + 60,
+            }
+        )

@@ -1,0 +1,165 @@
+"""Sending a prompt and waiting for NeuBird's answer inside one request, or handing the wait to a Durable run.
+
+The answer arrives on the prompt's SSE stream. This reads it (progress to the caller as steps arrive)
+until the end of the turn or the request's safe budget (`sync_wait_seconds`, 200 s: Functions ends an
+HTTP response at 230 s). A stream that breaks mid-turn is not a failure: the investigation goes on at
+NeuBird [INF: contract 13], so the wait continues by polling inspect. When the caller asked to wait
+longer than the budget, the rest of the wait becomes the `neubird_wait` orchestration and the answer is
+`in_progress` with the session id and how to poll, never a timeout error.
+
+Polling honours NEUBIRD_POLL_INTERVAL_MS and NEUBIRD_MAX_POLL_ATTEMPTS: never faster than the interval,
+never more than the attempts, spread so the attempts cover the whole wait (poll_plan).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.core.errors import UpstreamError
+from shared.neubird import sessions
+from shared.neubird.connection import Connection
+from shared.neubird.errors import neubird_error
+from shared.neubird.stream import Aggregator, results_from_cycle
+from shared.tools.deps import Deps
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+# With no wait asked for, the stream is read only until NeuBird shows it took the prompt.
+ACK_SECONDS = 10.0
+
+
+@dataclass
+class Waited:
+    """Where a prompt got to within this request."""
+
+    finished: bool = False
+    failed: str | None = None
+    results: dict[str, Any] | None = None
+    progress: dict[str, Any] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+
+def poll_plan(wait_seconds: float, interval_ms: int, max_attempts: int) -> tuple[float, int]:
+    """(seconds between polls, polls) covering `wait_seconds` within both limits."""
+    interval = max(interval_ms / 1000.0, wait_seconds / max_attempts)
+    return interval, max(1, min(max_attempts, int(wait_seconds // interval) or 1))
+
+
+def snapshot(found: dict[str, Any]) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+    """(status, results when finished, progress) from an inspect response: the last prompt cycle decides."""
+    listed = sessions.cycles(found)
+    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    if not listed:
+        state = info.get("investigation_status")
+        return ("not_started" if state in (None, sessions.NOT_STARTED) else "unknown"), None, {}
+    last = listed[-1]
+    results = results_from_cycle(last)
+    steps = results.get("chain_of_thoughts") or []
+    done_steps = [s for s in steps if any(w in str(s.get("status") or "").upper() for w in ("COMPLETED", "DONE"))]
+    current = next((s for s in steps if "IN_PROGRESS" in str(s.get("status") or "").upper()), None)
+    progress = {
+        "total_steps": len(steps),
+        "completed_steps": len(done_steps),
+        "current_step": (current or {}).get("description"),
+        "unique_sources": sorted({str(x) for s in steps for x in (s.get("sources_involved") or [])}),
+    }
+    status = str(last.get("status") or "")
+    if status == "PROMPT_STATUS_ERROR":
+        return "failed", results, progress
+    if status == "PROMPT_STATUS_COMPLETED":
+        return "completed", results, progress
+    return "in_progress", None, progress
+
+
+async def send_and_wait(
+    conn: Connection,
+    deps: Deps,
+    session_uuid: str,
+    project: str,
+    text: str,
+    *,
+    wait_seconds: float,
+    progress: ProgressFn | None,
+) -> Waited:
+    """Send `text` to the session and wait up to `wait_seconds` (0: until NeuBird took it)."""
+    started = time.monotonic()
+    budget = min(wait_seconds, conn.settings.sync_wait_seconds) if wait_seconds > 0 else ACK_SECONDS
+    out = Waited()
+    agg = Aggregator()
+    last_told = ""
+    try:
+        async with asyncio.timeout(budget):
+            async with conn.client.prompt(session_uuid, project, text) as events:
+                async for event in events:
+                    agg.feed(event)
+                    told = agg.progress_text()
+                    if progress is not None and told and told != last_told:
+                        last_told = told
+                        counts = agg.progress()
+                        await progress(float(counts.get("completed_steps", 0)), None, told)
+                    if agg.ended or (wait_seconds <= 0 and agg.seen_events):
+                        break
+    except TimeoutError:
+        pass  # the budget ended the read; the investigation goes on at NeuBird
+    out.progress = agg.progress()
+    if agg.error:
+        out.failed = agg.error
+    elif agg.ended:
+        out.finished, out.results = True, agg.results()
+    elif wait_seconds > 0 and not agg.ended:
+        # The stream ended early (broken connection) or the budget ran out; poll what is left of the budget.
+        left = budget - (time.monotonic() - started)
+        if left > 0:
+            await _poll(conn, deps, session_uuid, project, left, out)
+    out.elapsed = time.monotonic() - started
+    if out.finished and out.results is not None:
+        await _remember(conn, deps, session_uuid, project)
+    return out
+
+
+async def _poll(conn: Connection, deps: Deps, session_uuid: str, project: str, seconds: float, out: Waited) -> None:
+    interval, attempts = poll_plan(seconds, conn.settings.poll_interval_ms, conn.settings.max_poll_attempts)
+    deadline = time.monotonic() + seconds
+    org = await conn.organization()
+    for _ in range(attempts):
+        found = await conn.client.inspect(session_uuid, project, org)
+        state, results, out.progress = snapshot(found)
+        if state == "completed":
+            out.finished, out.results = True, results
+            return
+        if state == "failed":
+            out.failed = _cycle_error(found)
+            return
+        if time.monotonic() + interval > deadline:
+            return
+        await asyncio.sleep(interval)
+
+
+def _cycle_error(found: dict[str, Any]) -> str:
+    listed = sessions.cycles(found)
+    last = listed[-1] if listed else {}
+    return str(last.get("error") or last.get("final_answer") or "the prompt cycle ended with PROMPT_STATUS_ERROR")[:500]
+
+
+async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: str) -> None:
+    """Warm the completed-investigation cache so inspect and the alert lookup reuse the finished answer."""
+    try:
+        await sessions.inspect_raw(conn, deps, session_uuid, project, await conn.organization())
+    except Exception:  # noqa: BLE001 - a cache warm-up must never turn a finished answer into an error
+        return
+
+
+def failure(session_uuid: str, reason: str) -> UpstreamError:
+    return neubird_error(
+        UpstreamError,
+        "investigation",
+        f"NeuBird reported an error in session {session_uuid}: {reason}",
+        details={"session_uuid": session_uuid},
+        recovery=[
+            "Read the session with neubird_inspect_session to see how far it got.",
+            "Ask again with neubird_continue_investigation (same session), or start a new one.",
+        ],
+    )  # type: ignore[return-value]
