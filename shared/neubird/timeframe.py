@@ -195,7 +195,7 @@ def _parse_text(raw: str, now: datetime, field: str) -> Timeframe:
         if len(parts) != 2 or not all(parts):
             raise _error(field, "reads as 'between A and B' but A or B is missing", text=raw)
         return _range(parts[0], parts[1], now, field)
-    return _ranged_or_single(tokens[1:] if head == "from" else tokens, raw, now, field)
+    return _ranged_or_single(tokens[1:] if head in ("from", "since") else tokens, raw, now, field)
 
 
 def _named(body: str, now: datetime, field: str) -> Timeframe | None:

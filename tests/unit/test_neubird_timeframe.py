@@ -85,6 +85,8 @@ ACCEPTED: list[tuple[str, str, str]] = [
     ("between 2026-11-23T08:00Z and 2026-11-23T09:15Z", "2026-11-23T08:00Z", "2026-11-23T09:15Z"),
     ("from 2026-11-23T08:00Z to 2026-11-23T12:00Z", "2026-11-23T08:00Z", "2026-11-23T12:00Z"),
     ("from 2026-11-20 until 2026-11-21", "2026-11-20T00:00Z", "2026-11-22T00:00Z"),
+    ("since 2026-11-20 till 2026-11-21", "2026-11-20T00:00Z", "2026-11-22T00:00Z"),
+    ("2026-11-20 through 2026-11-21", "2026-11-20T00:00Z", "2026-11-22T00:00Z"),
     ("2026-11-20 to 2026-11-21", "2026-11-20T00:00Z", "2026-11-22T00:00Z"),
     ("2026-11-23 08:00 to 2026-11-23 10:00", "2026-11-23T08:00Z", "2026-11-23T10:00Z"),
     ("2026-11-23 08:00 - 2026-11-23 10:00", "2026-11-23T08:00Z", "2026-11-23T10:00Z"),
@@ -299,3 +301,10 @@ def test_enhance_prompt_adds_one_clear_window_sentence() -> None:
         "Timeframe: focus on the last 2 hours (2026-11-23 15:00 to 17:00 UTC), "
         "that is from 2026-11-23T15:00:00Z to 2026-11-23T17:00:00Z (UTC)."
     )
+
+
+def test_this_week_starts_on_monday() -> None:
+    sunday = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
+    tf = parse_timeframe("this week", now=sunday)
+    assert (tf.start, tf.end) == (at("2026-11-23T00:00Z"), sunday)
+    assert tf.description == "this week so far (2026-11-23 00:00 to 2026-11-29 09:30 UTC)"
