@@ -23,9 +23,9 @@ The grammar is ours (no date library: `datetime` and a few bounded, backtracking
   or now when the day is today). A single date alone is that day; a single timestamp alone means since.
 
 Rules (our choices, documented for callers):
-- `start_time` / `end_time` arguments take precedence over nothing: giving them *and* a `timeframe`
-  text is refused as ambiguous. `start_time` alone = start to now. `end_time` alone = the default
-  timeframe evaluated as if now were `end_time` (so with "last 1 hour": the hour ending there).
+- `start_time` / `end_time` (ISO 8601, or any point form above): giving them *and* a `timeframe` text
+  is refused as ambiguous. `start_time` alone = start to now. `end_time` alone = the default timeframe
+  evaluated as if now were `end_time` (so with "last 1 hour": the hour ending there).
 - Nothing given: the default (the NEUBIRD_DEFAULT_TIMEFRAME setting, "last 1 hour").
 - Refused: text over 200 characters, unparseable text, zero or negative N, spans over 90 days
   (`MAX_SPAN`), reversed or empty ranges, a start in the future and an end beyond now + 5 minutes
@@ -127,8 +127,9 @@ def parse_timeframe(
 ) -> Timeframe:
     """The window `text` (or `start_time`/`end_time`, or `default`) names, relative to `now` (aware).
 
-    Raises ValidationFailed (details.type "validation", details.field naming the argument) on anything
-    the module docstring's grammar and rules refuse.
+    Raises ValidationFailed (details.type "validation", details.field naming the argument: timeframe,
+    start_time, end_time or default_timeframe; details.examples the accepted forms) on anything the
+    module docstring's grammar and rules refuse; ValueError when `now` is naive (a programming error).
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be an aware datetime")
