@@ -248,6 +248,7 @@ def test_pattern_grammar(url: str, patterns: tuple[str, ...], allowed: bool) -> 
         ("https://Sandbox.App.Neubird.AI/api", ("https://sandbox.app.neubird.ai/api",), True),
         ("https://sandbox.app.neubird.ai/api", ("https://sandbox.app.neubird.ai:443/api",), True),
         ("http://sandbox.app.neubird.ai/api", ("https://sandbox.app.neubird.ai/api",), False),
+        ("http://sandbox.app.neubird.ai/api", ("http://sandbox.app.neubird.ai/api",), True),
         # the configured URL's path does not matter, only scheme, host and port
         ("https://your-tenant.neubird.ai/api", ("https://your-tenant.neubird.ai/api/v1",), True),
         ("https://other.example.com/api", ("not a url",), False),
