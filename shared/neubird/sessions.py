@@ -11,7 +11,7 @@ from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import console_url
 from shared.neubird.models import SessionDetails, SessionList, SessionReports, SessionSummary
-from shared.neubird.stream import clean_text, results_from_cycle
+from shared.neubird.stream import state_from_prompt_cycle, strip_html
 from shared.tools.deps import Deps
 
 NOT_STARTED = "INVESTIGATION_STATUS_NOT_STARTED"
@@ -249,7 +249,7 @@ async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
     info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
     out_cycles = []
     for c in cycles(found):
-        results = results_from_cycle(c)
+        results = state_from_prompt_cycle(c).results.to_dict()
         out_cycles.append(
             {
                 "id": c.get("id"),
@@ -292,9 +292,9 @@ async def reports(conn: Connection, args: Any) -> SessionReports:
     out = [
         {
             "create_time": str(r.get("create_time") or ""),
-            "prompt": clean_text(str(r.get("prompt") or "")),
+            "prompt": strip_html(str(r.get("prompt") or "")),
             "session_link": str(r.get("session_link") or ""),
-            "summary": clean_text(str(r.get("summary") or "")),
+            "summary": strip_html(str(r.get("summary") or "")),
             "time_saved": r.get("time_saved"),
         }
         for r in rows
@@ -323,8 +323,8 @@ async def summary(conn: Connection, deps: Deps, args: Any) -> SessionSummary:
         session_uuid=args.session_uuid,
         available=True,
         short_summary=short if isinstance(short, dict) else None,
-        analysis=clean_text(str(body.get("analysis") or "")) or None,
-        action_items=[clean_text(str(i)) for i in items] if isinstance(items, list) else [],
+        analysis=strip_html(str(body.get("analysis") or "")) or None,
+        action_items=[strip_html(str(i)) for i in items] if isinstance(items, list) else [],
         analysis_score=score if isinstance(score, dict) else None,
         time_saved=saved if isinstance(saved, dict) else None,
         message="Summary available" + ("" if isinstance(score, dict) else " (not scored yet)") + ".",

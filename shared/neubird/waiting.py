@@ -23,7 +23,7 @@ from shared.core.errors import UpstreamError
 from shared.neubird import sessions
 from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
-from shared.neubird.stream import Aggregator, results_from_cycle
+from shared.neubird.stream import Aggregator, TurnState, state_from_inspect
 from shared.tools.deps import Deps
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -42,35 +42,45 @@ class Waited:
     elapsed: float = 0.0
 
 
+async def _tell(agg: Aggregator, told: str, progress: ProgressFn) -> str:
+    """Notify the caller when the step or status text changed (keepalives and deltas alone are not news)."""
+    state = agg.state()
+    now_told = f"{state.completed_steps}/{state.total_steps} {state.current_step or ''} {state.progress_text or ''}"
+    if now_told != told:
+        message = state.current_step or state.progress_text or "NeuBird is investigating"
+        await progress(float(state.completed_steps), None, message[:200])
+    return now_told
+
+
 def poll_plan(wait_seconds: float, interval_ms: int, max_attempts: int) -> tuple[float, int]:
     """(seconds between polls, polls) covering `wait_seconds` within both limits."""
     interval = max(interval_ms / 1000.0, wait_seconds / max_attempts)
     return interval, max(1, min(max_attempts, int(wait_seconds // interval) or 1))
 
 
+def progress_of(state: TurnState) -> dict[str, Any]:
+    """What a caller sees of a running turn: step counts, the current step, the latest status text, sources."""
+    return {
+        "total_steps": state.total_steps,
+        "completed_steps": state.completed_steps,
+        "current_step": state.current_step,
+        "status_text": state.progress_text,
+        "unique_sources": sorted({x for step in state.steps for x in step.sources_involved})[:100],
+    }
+
+
 def snapshot(found: dict[str, Any]) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
     """(status, results when finished, progress) from an inspect response: the last prompt cycle decides."""
-    listed = sessions.cycles(found)
-    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
-    if not listed:
-        state = info.get("investigation_status")
-        return ("not_started" if state in (None, sessions.NOT_STARTED) else "unknown"), None, {}
-    last = listed[-1]
-    results = results_from_cycle(last)
-    steps = results.get("chain_of_thoughts") or []
-    done_steps = [s for s in steps if any(w in str(s.get("status") or "").upper() for w in ("COMPLETED", "DONE"))]
-    current = next((s for s in steps if "IN_PROGRESS" in str(s.get("status") or "").upper()), None)
-    progress = {
-        "total_steps": len(steps),
-        "completed_steps": len(done_steps),
-        "current_step": (current or {}).get("description"),
-        "unique_sources": sorted({str(x) for s in steps for x in (s.get("sources_involved") or [])}),
-    }
-    status = str(last.get("status") or "")
-    if status == "PROMPT_STATUS_ERROR":
-        return "failed", results, progress
-    if status == "PROMPT_STATUS_COMPLETED":
-        return "completed", results, progress
+    state = state_from_inspect(found)
+    if state is None:
+        info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+        started = info.get("investigation_status") not in (None, sessions.NOT_STARTED)
+        return ("unknown" if started else "not_started"), None, {}
+    progress = progress_of(state)
+    if state.prompt_status == "PROMPT_STATUS_ERROR":
+        return "failed", state.results.to_dict(), progress
+    if state.prompt_status == "PROMPT_STATUS_COMPLETED":
+        return "completed", state.results.to_dict(), progress
     return "in_progress", None, progress
 
 
@@ -89,30 +99,30 @@ async def send_and_wait(
     budget = min(wait_seconds, conn.settings.sync_wait_seconds) if wait_seconds > 0 else ACK_SECONDS
     out = Waited()
     agg = Aggregator()
-    last_told = ""
-    try:
-        async with asyncio.timeout(budget):
-            async with conn.client.prompt(session_uuid, project, text) as events:
-                async for event in events:
+    told = ""
+    # Opening the stream has its own timeouts and retries (client.py); the budget bounds the reading.
+    async with conn.client.prompt(session_uuid, project, text) as stream:
+        try:
+            async with asyncio.timeout(max(0.05, budget - (time.monotonic() - started))):
+                async for event in stream:
                     agg.feed(event)
-                    told = agg.progress_text()
-                    if progress is not None and told and told != last_told:
-                        last_told = told
-                        counts = agg.progress()
-                        await progress(float(counts.get("completed_steps", 0)), None, told)
-                    if agg.ended or (wait_seconds <= 0 and agg.seen_events):
+                    if progress is not None:
+                        told = await _tell(agg, told, progress)
+                    if agg.ended or wait_seconds <= 0:
                         break
-    except TimeoutError:
-        pass  # the budget ended the read; the investigation goes on at NeuBird
-    out.progress = agg.progress()
-    if agg.error:
-        out.failed = agg.error
-    elif agg.ended:
-        out.finished, out.results = True, agg.results()
-    elif wait_seconds > 0 and not agg.ended:
-        # The stream ended early (broken connection) or the budget ran out; poll what is left of the budget.
+        except TimeoutError:
+            pass  # the budget ended the read; the investigation goes on at NeuBird
+        complete = stream.complete or agg.ended
+    state = agg.state()
+    out.progress = progress_of(state)
+    if state.errors and not state.results.final_answer:
+        out.failed = state.errors[-1]
+    elif complete:
+        out.finished, out.results = True, state.results.to_dict()
+    elif wait_seconds > 0:
+        # The stream broke or the budget ran out: poll inspect for what is left of the budget.
         left = budget - (time.monotonic() - started)
-        if left > 0:
+        if left > 0.05:
             await _poll(conn, deps, session_uuid, project, left, out)
     out.elapsed = time.monotonic() - started
     if out.finished and out.results is not None:

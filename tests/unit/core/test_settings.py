@@ -56,13 +56,16 @@ def test_capability_sections_read_their_own_prefixed_and_alias_names() -> None:
         {
             "FIREBREAK_HEALTH_CACHE_SECONDS": "0",
             "NEUBIRD_BASE_URL": "https://prod.app.neubird.ai/api",
+            "NEUBIRD_EMAIL": "sre@example.com",
             "FIREBREAK_RUN_RECORD_TTL_DAYS": "7",
             "FIREBREAK_SECRETS_KEY": "k",
         }
     )
     assert s.section(HealthSettings).cache_seconds == 0
     assert s.section(NeubirdSettings).base_url == "https://prod.app.neubird.ai/api"
-    assert s.section(NeubirdSettings).configured
+    # An account needs the URL, the email and the password: two of three is not configured.
+    assert not s.section(NeubirdSettings).configured
+    assert s.section(NeubirdSettings).email == "sre@example.com"
     assert s.section(RunSettings).run_record_ttl_days == 7
     assert s.section(RunSettings).secrets_key == "k"
     # The FIREBREAK_ name wins over the alias.
