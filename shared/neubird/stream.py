@@ -318,6 +318,25 @@ class TurnState:
     def sources_consulted(self) -> int:
         return len(self.results.sources)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able (for orchestration history or a tool answer): the results plus every progress fact."""
+        return {
+            "investigation_results": self.results.to_dict(),
+            "total_steps": self.total_steps,
+            "completed_steps": self.completed_steps,
+            "current_step": self.current_step,
+            "current_step_number": self.current_step_number,
+            "session_name": self.session_name,
+            "session_uuid": self.session_uuid,
+            "message_id": self.message_id,
+            "progress_text": self.progress_text,
+            "progress_history": list(self.progress_history),
+            "execution_time_ms": self.execution_time_ms,
+            "errors": list(self.errors),
+            "ended": self.ended,
+            "prompt_status": self.prompt_status,
+        }
+
 
 class Aggregator:
     """Folds `SseEvent`s into a `TurnState` (`state()`); `feed` returns True once the turn has ended."""

@@ -6,8 +6,10 @@ waits are the short timeouts of the slow-server and idle-stream cases.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -497,3 +499,75 @@ def test_limits_from_settings() -> None:
         65536,
     )
     assert (limits.login_timeout_s, limits.max_line_bytes, limits.max_retry_wait_s) == (30, 1024 * 1024, 20)
+
+
+# --- a creating POST is not retried once the server answered 2xx ---------------------------------------------------
+
+
+@dataclass
+class StallingServer:
+    """A raw HTTP server on 127.0.0.1 that reads each request, then stalls before or after its 2xx headers."""
+
+    after_headers: bool
+    requests: int = 0
+    port: int = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")),
+            0,
+        )
+        await reader.readexactly(length)
+        self.requests += 1
+        if self.after_headers:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 64\r\n\r\n{")
+            await writer.drain()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await asyncio.sleep(30)
+        writer.close()
+
+
+@contextlib.asynccontextmanager
+async def stalling(after_headers: bool) -> AsyncIterator[StallingServer]:
+    server = StallingServer(after_headers)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    server.port = listener.sockets[0].getsockname()[1]
+    try:
+        yield server
+    finally:
+        listener.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(listener.wait_closed(), 1)
+
+
+@pytest.mark.parametrize(
+    ("after_headers", "creates", "requests"),
+    [(True, True, 1), (True, False, 3), (False, True, 3)],
+    ids=["create-after-2xx-not-retried", "read-after-2xx-retried", "create-before-answer-retried"],
+)
+async def test_a_creating_post_is_never_retried_after_a_2xx(
+    guard: OutboundGuard, after_headers: bool, creates: bool, requests: int
+) -> None:
+    async with stalling(after_headers) as server:
+        base = f"http://127.0.0.1:{server.port}/api"
+        tokens = TokenCache()
+        tokens.put(base, "sre@example.com", CachedToken("cached-token", 10.0**12))  # no login needed
+        waits: list[float] = []
+
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+
+        limits = ClientLimits(timeout_s=0.3, max_attempts=3, max_retry_wait_s=1)
+        async with NeubirdClient(
+            base, Credentials("sre@example.com", PASSWORD), guard=guard, tokens=tokens, limits=limits, sleep=sleep
+        ) as client:
+            call = (
+                client.new_session("p-1", "o-1") if creates else client.list_sessions("p-1", "o-1", start=0, limit=10)
+            )
+            with pytest.raises(UpstreamError) as caught:
+                await call
+    assert server.requests == requests
+    assert len(waits) == requests - 1
+    if requests == 1:
+        assert "not retried" in caught.value.message

@@ -533,3 +533,13 @@ def test_an_error_cycle_has_ended() -> None:
     state = state_from_prompt_cycle({"id": "pc-3", "status": "PROMPT_STATUS_ERROR"})
     assert state.ended is True
     assert state.results == InvestigationResults("", [], [], [])
+
+
+def test_turn_state_to_dict_is_json() -> None:
+    state = aggregate(parse_chunks([E5]))
+    data = json.loads(json.dumps(state.to_dict()))
+    assert data["investigation_results"] == E5_RESULTS
+    assert data["ended"] is True
+    assert (data["total_steps"], data["completed_steps"], data["current_step_number"]) == (1, 1, 1)
+    assert data["progress_history"] == ["PromptGate (Preparing Telemetry Sources)"]
+    assert data["execution_time_ms"] == 84213
