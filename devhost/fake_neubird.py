@@ -17,6 +17,15 @@ In-process use (tests, benchmarks)::
 
 From a shell: `python -m devhost.fake_neubird --port 8089` prints the base URL and the env lines.
 
+Control methods (all thread-safe; the `/_fake/<name>` routes call the same ones, see `control`):
+`configure(investigation_seconds=, time_scale=, keepalive_seconds=, cot_mode=, done_marker=,
+login_failure_status=, fail_prompts=)`, `next_prompt(seconds, fail=, answer=, session_uuid=)`,
+`token_policy(lifetime_seconds=, max_calls=)`, `expire_tokens()`, `rate_limit(n, retry_after_s)`,
+`fail(n, status)`, `slow(seconds)`, `break_stream_after(k)`, `stats()`, `reset_stats()`, `calls(route)`,
+`add_session(alert_id=, title=, status=, ...)`, `session_view(uuid)`, `wait_finished(uuid, timeout)`, `env()`.
+Every request under /api is counted once per route key (e.g. "POST /v1/inference/session/list"), faulted or
+not, before any delay; `/_fake/...` calls are not counted.
+
 Investigations run on a server-side timeline: a prompt call appends a prompt cycle whose events fall due over
 `investigation_seconds * time_scale` real seconds. The stream writes the due events, then follows the timeline
 (keepalives in between) until the final event, and closes. Inspect/summary/list read the same timeline, so
@@ -57,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import copy
 import hashlib
 import hmac
 import json
@@ -443,12 +453,14 @@ def build_timeline(
         if i == 1:
             events.append(Event(at(start + span * 0.55), "noise", 'SQL error: column "ts" does not exist; retrying'))
         end = {"id": step_id, "sources_involved": involved, "processing_time": str(rng.randint(900, 9000))}
-        events.append(Event(at(start + span * 0.9), "cot_end", end))
+        # A late cot_end (contract 5.5): the first of three or more steps closes after the next one opened.
+        late = i == 0 and len(steps) >= 3
+        events.append(Event(at(start + span * (1.05 if late else 0.9)), "cot_end", end))
     if hung:
-        return events
+        return sorted(events, key=lambda e: e.at)
     if fail:
         events.append(Event(at(0.8), "error", "investigation failed: the data source query timed out"))
-        return events
+        return sorted(events, key=lambda e: e.at)
     events.append(Event(at(0.78), "shift", ""))
     answer = story.root_cause if first else f"About “{prompt.strip()[:80]}”: {story.root_cause}"
     answer += "<br><br>**Recommended actions:**<br>" + "<br>".join(f"- {a}" for a in story.actions)
@@ -459,7 +471,7 @@ def build_timeline(
     if done_marker:
         events.append(Event(at(0.99), "done"))
     events.append(Event(at(1.0), "final", int(nominal_seconds * 1000)))
-    return events
+    return sorted(events, key=lambda e: e.at)  # stable: same-time events keep their order
 
 
 def _chunk(text: str, n: int) -> list[str]:
@@ -531,7 +543,7 @@ class Session:
             "prompt_cycle_ids": [c.id for c in self.cycles],
         }
         if self.incident_info is not None:
-            row["incident_info"] = json.loads(json.dumps(self.incident_info))
+            row["incident_info"] = copy.deepcopy(self.incident_info)
         return row
 
     def cycle_view(self, cycle: Cycle, now: float) -> JSON:
@@ -675,7 +687,7 @@ class FakeNeubird:
         now: datetime | None = None,
     ) -> None:
         self.email = email
-        self._password = password
+        self.password = password
         self.port = port
         self.investigation_seconds = investigation_seconds
         self.time_scale = time_scale
@@ -751,9 +763,8 @@ class FakeNeubird:
         return {
             "NEUBIRD_BASE_URL": self.base_url,
             "NEUBIRD_EMAIL": self.email,
-            "NEUBIRD_PASSWORD": self._password,
+            "NEUBIRD_PASSWORD": self.password,
             "NEUBIRD_DEFAULT_PROJECT_UUID": self.project_uuid,
-            "FIREBREAK_NEUBIRD_ALLOWED_HOSTS": f"127.0.0.1:{self.port}",
         }
 
     # -- control: behaviour -----------------------------------------------------------------------------------
@@ -1109,7 +1120,7 @@ class FakeNeubird:
         return True
 
     def login(self, body: JSON) -> tuple[int, JSON]:
-        if body.get("email") != self.email or body.get("password") != self._password:
+        if body.get("email") != self.email or body.get("password") != self.password:
             self._login_failures += 1
             return self.login_failure_status, {"error": "invalid credentials"}
         self._logins += 1
@@ -1247,16 +1258,14 @@ class FakeNeubird:
             checks = [_filter_check(f) for f in filters]
         except FilterError as exc:
             return {"response": _error(400, str(exc))}
-        rows = []
-        for session in sorted(self.sessions.values(), key=lambda s: s.create_time, reverse=True):
-            if session.project_uuid != project_uuid:
-                continue
-            row = session.row(now)
-            if all(check(row, session) for check in checks):
-                rows.append(row)
+        matching = [
+            session
+            for session in sorted(self.sessions.values(), key=lambda s: s.create_time, reverse=True)
+            if session.project_uuid == project_uuid and all(check(session, now) for check in checks)
+        ]
         start, limit = int(pagination.get("start") or 0), int(pagination.get("limit") or 0)
-        page = rows[start:]
-        return {"response": _ok(), "sessions": page[:limit] if limit > 0 else page}
+        page = matching[start : start + limit] if limit > 0 else matching[start:]
+        return {"response": _ok(), "sessions": [session.row(now) for session in page]}
 
     def _report_row(self, session: Session, now: float) -> JSON:
         summary = session.summary_view(now)
@@ -1359,25 +1368,27 @@ def _parse_when(value: str, operator: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-Check = Callable[[JSON, Session], bool]
+Check = Callable[[Session, float], bool]
 
 
 def _filter_check(spec: Any) -> Check:
     if not isinstance(spec, dict):
         raise FilterError("a filter must be an object {key, value, operator}")
     key, value, operator = spec.get("key"), spec.get("value"), spec.get("operator")
-    if key in ("investigation_status", "session_type") and operator == "==":
-        return lambda row, _s: bool(row[key] == value)
+    if key == "investigation_status" and operator == "==":
+        return lambda s, now: s.status(now) == value
+    if key == "session_type" and operator == "==":
+        return lambda s, _now: s.session_type == value
     if key == "create_time" and operator in ("gte", "lte", ">=", "<="):
         bound = _parse_when(str(value), str(operator))
         if operator in ("gte", ">="):
-            return lambda _r, s: s.create_time >= bound
-        return lambda _r, s: s.create_time <= bound
+            return lambda s, _now: s.create_time >= bound
+        return lambda s, _now: s.create_time <= bound
     if key == "incident_info.title" and operator == "in":
         needle = str(value).lower()
-        return lambda _r, s: s.incident_info is not None and needle in str(s.incident_info["title"]).lower()
+        return lambda s, _now: s.incident_info is not None and needle in str(s.incident_info["title"]).lower()
     if key == "incident_info.id" and operator == "==":  # invented filter key
-        return lambda _r, s: s.incident_info is not None and s.incident_info["id"] == value
+        return lambda s, _now: s.incident_info is not None and s.incident_info["id"] == value
     raise FilterError(f"unsupported filter {key!r} {operator!r}")
 
 

@@ -500,3 +500,39 @@ def test_cli_prints_the_base_url_and_env_lines() -> None:
     assert "/api" in head[0]
     assert any(line.strip().startswith("NEUBIRD_BASE_URL=http://127.0.0.1:") for line in head)
     assert any(line.strip() == "NEUBIRD_EMAIL=demo@firebreak.local" for line in head)
+
+
+def test_chat_session_takes_its_name_from_the_stream_and_a_planned_answer(
+    nb: FakeNeubird, client: httpx.Client
+) -> None:
+    r = client.post(
+        "/v1/inference/new_session",
+        json={"project_uuid": nb.project_uuid, "organization_uuid": nb.org_uuid, "gendb_spec": {"uuid": "u-1"}},
+    )
+    sid = r.json()["session_uuid"]
+    assert sid != "u-1"
+    row = inspect(client, nb, sid)["session_info"]
+    assert (row["session_type"], row["investigation_status"], row["name"]) == ("SESSION_TYPE_CHAT", NOT_STARTED, "")
+    nb.next_prompt(answer="Planned **answer**.")
+    events = messages(stream(client, prompt_body(nb, sid, "Why is checkout slow?")))
+    named = [p for _, p in events if p["message"]["content"]["content_type"] == "CONTENT_TYPE_SESSION_NAME"]
+    view = inspect(client, nb, sid)
+    assert view["session_info"]["name"] == named[0]["message"]["content"]["parts"][0].strip()
+    assert view["prompt_cycle"][0]["final_answer"].startswith("Planned **answer**.")
+
+
+def test_delta_mode_steps_open_and_close_by_id_with_a_late_cot_end(nb: FakeNeubird, client: httpx.Client) -> None:
+    sid = nb.add_session(
+        alert_id="/aws/alerts/checkout-latency-1", title="HighLatencyForCustomerCheckout", status="not_started"
+    )
+    events = messages(stream(client, prompt_body(nb, sid)))
+    order = [
+        (name, json.loads(p["message"]["content"]["parts"][0])["id"])
+        for name, p in events
+        if name in ("cot_start", "cot_end")
+    ]
+    assert order.index(("cot_start", "cot-2")) < order.index(("cot_end", "cot-1"))
+    assert {step for _, step in order} == {"cot-1", "cot-2", "cot-3"}
+    assert sorted(order) == sorted(
+        {(n, step) for n in ("cot_start", "cot_end") for step in ("cot-1", "cot-2", "cot-3")}
+    )
