@@ -12,8 +12,9 @@ Behaviour the contract marks as inference, and that this module follows:
 - [INF] the end of the turn is `end_turn: true` or `status: "STATUS_DONE"`, on the message or at the top level.
 - [INF] in snapshot mode with `is_delta` true only the active step's `investigation` is a fragment.
 - [GAP, chosen here] a step counts as completed when its status (`cot_status` first) contains COMPLETED or
-  DONE; a late `cot_end` for an older step (one arriving after the next `cot_start`) is ignored entirely, as
-  the CLI does, so that step keeps the status it had.
+  DONE. A late `cot_end` for an older step (one arriving after the next `cot_start`) does not move the current
+  step back and adds no text (the CLI ignores it); only its status and sources_involved are applied to that
+  older step, so the completed count agrees with inspect. A late `cot_end` for a step never started is ignored.
 """
 
 from __future__ import annotations
@@ -464,8 +465,13 @@ class Aggregator:
                     step.investigation += fragment
             if self._active is None:
                 self._active = step_id
-        elif self._active in (step_id, None) and (step := self._step(step_id)) is not None:
-            step.update(data, investigation=False)  # cot_end of the active step; a late one is ignored
+        elif self._active in (step_id, None):
+            if (step := self._step(step_id)) is not None:
+                step.update(data, investigation=False)
+        elif (older := self._steps.get(step_id)) is not None:
+            # A late cot_end (after the next cot_start): the current step stays, the older step only gets its
+            # final status and sources (so counts agree with inspect); anything else in it is ignored.
+            older.update({k: data[k] for k in ("status", "cot_status", "sources_involved") if k in data})
 
     def _cot_snapshot(self, parts: Sequence[Any], delta: bool) -> None:
         steps = [(_json_part(p) or {}) for p in parts]

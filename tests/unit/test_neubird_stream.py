@@ -380,8 +380,9 @@ def test_delta_mode_two_steps_with_a_late_cot_end_and_interleaved_progress() -> 
         ("message", msg("CONTENT_TYPE_PROGRESS_STATUS", ["(Found 3 results)"])),
         ("cot_delta", msg(COT, [step("c1", investigation="part two")], delta=True)),
         ("cot_start", msg(COT, [step("c2", description="Q2", status=IN_PROGRESS)])),
-        # Late cot_end of c1, after c2 started: ignored (c1 keeps its status).
-        ("cot_end", msg(COT, [step("c1", status=COMPLETED, sources_involved=["x"])])),
+        # Late cot_end of c1, after c2 started: c2 stays current, c1 only gets its status and sources.
+        ("cot_end", msg(COT, [step("c1", status=COMPLETED, sources_involved=["x"], description="IGNORED")])),
+        ("cot_end", msg(COT, [step("c0", status=COMPLETED)])),  # late end of a step never started: ignored
         ("cot_delta", msg(COT, [step("c2", investigation="found it")], delta=True)),
     ]
     for name, data in feed:
@@ -392,17 +393,18 @@ def test_delta_mode_two_steps_with_a_late_cot_end_and_interleaved_progress() -> 
             "description": "Q1",
             "investigation": "part one part two",
             "category": "CATEGORY_LOG_ANALYSIS",
-            "status": IN_PROGRESS,
+            "status": COMPLETED,
+            "sources_involved": ["x"],
         },
         {"description": "Q2", "investigation": "found it", "status": IN_PROGRESS},
     ]
-    assert (mid.total_steps, mid.completed_steps, mid.current_step_number, mid.current_step) == (2, 0, 2, "Q2")
+    assert (mid.total_steps, mid.completed_steps, mid.current_step_number, mid.current_step) == (2, 1, 2, "Q2")
     assert mid.progress_text == "(Found 3 results)"
     agg.feed(SseEvent("cot_end", msg(COT, [step("c2", status=COMPLETED, sources_involved=["log_a", "log_b"])])))
     end = agg.state()
     assert end.steps[1].status == COMPLETED
     assert end.steps[1].sources_involved == ["log_a", "log_b"]
-    assert (end.completed_steps, end.current_step_number) == (1, 2)
+    assert (end.completed_steps, end.current_step_number) == (2, 2)
     # the snapshot taken earlier did not change
     assert mid.steps[1].status == IN_PROGRESS
 
