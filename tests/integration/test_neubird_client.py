@@ -571,3 +571,26 @@ async def test_a_creating_post_is_never_retried_after_a_2xx(
     assert len(waits) == requests - 1
     if requests == 1:
         assert "not retried" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("7", 7.0),
+        ("0.5", 0.5),
+        ("-3", 0.0),
+        ("Wed, 21 Oct 2026 07:28:05 GMT", 5.0),  # an HTTP date, 5 s after the injected clock
+        ("Wed, 21 Oct 2026 07:27:00 GMT", 0.0),  # in the past
+        ("soon", None),
+        ("", None),
+        (None, None),
+        ("nan", None),
+    ],
+)
+def test_retry_after_header_forms(header: str | None, seconds: float | None) -> None:
+    from datetime import UTC, datetime
+
+    from shared.neubird.client import _retry_after
+
+    now = datetime(2026, 10, 21, 7, 28, 0, tzinfo=UTC).timestamp()
+    assert _retry_after(header, lambda: now) == seconds
