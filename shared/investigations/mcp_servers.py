@@ -11,12 +11,9 @@ never returned; `McpServerConfig.public()` is the view to record.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
-import os
 import re
-import ssl
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -34,7 +31,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from shared.core.errors import AppError
-from shared.core.outbound import OutboundGuard
+from shared.core.guarded_http import GuardedTransport, ResponseTooLarge
+from shared.core.outbound import OutboundGuard, Target
 from shared.core.redaction import REDACTED, redact_text
 from shared.core.settings import SettingsError
 
@@ -312,28 +310,6 @@ class ToolResult(BaseModel):
 # --- connections ---------------------------------------------------------------------------------------------
 
 
-class _ResponseTooLarge(Exception):
-    pass
-
-
-class _CappedStream(httpx2.AsyncByteStream):
-    """A response body that fails once it passes `limit` bytes, so a hostile server cannot exhaust memory."""
-
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
-        self._inner, self._limit = inner, limit
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self._inner:
-            seen += len(chunk)
-            if seen > self._limit:
-                raise _ResponseTooLarge(f"the server's response passed {self._limit} bytes")
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 @dataclass
 class _Trace:
     """What an operation leaves behind for its error message: the last HTTP error status, a stdio server's stderr."""
@@ -351,60 +327,24 @@ class _Failed(Exception):
         self.kind, self.message = kind, message
 
 
-@functools.lru_cache(maxsize=4)
-def _tls_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
-    """One verifying context per CA setting: loading the CA bundle costs tens of ms, every connection would pay it.
+def _transport(guard: OutboundGuard, url_field: str, max_response_bytes: int, trace: _Trace) -> GuardedTransport:
+    """The guarded transport, feeding `trace`: checked addresses, and the latest answer's error status.
 
-    SSL_CERT_FILE / SSL_CERT_DIR are honoured as httpx does (a private CA for an in-house MCP server).
-    """
-    if cafile or capath:
-        return ssl.create_default_context(cafile=cafile, capath=capath)
-    return httpx2.create_ssl_context(trust_env=False)
-
-
-class _GuardedTransport(httpx2.AsyncBaseTransport):
-    """Checks every request's URL with the outbound guard and connects to the address it checked.
-
-    The request keeps its Host header and TLS name (SNI, certificate check) of the configured host; only the TCP
-    connection is pinned. The client's own request is left untouched, so the SDK's same-origin redirect rule still
-    compares host names.
+    The SDK turns most error statuses into a generic JSON-RPC error; the status is what an operator needs. Only
+    the latest answer counts: a legacy server refuses the version probe before the handshake works.
     """
 
-    def __init__(self, guard: OutboundGuard, url_field: str, max_response_bytes: int, trace: _Trace) -> None:
-        self._guard, self._field, self._limit, self._trace = guard, url_field, max_response_bytes, trace
-        self._inner = httpx2.AsyncHTTPTransport(
-            verify=_tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-        )
+    def on_target(target: Target) -> None:
+        trace.addresses[target.address] = target.host
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        target = await self._guard.resolve(str(request.url), self._field)
-        self._trace.addresses[target.address] = target.host
-        extensions = dict(request.extensions)
-        if target.scheme == "https":
-            extensions["sni_hostname"] = target.host
-        pinned = httpx2.Request(
-            request.method,
-            request.url.copy_with(host=target.address),
-            headers=request.headers,
-            stream=request.stream,
-            extensions=extensions,
-        )
-        response = await self._inner.handle_async_request(pinned)
-        assert isinstance(response.stream, httpx2.AsyncByteStream)
-        # The SDK turns most error statuses into a generic JSON-RPC error; the status is what an operator needs.
-        # Only the latest answer counts: a legacy server refuses the version probe before the handshake works.
+    def on_response(response: httpx2.Response) -> None:
         failed = response.status_code >= 400
-        self._trace.http_status = response.status_code if failed else None
-        self._trace.http_reason = response.reason_phrase if failed else ""
-        return httpx2.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_CappedStream(response.stream, self._limit),
-            extensions=response.extensions,
-        )
+        trace.http_status = response.status_code if failed else None
+        trace.http_reason = response.reason_phrase if failed else ""
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+    return GuardedTransport(
+        guard, url_field, max_response_bytes=max_response_bytes, on_target=on_target, on_response=on_response
+    )
 
 
 @contextmanager
@@ -443,7 +383,7 @@ async def _connect(
                 httpx2.AsyncClient(
                     headers={k: v.get_secret_value() for k, v in server.headers.items()},
                     timeout=httpx2.Timeout(timeout_s),
-                    transport=_GuardedTransport(guard, url_field, max_response_bytes, trace),
+                    transport=_transport(guard, url_field, max_response_bytes, trace),
                     trust_env=False,  # no proxy from the environment: the checked address is the one connected to
                 )
             )
@@ -499,7 +439,7 @@ def _classify(exc: BaseException, timeout_s: float, trace: _Trace) -> tuple[Erro
             kind = "unreachable"
         elif exc.code == types.INVALID_PARAMS:
             kind = "tool"  # the server refused the arguments or does not know the tool: the planner can fix that
-    elif isinstance(exc, _ResponseTooLarge):
+    elif isinstance(exc, ResponseTooLarge):
         message = str(exc)
     elif isinstance(exc, httpx2.TransportError | OSError | EOFError):
         kind, message = "unreachable", f"could not reach the server ({type(exc).__name__}: {exc})"

@@ -1,0 +1,116 @@
+"""An httpx2 transport for caller-chosen URLs: every request goes through the outbound guard.
+
+`GuardedTransport` checks each request's URL with `OutboundGuard.resolve` and connects to the address the guard
+checked, so a DNS answer cannot change between the check and the connection. The request keeps its Host header
+and TLS name (SNI, certificate check) of the configured host; only the TCP connection is pinned. Response bodies
+are capped (`ResponseTooLarge` once they pass `max_response_bytes`), so a hostile server cannot exhaust memory.
+
+Use it with `trust_env=False` on the client (no proxy from the environment: the checked address is the one
+connected to). Callers that want to explain failures (which address belonged to which host, the last error
+status) pass `on_target` / `on_response`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import ssl
+from collections.abc import AsyncIterator, Callable
+
+import httpx2
+
+from shared.core.outbound import OutboundGuard, Target
+
+
+class ResponseTooLarge(Exception):
+    """A response body passed the transport's `max_response_bytes`."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the server's response passed {limit} bytes")
+        self.limit = limit
+
+
+class CappedStream(httpx2.AsyncByteStream):
+    """A response body that fails with `ResponseTooLarge` once it passes `limit` bytes."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+        self._inner, self._limit = inner, limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise ResponseTooLarge(self._limit)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@functools.lru_cache(maxsize=4)
+def _tls_context_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    return httpx2.create_ssl_context(trust_env=False)
+
+
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context for outbound calls, one per CA setting (loading the CA bundle costs tens of ms).
+
+    SSL_CERT_FILE / SSL_CERT_DIR are honoured as httpx does (a private CA for an in-house server).
+    """
+    return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+class GuardedTransport(httpx2.AsyncBaseTransport):
+    """Checks every request's URL with the outbound guard and connects to the address it checked.
+
+    `url_field` names the URL in a refusal (e.g. "k8s.url", "NEUBIRD_BASE_URL"). `on_target(target)` is called
+    once the guard accepted a request (before connecting: connection errors name the address, a caller may map
+    it back to the host); `on_response(response)` with every response's status line and headers (its body is
+    the capped stream). The client's own request is left untouched, so a same-origin redirect rule still
+    compares host names.
+    """
+
+    def __init__(
+        self,
+        guard: OutboundGuard,
+        url_field: str,
+        *,
+        max_response_bytes: int,
+        on_target: Callable[[Target], None] | None = None,
+        on_response: Callable[[httpx2.Response], None] | None = None,
+    ) -> None:
+        self._guard, self._field, self._limit = guard, url_field, max_response_bytes
+        self._on_target, self._on_response = on_target, on_response
+        self._inner = httpx2.AsyncHTTPTransport(verify=tls_context())
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        target = await self._guard.resolve(str(request.url), self._field)
+        if self._on_target is not None:
+            self._on_target(target)
+        extensions = dict(request.extensions)
+        if target.scheme == "https":
+            extensions["sni_hostname"] = target.host
+        pinned = httpx2.Request(
+            request.method,
+            request.url.copy_with(host=target.address),
+            headers=request.headers,
+            stream=request.stream,
+            extensions=extensions,
+        )
+        response = await self._inner.handle_async_request(pinned)
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        capped = httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=CappedStream(response.stream, self._limit),
+            extensions=response.extensions,
+        )
+        if self._on_response is not None:
+            self._on_response(capped)
+        return capped
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
