@@ -17,7 +17,8 @@ async def poll_once(run: ActiveRun, deps: Deps) -> dict[str, Any]:
     settings = deps.settings.section(NeubirdSettings)
     if not settings.configured:
         raise not_configured(settings)
-    assert settings.email and settings.password  # configured
+    assert settings.email  # configured
+    assert settings.password
     plan = run.plan
     rt = runtime(deps)
     async with NeubirdClient(

@@ -57,8 +57,11 @@ def not_configured(settings: NeubirdSettings) -> NotConfigured:
         "NeuBird is not configured on this deployment: set " + ", ".join(missing) + ".",
         details={"type": "authentication", "missing_settings": missing},
         recovery_suggestions=[
-            "Set NEUBIRD_BASE_URL (e.g. https://<tenant>.app.neubird.ai/api), NEUBIRD_EMAIL and NEUBIRD_PASSWORD "
-            "in the app settings (a Key Vault reference for the password on Azure), then call again.",
+            (
+                "Set NEUBIRD_BASE_URL (e.g. https://<tenant>.app.neubird.ai/api), NEUBIRD_EMAIL and "
+                "NEUBIRD_PASSWORD in the app settings (a Key Vault reference for the password on Azure), then call "
+                "again."
+            ),
             "Locally: `python -m devhost.fake_neubird --port 8089` serves a seeded fake NeuBird (see the README).",
         ],
     )
@@ -95,7 +98,9 @@ async def open_connection(deps: Deps, principal: Principal) -> AsyncIterator[Con
     settings = deps.settings.section(NeubirdSettings)
     if not settings.configured:
         raise not_configured(settings)
-    assert settings.base_url and settings.email and settings.password  # configured
+    assert settings.base_url  # configured
+    assert settings.email
+    assert settings.password
     store = NeubirdStore(deps.cosmos)
     state = await store.state(principal)
     base_url = state.base_url or settings.base_url

@@ -8,20 +8,21 @@ RATE_LIMITED, NOT_FOUND, VALIDATION_ERROR, NOT_CONFIGURED).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from shared.core.errors import AppError
 
+E = TypeVar("E", bound=AppError)
 ErrorKind = Literal["authentication", "api", "validation", "investigation", "unknown"]
 
 
 def neubird_error(
-    cls: type[AppError],
+    cls: type[E],
     kind: ErrorKind,
     message: str,
     *,
     details: dict[str, Any] | None = None,
     recovery: list[str] | None = None,
-) -> AppError:
+) -> E:
     """An AppError of class `cls` whose details carry the spec's error `type`."""
     return cls(message, details={"type": kind, **(details or {})}, recovery_suggestions=recovery or [])

@@ -7,7 +7,7 @@ from typing import Any
 
 from shared.neubird import projects, sessions
 from shared.neubird.connection import Connection
-from shared.neubird.models import InvestigationOutcome, StatusOutcome
+from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
 from shared.neubird.waiting import ProgressFn, Waited, failure, send_and_wait, snapshot
@@ -33,7 +33,7 @@ async def _finish(
     waited: Waited,
     wait: bool,
     max_wait: float,
-    started_status: str,
+    started_status: OutcomeStatus,
     **extra: Any,
 ) -> InvestigationOutcome:
     link = sessions.session_link(conn.base_url, project, session_uuid)
@@ -78,7 +78,7 @@ async def _finish(
         message = "NeuBird is investigating; it usually takes 30-90 s (the first one on a new project longer)."
         action = f"Poll {_status_tool(session_uuid)} every 10-15 s until status is completed."
     return InvestigationOutcome(
-        status=started_status if not wait else "in_progress",  # type: ignore[arg-type]
+        status=started_status if not wait else "in_progress",
         session_uuid=session_uuid,
         project_uuid=project,
         progress=waited.progress or None,
@@ -109,7 +109,9 @@ async def _alert_sessions(conn: Connection, project: str, org: str, alert_id: st
         found += [
             r
             for r in rows
-            if isinstance(r, dict) and isinstance(r.get("incident_info"), dict) and r["incident_info"].get("id") == alert_id
+            if isinstance(r, dict)
+            and isinstance(r.get("incident_info"), dict)
+            and r["incident_info"].get("id") == alert_id
         ]
         if len(rows) < 100 or found:
             break
@@ -165,8 +167,15 @@ async def investigate_alert(
             if args.wait_for_completion:
                 waited = await _poll_only(conn, deps, session_uuid, project, args.max_wait_seconds)
             return await _finish(
-                conn, deps, orchestrations, correlation_id, session_uuid=session_uuid, project=project,
-                waited=waited, wait=args.wait_for_completion, max_wait=args.max_wait_seconds,
+                conn,
+                deps,
+                orchestrations,
+                correlation_id,
+                session_uuid=session_uuid,
+                project=project,
+                waited=waited,
+                wait=args.wait_for_completion,
+                max_wait=args.max_wait_seconds,
                 started_status="in_progress",
             )
     if latest is not None:
@@ -174,12 +183,25 @@ async def investigate_alert(
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
     waited = await send_and_wait(
-        conn, deps, session_uuid, project, f"Investigate alert {args.alert_id}",
-        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds), progress=progress,
+        conn,
+        deps,
+        session_uuid,
+        project,
+        f"Investigate alert {args.alert_id}",
+        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
+        progress=progress,
     )
     return await _finish(
-        conn, deps, orchestrations, correlation_id, session_uuid=session_uuid, project=project, waited=waited,
-        wait=args.wait_for_completion, max_wait=args.max_wait_seconds, started_status="new_investigation",
+        conn,
+        deps,
+        orchestrations,
+        correlation_id,
+        session_uuid=session_uuid,
+        project=project,
+        waited=waited,
+        wait=args.wait_for_completion,
+        max_wait=args.max_wait_seconds,
+        started_status="new_investigation",
     )
 
 
@@ -205,20 +227,35 @@ async def create_investigation(
     correlation_id: str | None,
 ) -> InvestigationOutcome:
     default = conn.state.defaults.timeframe or conn.settings.default_timeframe
-    frame = parse_timeframe(args.timeframe, now=deps.clock(), start_time=args.start_time, end_time=args.end_time, default=default)
+    frame = parse_timeframe(
+        args.timeframe, now=deps.clock(), start_time=args.start_time, end_time=args.end_time, default=default
+    )
     enhanced = enhance_prompt(args.prompt, frame)
     project = await projects.choose(conn, deps, args.project_uuid)
     session_uuid = await conn.client.new_session(project, await conn.organization())
     streaming = _streaming(conn, args.stream_updates)
     waited = await send_and_wait(
-        conn, deps, session_uuid, project, enhanced,
+        conn,
+        deps,
+        session_uuid,
+        project,
+        enhanced,
         wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
         progress=progress if streaming else None,
     )
     return await _finish(
-        conn, deps, orchestrations, correlation_id, session_uuid=session_uuid, project=project, waited=waited,
-        wait=args.wait_for_completion, max_wait=args.max_wait_seconds, started_status="created",
-        enhanced_prompt=enhanced, timeframe_parsed=frame.as_dict(),
+        conn,
+        deps,
+        orchestrations,
+        correlation_id,
+        session_uuid=session_uuid,
+        project=project,
+        waited=waited,
+        wait=args.wait_for_completion,
+        max_wait=args.max_wait_seconds,
+        started_status="created",
+        enhanced_prompt=enhanced,
+        timeframe_parsed=frame.as_dict(),
     )
 
 
@@ -239,13 +276,25 @@ async def continue_investigation(
 ) -> InvestigationOutcome:
     project = await projects.choose(conn, deps, args.project_uuid)
     waited = await send_and_wait(
-        conn, deps, args.session_uuid, project, args.follow_up_prompt,
+        conn,
+        deps,
+        args.session_uuid,
+        project,
+        args.follow_up_prompt,
         wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
         progress=progress if _streaming(conn, None) else None,
     )
     return await _finish(
-        conn, deps, orchestrations, correlation_id, session_uuid=args.session_uuid, project=project, waited=waited,
-        wait=args.wait_for_completion, max_wait=args.max_wait_seconds, started_status="in_progress",
+        conn,
+        deps,
+        orchestrations,
+        correlation_id,
+        session_uuid=args.session_uuid,
+        project=project,
+        waited=waited,
+        wait=args.wait_for_completion,
+        max_wait=args.max_wait_seconds,
+        started_status="in_progress",
         enhanced_prompt=args.follow_up_prompt,
     )
 
@@ -255,7 +304,7 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
     # Never cached: an agent polls this to see change.
     found = await conn.client.inspect(args.session_uuid, project, await conn.organization())
     state, results, prog = snapshot(found)
-    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    info = sessions.obj(found.get("session_info"))
     total, done = prog.get("total_steps", 0), prog.get("completed_steps", 0)
     if state == "completed":
         percent: int | None = 100
@@ -266,14 +315,20 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
         action = f"Still running: poll {_status_tool(args.session_uuid)} again in 10-15 s."
     elif state == "failed":
         percent = None
-        action = "The last prompt failed: read it with neubird_inspect_session, then retry with neubird_continue_investigation."
+        action = (
+            "The last prompt failed: read it with neubird_inspect_session, then retry with "
+            "neubird_continue_investigation."
+        )
     else:
         percent = None
-        action = "Nothing has been investigated in this session yet: start with neubird_investigate_alert or neubird_continue_investigation."
+        action = (
+            "Nothing has been investigated in this session yet: start with neubird_investigate_alert or "
+            "neubird_continue_investigation."
+        )
     return StatusOutcome(
         session_uuid=args.session_uuid,
         project_uuid=project,
-        status=state,  # type: ignore[arg-type]
+        status=state,
         progress_percentage=percent,
         current_step=prog.get("current_step"),
         investigation_summary={

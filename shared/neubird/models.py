@@ -14,10 +14,14 @@ _RESULTS = (
 )
 
 
+OutcomeStatus = Literal["found_existing", "new_investigation", "created", "in_progress", "completed"]
+SessionStatus = Literal["in_progress", "completed", "failed", "not_started", "unknown"]
+
+
 class InvestigationOutcome(ToolOutput):
     """neubird_investigate_alert / neubird_create_investigation / neubird_continue_investigation."""
 
-    status: Literal["found_existing", "new_investigation", "created", "in_progress", "completed"]
+    status: OutcomeStatus
     session_uuid: str
     project_uuid: str
     investigation_results: dict[str, Any] | None = Field(None, description=_RESULTS)
@@ -35,7 +39,7 @@ class InvestigationOutcome(ToolOutput):
 class StatusOutcome(ToolOutput):
     session_uuid: str
     project_uuid: str
-    status: Literal["in_progress", "completed", "failed", "not_started", "unknown"]
+    status: SessionStatus
     progress_percentage: int | None = Field(
         None, description="An estimate from completed chain-of-thought steps (NeuBird publishes no percentage)."
     )

@@ -14,7 +14,6 @@ from shared.neubird.timeframe import parse_timeframe
 from shared.tools.deps import Deps
 
 
-
 async def switch_instance(conn: Connection, deps: Deps, text: str) -> SwitchResult:
     previous = conn.base_url
     try:
@@ -88,7 +87,9 @@ async def configure(conn: Connection, deps: Deps, args: Any) -> DefaultsResult:
             "project_uuid": defaults.project_uuid or s.default_project_uuid,
             "organization_uuid": defaults.organization_uuid or s.default_organization_uuid,
             "timeframe": defaults.timeframe or s.default_timeframe,
-            "streaming_enabled": s.enable_streaming if defaults.streaming_enabled is None else defaults.streaming_enabled,
+            "streaming_enabled": s.enable_streaming
+            if defaults.streaming_enabled is None
+            else defaults.streaming_enabled,
             "instance": conn.base_url,
         },
         message=("Updated: " + ", ".join(changed) + "." if changed else "Nothing changed; these are your defaults.")

@@ -95,8 +95,10 @@ def ambiguous(listed: tuple[list[dict[str, Any]], bool]) -> ValidationFailed:
         "Several NeuBird projects are ready and no default is set: pass project_uuid.",
         details={"field": "project_uuid", "projects": names},
         recovery=[
-            "Pass project_uuid (neubird_list_projects lists them), or call neubird_configure_defaults with "
-            "default_project_uuid once so later calls use it."
+            (
+                "Pass project_uuid (neubird_list_projects lists them), or call neubird_configure_defaults with "
+                "default_project_uuid once so later calls use it."
+            )
         ],
     )
 
@@ -114,6 +116,9 @@ async def resolve(conn: Connection, deps: Deps, ref: str) -> dict[str, Any]:
         NotFound,
         "validation",
         f"No project {describe(ref)!r} on this NeuBird instance.",
-        details={"field": "default_project_uuid", "projects": [f"{p.get('name')} ({p.get('uuid')})" for p in listed][:20]},
+        details={
+            "field": "default_project_uuid",
+            "projects": [f"{p.get('name')} ({p.get('uuid')})" for p in listed][:20],
+        },
         recovery=["Pick a uuid or name from neubird_list_projects."],
     )

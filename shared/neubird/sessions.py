@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -25,6 +26,11 @@ _FRIENDLY_STATUS = {
     "investigated": "INVESTIGATION_STATUS_COMPLETED",  # what the CLI sends for --status investigated
 }
 _FRIENDLY_TYPE = {"incident": INCIDENT, "chat": "SESSION_TYPE_CHAT", "manual": "SESSION_TYPE_CHAT"}
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when NeuBird sent an object there, else {} (fields may be missing or of another shape)."""
+    return value if isinstance(value, dict) else {}
 
 
 def session_link(base_url: str, project_uuid: str, session_uuid: str) -> str:
@@ -113,66 +119,89 @@ def _title_matches(s: dict[str, Any], term: str) -> bool:
     return term.lower() in str(title or "").lower()
 
 
-async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
-    project = await projects.choose(conn, deps, args.project_uuid)
-    org = args.organization_uuid or await conn.organization()
-    status = enum_value(args.investigation_status, _FRIENDLY_STATUS, "INVESTIGATION_STATUS_", "investigation_status") if args.investigation_status else None
+@dataclass
+class SessionQuery:
+    """The list filters as NeuBird is sent them, and as `filters_applied` echoes them."""
+
+    filters: list[dict[str, str]] = field(default_factory=list)
+    applied: dict[str, Any] = field(default_factory=dict)
+    status: str | None = None
+    kind: str | None = None
+    term: str = ""
+
+    def add(self, key: str, value: str, operator: str, name: str) -> None:
+        self.filters.append({"key": key, "value": value, "operator": operator})
+        self.applied[name] = value
+
+    def matches(self, s: dict[str, Any]) -> bool:
+        """Applied again to the rows: a server that ignores a filter must not widen the answer."""
+        return (
+            (not self.term or _title_matches(s, self.term))
+            and s.get("investigation_status") in (None, self.status or s.get("investigation_status"))
+            and s.get("session_type") in (None, self.kind or s.get("session_type"))
+        )
+
+
+def _status_and_type(args: Any) -> tuple[str | None, str | None]:
+    status = (
+        enum_value(args.investigation_status, _FRIENDLY_STATUS, "INVESTIGATION_STATUS_", "investigation_status")
+        if args.investigation_status
+        else None
+    )
     kind = enum_value(args.session_type, _FRIENDLY_TYPE, "SESSION_TYPE_", "session_type") if args.session_type else None
-    if args.only_uninvestigated:
-        if status not in (None, NOT_STARTED) or kind not in (None, INCIDENT):
-            raise neubird_error(
-                ValidationFailed,
-                "validation",
-                "only_uninvestigated means investigation_status NOT_STARTED and session_type INCIDENT; "
-                "it cannot be combined with other values of those two.",
-                details={"field": "only_uninvestigated"},
-                recovery=["Drop only_uninvestigated or the conflicting investigation_status / session_type."],
-            )
-        status, kind = NOT_STARTED, INCIDENT
-    filters: list[dict[str, str]] = []
-    applied: dict[str, Any] = {}
-    if status:
-        filters.append({"key": "investigation_status", "value": status, "operator": "=="})
-        applied["investigation_status"] = status
-    if kind:
-        filters.append({"key": "session_type", "value": kind, "operator": "=="})
-        applied["session_type"] = kind
+    if not args.only_uninvestigated:
+        return status, kind
+    if status not in (None, NOT_STARTED) or kind not in (None, INCIDENT):
+        raise neubird_error(
+            ValidationFailed,
+            "validation",
+            "only_uninvestigated means investigation_status NOT_STARTED and session_type INCIDENT; "
+            "it cannot be combined with other values of those two.",
+            details={"field": "only_uninvestigated"},
+            recovery=["Drop only_uninvestigated or the conflicting investigation_status / session_type."],
+        )
+    return NOT_STARTED, INCIDENT
+
+
+def session_query(args: Any) -> SessionQuery:
+    q = SessionQuery()
+    q.status, q.kind = _status_and_type(args)
+    if q.status:
+        q.add("investigation_status", q.status, "==", "investigation_status")
+    if q.kind:
+        q.add("session_type", q.kind, "==", "session_type")
     moments: dict[str, datetime] = {}
-    for field, op in (("date_from", "gte"), ("date_to", "lte")):
-        raw = getattr(args, field)
-        if raw:
-            sent, moments[field] = _bound(raw, field)
-            filters.append({"key": "create_time", "value": sent, "operator": op})
-            applied[field] = sent
+    for name, op in (("date_from", "gte"), ("date_to", "lte")):
+        if raw := getattr(args, name):
+            sent, moments[name] = _bound(raw, name)
+            q.add("create_time", sent, op, name)
     if len(moments) == 2 and moments["date_from"] > moments["date_to"]:
         raise neubird_error(
             ValidationFailed,
             "validation",
-            f"date_from ({applied['date_from']}) is after date_to ({applied['date_to']}).",
+            f"date_from ({q.applied['date_from']}) is after date_to ({q.applied['date_to']}).",
             details={"field": "date_from"},
             recovery=["Swap date_from and date_to."],
         )
-    term = (args.search_term or "").strip()
-    if term:
-        filters.append({"key": "incident_info.title", "value": term, "operator": "in"})
-        applied["search_term"] = term
+    q.term = (args.search_term or "").strip()
+    if q.term:
+        q.add("incident_info.title", q.term, "in", "search_term")
     if args.only_uninvestigated:
-        applied["only_uninvestigated"] = True
+        q.applied["only_uninvestigated"] = True
     if args.hide_grouped_incidents:
-        applied["hide_grouped_incidents"] = True
+        q.applied["hide_grouped_incidents"] = True
+    return q
 
+
+async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
+    q = session_query(args)  # bad filters are refused before any call
+    project = await projects.choose(conn, deps, args.project_uuid)
+    org = args.organization_uuid or await conn.organization()
     # One row more than asked answers "is there another page?" without a total (v1 returns none).
     raw = await conn.client.list_sessions(
-        project, org, start=(args.page - 1) * args.limit, limit=args.limit + 1, filters=filters
+        project, org, start=(args.page - 1) * args.limit, limit=args.limit + 1, filters=q.filters
     )
-    rows = [s for s in raw if isinstance(s, dict) and s.get("session_uuid")]
-    # The filters are applied again here: a server that ignores one must not widen the answer.
-    if term:
-        rows = [s for s in rows if _title_matches(s, term)]
-    if status:
-        rows = [s for s in rows if s.get("investigation_status") in (None, status)]
-    if kind:
-        rows = [s for s in rows if s.get("session_type") in (None, kind)]
+    rows = [s for s in raw if isinstance(s, dict) and s.get("session_uuid") and q.matches(s)]
     rows.sort(key=lambda s: str(s.get("create_time") or ""), reverse=True)
     has_more = len(raw) > args.limit
     rows = rows[: args.limit]
@@ -188,7 +217,7 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
         project_uuid=project,
         compact_mode=compact,
         has_more=has_more,
-        filters_applied=applied,
+        filters_applied=q.applied,
     )
     if compact:
         out.compact_hint = (
@@ -197,7 +226,7 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
         )
     if has_more:
         out.pagination_hint = f"More sessions match: call again with page={args.page + 1} (limit {args.limit})."
-    if status == NOT_STARTED and full:
+    if q.status == NOT_STARTED and full:
         example = next((r for r in full if (r.get("incident_info") or {}).get("id")), None)
         alert = (example or {}).get("incident_info", {}).get("id")
         out.investigation_hint = (
@@ -232,21 +261,21 @@ def cycles(found: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def is_completed(found: dict[str, Any]) -> bool:
-    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    info = obj(found.get("session_info"))
     listed = cycles(found)
     last = listed[-1] if listed else {}
     if last.get("status") == "PROMPT_STATUS_ERROR":
         return False
     if listed and last.get("status") != "PROMPT_STATUS_COMPLETED":
         return False
-    return bool(listed) and info.get("investigation_status") not in ("INVESTIGATION_STATUS_IN_PROGRESS",)
+    return bool(listed) and info.get("investigation_status") != "INVESTIGATION_STATUS_IN_PROGRESS"
 
 
 async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
     project = await projects.choose(conn, deps, args.project_uuid)
     org = args.organization_uuid or await conn.organization()
     found = await inspect_raw(conn, deps, args.session_uuid, project, org)
-    info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+    info = obj(found.get("session_info"))
     out_cycles = []
     for c in cycles(found):
         results = state_from_prompt_cycle(c).results.to_dict()

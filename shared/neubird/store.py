@@ -98,7 +98,9 @@ class NeubirdStore:
         state.updated_at = now
         await (await self._container()).upsert(state.model_dump(mode="json"))
 
-    async def completed(self, workspace_id: str, base_url: str, session_uuid: str, now: datetime) -> dict[str, Any] | None:
+    async def completed(
+        self, workspace_id: str, base_url: str, session_uuid: str, now: datetime
+    ) -> dict[str, Any] | None:
         """Cached results of a completed investigation, if still fresh."""
         doc = await (await self._container()).read(completed_id(base_url, session_uuid), workspace_id)
         if doc is None or doc.get("kind") != "completed" or doc.get("session_uuid") != session_uuid:

@@ -100,7 +100,9 @@ class ListSessionsRequest(ToolInput):
     project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
     page: int = Field(1, ge=1, le=1000, description="Page number, 1-based.")
     limit: int = Field(50, ge=1, le=100, description="Sessions per page (at most 100).")
-    date_from: str | None = Field(None, max_length=40, description="Created on or after: 2026-11-01 or an ISO datetime.")
+    date_from: str | None = Field(
+        None, max_length=40, description="Created on or after: 2026-11-01 or an ISO datetime."
+    )
     date_to: str | None = Field(None, max_length=40, description="Created on or before: 2026-11-21 or an ISO datetime.")
     organization_uuid: NeubirdId | None = _ORG
     only_uninvestigated: bool = Field(
@@ -160,7 +162,10 @@ class DefaultsRequest(ToolInput):
         None, max_length=200, description="Project UUID or name (case-insensitive); '' resets to the deployment's."
     )
     default_organization_uuid: str | None = Field(
-        None, max_length=128, pattern=r"^([A-Za-z0-9][A-Za-z0-9_-]{0,127})?$", description="Organization UUID; '' resets."
+        None,
+        max_length=128,
+        pattern=r"^([A-Za-z0-9][A-Za-z0-9_-]{0,127})?$",
+        description="Organization UUID; '' resets.",
     )
     default_timeframe: str | None = Field(None, max_length=200, description="e.g. 'last 1 hour'; '' resets.")
     enable_streaming: bool | None = Field(None, description="Progress notifications while waiting.")
@@ -242,7 +247,9 @@ async def neubird_list_projects(ctx: ToolContext, args: ListProjectsRequest) -> 
             default_project=default,
             cached=cached,
             next_action="Pass a uuid as project_uuid to the other neubird tools, or make it your default with "
-            "neubird_configure_defaults." if shown else "No project to show: include_inactive=true lists the rest.",
+            "neubird_configure_defaults."
+            if shown
+            else "No project to show: include_inactive=true lists the rest.",
         )
 
 
@@ -257,7 +264,9 @@ async def neubird_list_sessions(ctx: ToolContext, args: ListSessionsRequest) -> 
         return await sessions.list_sessions(conn, ctx.deps, args)
 
 
-@toolset.tool("neubird_inspect_session", title="Inspect a NeuBird session", read_only=True, idempotent=True, open_world=True)
+@toolset.tool(
+    "neubird_inspect_session", title="Inspect a NeuBird session", read_only=True, idempotent=True, open_world=True
+)
 async def neubird_inspect_session(ctx: ToolContext, args: InspectRequest) -> SessionDetails:
     """Everything in a session: each prompt cycle's question, status, final answer, chain of thoughts,
     sources and follow-up suggestions (completed sessions are reused from a 1-hour cache).
@@ -266,7 +275,9 @@ async def neubird_inspect_session(ctx: ToolContext, args: InspectRequest) -> Ses
         return await sessions.inspect(conn, ctx.deps, args)
 
 
-@toolset.tool("neubird_get_session_report", title="NeuBird session reports", read_only=True, idempotent=True, open_world=True)
+@toolset.tool(
+    "neubird_get_session_report", title="NeuBird session reports", read_only=True, idempotent=True, open_world=True
+)
 async def neubird_get_session_report(ctx: ToolContext, args: ReportRequest) -> SessionReports:
     """Summary rows for 1-50 sessions of a project: prompt, summary, console link and time saved (seconds).
     Sessions NeuBird has no row for are listed in `missing`.
@@ -275,7 +286,9 @@ async def neubird_get_session_report(ctx: ToolContext, args: ReportRequest) -> S
         return await sessions.reports(conn, args)
 
 
-@toolset.tool("neubird_get_session_summary", title="NeuBird session summary", read_only=True, idempotent=True, open_world=True)
+@toolset.tool(
+    "neubird_get_session_summary", title="NeuBird session summary", read_only=True, idempotent=True, open_world=True
+)
 async def neubird_get_session_summary(ctx: ToolContext, args: SummaryRequest) -> SessionSummary:
     """A session's analysis, action items, scores (accuracy, completeness, qualitative) and time saved.
     available=false while NeuBird has not written it yet (shortly after the investigation ends).
@@ -284,7 +297,9 @@ async def neubird_get_session_summary(ctx: ToolContext, args: SummaryRequest) ->
         return await sessions.summary(conn, ctx.deps, args)
 
 
-@toolset.tool("neubird_get_incident_report", title="NeuBird incident analytics", read_only=True, idempotent=True, open_world=True)
+@toolset.tool(
+    "neubird_get_incident_report", title="NeuBird incident analytics", read_only=True, idempotent=True, open_world=True
+)
 async def neubird_get_incident_report(ctx: ToolContext, args: IncidentReportRequest) -> IncidentReport:
     """Organisation-wide NeuBird analytics: incidents, investigations, MTTR, time saved, noise reduction,
     by incident type and priority.

@@ -23,6 +23,7 @@ from shared.core.errors import UpstreamError
 from shared.neubird import sessions
 from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
+from shared.neubird.models import SessionStatus
 from shared.neubird.stream import Aggregator, TurnState, state_from_inspect
 from shared.tools.deps import Deps
 
@@ -69,11 +70,11 @@ def progress_of(state: TurnState) -> dict[str, Any]:
     }
 
 
-def snapshot(found: dict[str, Any]) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+def snapshot(found: dict[str, Any]) -> tuple[SessionStatus, dict[str, Any] | None, dict[str, Any]]:
     """(status, results when finished, progress) from an inspect response: the last prompt cycle decides."""
     state = state_from_inspect(found)
     if state is None:
-        info = found.get("session_info") if isinstance(found.get("session_info"), dict) else {}
+        info = sessions.obj(found.get("session_info"))
         started = info.get("investigation_status") not in (None, sessions.NOT_STARTED)
         return ("unknown" if started else "not_started"), None, {}
     progress = progress_of(state)
@@ -158,7 +159,7 @@ async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: st
     """Warm the completed-investigation cache so inspect and the alert lookup reuse the finished answer."""
     try:
         await sessions.inspect_raw(conn, deps, session_uuid, project, await conn.organization())
-    except Exception:  # noqa: BLE001 - a cache warm-up must never turn a finished answer into an error
+    except Exception:
         return
 
 
@@ -172,4 +173,4 @@ def failure(session_uuid: str, reason: str) -> UpstreamError:
             "Read the session with neubird_inspect_session to see how far it got.",
             "Ask again with neubird_continue_investigation (same session), or start a new one.",
         ],
-    )  # type: ignore[return-value]
+    )

@@ -51,6 +51,9 @@ class Ctx:
     def set_custom_status(self, status: Any) -> None:
         self.statuses.append(status)
 
+    def create_timer(self, fire_at: datetime) -> Any:
+        return {"timer": fire_at}
+
 
 def world(calls_per_plan: int = 2, rounds: int = 9) -> Callable[[dict[str, Any]], Any]:
     """Activity results of a run whose planner keeps asking for new calls for `rounds` plans."""
