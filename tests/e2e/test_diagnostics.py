@@ -45,8 +45,10 @@ def test_diagnostics_completes_with_a_report(host: HostProcess) -> None:
         "perf_artifacts": True,
         "investigations_records": True,
         "investigations_setup": True,
+        "neubird_setup": True,
+        "neubird_state": True,
     }
-    assert body["progress"] == {"stage": "done", "checks": 6}
+    assert body["progress"] == {"stage": "done", "checks": 8}
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +71,8 @@ def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) ->
     configured = start_host(
         {
             "NEUBIRD_BASE_URL": fake_neubird,
+            "NEUBIRD_EMAIL": "sre@example.com",
+            "NEUBIRD_PASSWORD": "not-used-by-the-reachability-check",
             "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
             "OPENAI_MODEL": "gpt-test",
         }
@@ -85,7 +89,11 @@ def test_diagnostics_checks_configured_dependencies(start_host, fake_neubird) ->
         "investigations_setup",
         "llm",
         "neubird",
+        "neubird_setup",
+        "neubird_state",
     }
+    host_port = fake_neubird.removeprefix("http://")
+    assert checks["neubird_setup"]["detail"].startswith(f"configured for {host_port}")
     assert checks["investigations_setup"]["detail"] == "0 MCP server(s) configured; the LLM path plans the calls"
     assert checks["neubird"]["ok"]
     assert checks["neubird"]["detail"] == "HTTP 401"

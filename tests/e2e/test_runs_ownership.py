@@ -118,7 +118,7 @@ def test_only_the_owner_reads_and_cancels_a_run_over_http(keyed: HostProcess) ->
     assert done["state"] == "completed"
     assert done["kind"] == "diagnostics"
     assert done["output"]["status"] == "ok"
-    assert done["progress"] == {"stage": "done", "checks": 6}
+    assert done["progress"] == {"stage": "done", "checks": 8}
     assert done["error"] is None
 
     unknown = uuid.uuid4().hex

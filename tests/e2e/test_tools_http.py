@@ -19,7 +19,9 @@ def test_health_check_over_its_own_function(host: HostProcess) -> None:
         "perf_runs",
         "perf_artifacts",
         "investigations_records",
+        "neubird_state",
     }
+    assert [i["name"] for i in body["integrations"]] == ["neubird_setup"]
     assert r.headers["x-correlation-id"]
 
 
@@ -80,4 +82,5 @@ def test_health_is_503_until_stores_answer(start_host) -> None:
         "perf_runs": False,
         "perf_artifacts": True,
         "investigations_records": False,
+        "neubird_state": False,
     }

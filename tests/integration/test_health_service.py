@@ -17,7 +17,12 @@ async def test_healthy_stack_reports_ok(deps: Deps) -> None:
         "perf_runs": True,
         "perf_artifacts": True,
         "investigations_records": True,
+        "neubird_state": True,
     }
+    # Outside services: NeuBird is not configured in the test stack, and the report says what to set.
+    (neubird,) = [i for i in report.integrations if i.name == "neubird_setup"]
+    assert neubird.detail.startswith("not configured")
+    assert "NEUBIRD_BASE_URL, NEUBIRD_EMAIL, NEUBIRD_PASSWORD" in neubird.detail
     assert all(c.latency_ms and c.latency_ms > 0 for c in report.stores)
     assert report.versions["mcp"].startswith("2.")
     assert report.llm.mode == "rule_based"
