@@ -26,7 +26,7 @@ from shared.neubird.stream import (
 )
 
 # Contract section 12, E5, verbatim (the session-name part keeps its trailing space; LF line ends).
-E5 = (Path(__file__).parents[1] / "fixtures" / "neubird" / "e5_stream.txt").read_bytes()
+E5 = (Path(__file__).parents[2] / "fixtures" / "neubird" / "e5_stream.txt").read_bytes()
 
 E7_CYCLE: dict[str, Any] = {
     "id": "pc-1",
