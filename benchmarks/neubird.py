@@ -252,7 +252,9 @@ async def _per_tool(bench: _Bench) -> dict[str, dict[str, Any]]:
 # -- 3. a realistic sequence -------------------------------------------------------------------------------------
 
 
-def _sequence(rng: random.Random, completed: list[str], alerts: list[str], project: str) -> list[tuple[str, dict]]:
+def _sequence(
+    rng: random.Random, completed: list[str], alerts: list[str], project: str
+) -> list[tuple[str, dict[str, Any]]]:
     """SEQUENCE_CALLS calls an agent might make in a session of work, in a seeded random order."""
     weighted: list[tuple[str, int, Callable[[], dict[str, Any]]]] = [
         ("neubird_list_sessions", 30, lambda: dict(rng.choice(MIXES)[1])),
@@ -358,7 +360,7 @@ async def _run(env: dict[str, str]) -> list[dict[str, Any]]:
     return _results(latency, per_tool, realistic)
 
 
-def _results(latency: dict[str, Any], per_tool: dict[str, dict[str, Any]], seq: dict[str, Any]) -> list[dict]:
+def _results(latency: dict[str, Any], per_tool: dict[str, dict[str, Any]], seq: dict[str, Any]) -> list[dict[str, Any]]:
     every = latency["all"]
     base50, base95 = statistics.median(every["direct"]), _percentile(every["direct"], 0.95)
     rows: list[dict[str, Any]] = []
