@@ -80,9 +80,11 @@ class _Bench:
     def principal(self, user: str | None = None) -> Principal:
         return Principal(workspace_id=self.workspace, user_id=user or f"u-{uuid.uuid4().hex[:10]}", source="dev")
 
-    def cold(self) -> Principal:
-        """Forget the process's NeuBird state (tokens) and hand out a caller with no stored state."""
-        self.deps.state.pop("neubird", None)
+    async def cold(self) -> Principal:
+        """Forget the process's NeuBird state (tokens, kept-alive connections); a caller with no stored state."""
+        kept = self.deps.state.pop("neubird", None)
+        if kept is not None:
+            await kept.aclose()
         return self.principal()
 
     async def call(self, who: Principal, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -162,7 +164,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
                 times["warm"].append(t)
                 rows = rows if rows is not None else (n, out["count"], out["has_more"])
                 if i < COLD_CALLS:
-                    t, _ = await _timed(bench.call(bench.cold(), "neubird_list_sessions", args))
+                    t, _ = await _timed(bench.call(await bench.cold(), "neubird_list_sessions", args))
                     times["cold"].append(t)
             for k, v in times.items():
                 everything[k] += v
@@ -242,7 +244,7 @@ async def _per_tool(bench: _Bench) -> dict[str, dict[str, Any]]:
     ]
     out: dict[str, dict[str, Any]] = {}
     for name, cold_args, warm_args in plan:
-        caller = bench.cold()
+        caller = await bench.cold()
         _, cold = await bench.counted(caller, name, cold_args)
         _, warm = await bench.counted(caller, name, warm_args)
         out[name] = {"cold": cold, "warm": warm}
@@ -298,7 +300,7 @@ async def _realistic(bench: _Bench) -> dict[str, Any]:
     alerts = [s["incident_id"] for s in new["sessions"] if s.get("incident_id")]
     seq = _sequence(random.Random(13), completed, alerts, nb.project_uuid)
     assert len(seq) == SEQUENCE_CALLS
-    caller = bench.cold()
+    caller = await bench.cold()
     totals = {"upstream": 0, "logins": 0, "authenticated": 0, "projects_fetched": 0, "cosmos": 0}
     project_lookups = project_hits = calls_with_login = calls_upstream = 0
     routes: dict[str, int] = {}

@@ -13,6 +13,7 @@ import pytest
 
 from shared.app.wiring import build_deps, load_settings
 from shared.identity.models import Principal
+from shared.neubird.connection import runtime
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
 from tests.support.fake_neubird import FakeNeubird
@@ -81,3 +82,18 @@ async def test_a_follow_up_not_waited_for_is_not_hidden_by_the_cache(nb_deps: De
     after = await call(nb_deps, who, "neubird_inspect_session", {"session_uuid": sid})
     assert len(after["prompt_cycles"]) == 2, after["prompt_cycles"]
     assert after["prompt_cycles"][-1]["status"] != "PROMPT_STATUS_COMPLETED"
+
+
+async def test_tool_calls_share_one_connection_pool_until_deps_close(
+    app_env: dict[str, str], fake: FakeNeubird
+) -> None:
+    deps = build_deps(load_settings({**app_env, **fake.env(), **LOCAL}))
+    who = caller()
+    await call(deps, who, "neubird_list_sessions", {"limit": 5})
+    pool = runtime(deps)._pool
+    assert pool is not None
+    await call(deps, who, "neubird_get_incident_report", {})
+    assert runtime(deps)._pool is pool  # the second call reused the first one's pool (and its connection)
+    assert not pool[1].is_closed
+    await deps.aclose()
+    assert pool[1].is_closed
