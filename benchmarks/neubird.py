@@ -12,16 +12,20 @@ already served other capabilities. Warm means the same caller again in the same 
    its baseline: a direct POST of the same page (the same filters, start and limit + 1 rows the tool asks
    for) to the fake on a kept-alive connection with a token already in hand, i.e. what the upstream page
    itself costs. Reported as ratios; no absolute budget (the machine's load moves the times, not the ratios).
+   Beside them, the Cosmos point read of the caller's state every tool call makes (`caller_state_read`),
+   timed the same way, since it is most of what a warm call adds to the page.
 2. Upstream calls of each of the twelve tools, cold and warm, counted exactly by the fake (its per-route
    stats, reset before each call), with the Cosmos round trips on the `neubird` container beside them.
    Budget: a warm `neubird_list_projects` makes 0 upstream calls.
 3. A realistic sequence of SEQUENCE_CALLS calls of one caller (mostly list_sessions, list_projects, inspect,
-   status; some summaries, reports, defaults, a follow-up and a custom investigation), starting cold. Token
+   status; some summaries, reports, defaults, an alert investigation and a follow-up), starting cold in a
+   workspace of its own, run at each of PACES_S seconds between calls on the app's clock. Token
    cache hit rate: the share of authenticated upstream requests that did not need a login (every request
    looks its token up first; a login is the only miss). Project-list cache hit rate: the share of project-list
    lookups served from the cache; the lookups are the `neubird_list_projects` calls (their `cached` flag),
    checked against the fake's `GET /v1/project` count so no other call fetched the list unseen. Budget: both
-   >= HIT_RATE_BUDGET.
+   >= HIT_RATE_BUDGET at the paces of BUDGET_PACES_S (up to a 10-minute session); slower, the list's 5-minute
+   lifetime bounds its hit rate and it is reported.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -40,7 +45,7 @@ import httpx
 from devhost.fake_neubird import FakeNeubird
 from shared.app.wiring import build_deps, load_settings
 from shared.identity.models import Principal
-from shared.neubird.store import NEUBIRD_CONTAINER
+from shared.neubird.store import NEUBIRD_CONTAINER, NeubirdStore
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
 
@@ -48,6 +53,12 @@ SESSIONS = 1_000
 WARM_CALLS = 40  # per mix
 COLD_CALLS = 15  # per mix
 SEQUENCE_CALLS = 100
+# Seconds between the sequence's calls: back to back, and an agent's pace (a model thinks between tool calls;
+# 6 s per call makes the 100 calls a 10-minute session, 20 s a 33-minute one). The budget holds for the paces
+# in BUDGET_PACES_S; slower, the project list's hit rate is bounded by its 5-minute lifetime (the spec's: at most
+# one fetch per 5 minutes), so it is reported.
+PACES_S = (0.0, 6.0, 20.0)
+BUDGET_PACES_S = (0.0, 6.0)
 HIT_RATE_BUDGET = 0.8
 WARM_PROJECTS_BUDGET = 0
 LOGIN = "POST /v1/user/login"
@@ -80,11 +91,14 @@ class _Bench:
     def principal(self, user: str | None = None) -> Principal:
         return Principal(workspace_id=self.workspace, user_id=user or f"u-{uuid.uuid4().hex[:10]}", source="dev")
 
-    async def cold(self) -> Principal:
-        """Forget the process's NeuBird state (tokens, kept-alive connections); a caller with no stored state."""
+    async def cold(self, *, new_workspace: bool = False) -> Principal:
+        """Forget the process's NeuBird state (tokens, kept-alive connections); a caller with no stored state
+        (`new_workspace`: in a workspace of its own too, so no completed session is cached for it either)."""
         kept = self.deps.state.pop("neubird", None)
-        if kept is not None:
+        if hasattr(kept, "aclose"):
             await kept.aclose()
+        if new_workspace:
+            self.workspace = f"ws-bench-nb-{uuid.uuid4().hex[:6]}"
         return self.principal()
 
     async def call(self, who: Principal, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -150,16 +164,19 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
         token = r.json()["access_token"]
         warm_who = bench.principal()
         per_mix: list[dict[str, Any]] = []
-        everything: dict[str, list[float]] = {"direct": [], "warm": [], "cold": []}
+        everything: dict[str, list[float]] = {"direct": [], "state": [], "warm": [], "cold": []}
+        store = NeubirdStore(bench.deps.cosmos)
         for _, args in MIXES:  # warm-up: imports, containers, the first connection of each kind
             await bench.call(warm_who, "neubird_list_sessions", args)
             await _direct(http, nb, token, args)
         for label, args in MIXES:
-            times: dict[str, list[float]] = {"direct": [], "warm": [], "cold": []}
+            times: dict[str, list[float]] = {"direct": [], "state": [], "warm": [], "cold": []}
             rows = None
             for i in range(max(WARM_CALLS, COLD_CALLS)):  # interleaved so machine noise hits all three alike
                 t, n = await _timed(_direct(http, nb, token, args))
                 times["direct"].append(t)
+                t, _ = await _timed(store.state(warm_who))
+                times["state"].append(t)
                 t, out = await _timed(bench.call(warm_who, "neubird_list_sessions", args))
                 times["warm"].append(t)
                 rows = rows if rows is not None else (n, out["count"], out["has_more"])
@@ -291,7 +308,9 @@ def _sequence(
     return seq
 
 
-async def _realistic(bench: _Bench) -> dict[str, Any]:
+async def _realistic(bench: _Bench, pace_s: float) -> dict[str, Any]:
+    """The sequence, each call `pace_s` later than the previous on the app's clock (deps.clock: the project-list
+    and completed-session caches age with it; the fake's tokens last a day, so the token cache does not)."""
     nb = bench.nb
     who = bench.principal()
     done = await bench.call(who, "neubird_list_sessions", {"investigation_status": "completed", "limit": 20})
@@ -300,12 +319,15 @@ async def _realistic(bench: _Bench) -> dict[str, Any]:
     alerts = [s["incident_id"] for s in new["sessions"] if s.get("incident_id")]
     seq = _sequence(random.Random(13), completed, alerts, nb.project_uuid)
     assert len(seq) == SEQUENCE_CALLS
-    caller = await bench.cold()
+    caller = await bench.cold(new_workspace=True)
+    real_clock, start, step = bench.deps.clock, bench.deps.clock(), [0]
+    bench.deps.clock = lambda: start + timedelta(seconds=step[0] * pace_s)
     totals = {"upstream": 0, "logins": 0, "authenticated": 0, "projects_fetched": 0, "cosmos": 0}
     project_lookups = project_hits = calls_with_login = calls_upstream = 0
     routes: dict[str, int] = {}
     for name, args in seq:
         out, counts = await bench.counted(caller, name, args)
+        step[0] += 1
         totals["upstream"] += counts["upstream"]
         totals["logins"] += counts["routes"].get(LOGIN, 0)
         totals["authenticated"] += counts["upstream"] - counts["routes"].get(LOGIN, 0)
@@ -318,6 +340,7 @@ async def _realistic(bench: _Bench) -> dict[str, Any]:
         if name == "neubird_list_projects":
             project_lookups += 1
             project_hits += bool(out["cached"])
+    bench.deps.clock = real_clock
     assert project_lookups - project_hits == totals["projects_fetched"], (
         "the project list was fetched by calls other than neubird_list_projects",
         project_lookups,
@@ -325,6 +348,8 @@ async def _realistic(bench: _Bench) -> dict[str, Any]:
         totals,
     )
     return {
+        "pace_s": pace_s,
+        "simulated_minutes": round(len(seq) * pace_s / 60, 1),
         "calls": len(seq),
         "mix": {n: sum(1 for s, _ in seq if s == n) for n in sorted({s for s, _ in seq})},
         "token_hit_rate": round(1 - totals["logins"] / totals["authenticated"], 3),
@@ -356,13 +381,15 @@ async def _run(env: dict[str, str]) -> list[dict[str, Any]]:
         try:
             latency = await _latency(bench)
             per_tool = await _per_tool(bench)
-            realistic = await _realistic(bench)
+            realistic = [await _realistic(bench, pace) for pace in PACES_S]
         finally:
             await deps.aclose()
     return _results(latency, per_tool, realistic)
 
 
-def _results(latency: dict[str, Any], per_tool: dict[str, dict[str, Any]], seq: dict[str, Any]) -> list[dict[str, Any]]:
+def _results(
+    latency: dict[str, Any], per_tool: dict[str, dict[str, Any]], seq: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     every = latency["all"]
     base50, base95 = statistics.median(every["direct"]), _percentile(every["direct"], 0.95)
     rows: list[dict[str, Any]] = []
@@ -376,6 +403,7 @@ def _results(latency: dict[str, Any], per_tool: dict[str, dict[str, Any]], seq: 
                 "ok": True,
                 "direct_p50_ms": round(base50 * 1000, 2),
                 "direct_p95_ms": round(base95 * 1000, 2),
+                "caller_state_read_p50_ms": round(statistics.median(every["state"]) * 1000, 2),
                 "p50_ms": round(p50 * 1000, 2),
                 "p95_ms": round(p95 * 1000, 2),
                 "p95_ratio": round(p95 / base95, 2),
@@ -402,16 +430,18 @@ def _results(latency: dict[str, Any], per_tool: dict[str, dict[str, Any]], seq: 
             },
         }
     )
-    worst = min(seq["token_hit_rate"], seq["project_list_hit_rate"])
-    rows.append(
-        {
-            "name": "neubird_cache_hit_rate_100_calls",
-            "ratio": worst,
-            "budget": f">= {HIT_RATE_BUDGET} (token and project list)",
-            "ok": worst >= HIT_RATE_BUDGET,
-            **seq,
-        }
-    )
+    for one in seq:
+        worst = min(one["token_hit_rate"], one["project_list_hit_rate"])
+        held = one["pace_s"] in BUDGET_PACES_S
+        rows.append(
+            {
+                "name": f"neubird_cache_hit_rate_100_calls_every_{one['pace_s']:g}s",
+                "ratio": worst,
+                "budget": f">= {HIT_RATE_BUDGET} (token and project list)" if held else None,
+                "ok": worst >= HIT_RATE_BUDGET or not held,
+                **one,
+            }
+        )
     return rows
 
 
