@@ -20,6 +20,7 @@ from benchmarks import (
     investigations,
     mcp_overhead,
     memory_ranking,
+    neubird,
     perf_roundtrip,
     slowlog_parser,
     spx_trace,
@@ -38,6 +39,7 @@ NAMES = (
     "hostile_inputs",
     "perf_roundtrip",
     "memory_ranking",
+    "neubird",
 )
 _NEED_STACK = set(NAMES) - {"cold_start", "slowlog_parser", "spx_trace"}
 
@@ -102,6 +104,8 @@ def _with_stack(want: set[str]) -> list[dict[str, Any]]:
                 results += memory_ranking.run(
                     load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
                 )
+            if "neubird" in want:
+                results += neubird.run(stack.app_settings())
         finally:
             stack.stop()
     return results

@@ -81,10 +81,13 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         max_response_bytes: int,
         on_target: Callable[[Target], None] | None = None,
         on_response: Callable[[httpx2.Response], None] | None = None,
+        limits: httpx2.Limits | None = None,
     ) -> None:
         self._guard, self._field, self._limit = guard, url_field, max_response_bytes
         self._on_target, self._on_response = on_target, on_response
-        self._inner = httpx2.AsyncHTTPTransport(verify=tls_context())
+        # `limits`: the connection pool's (a client's own `limits` do not reach a transport it is given).
+        limits = limits or httpx2.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's defaults
+        self._inner = httpx2.AsyncHTTPTransport(verify=tls_context(), limits=limits)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         target = await self._guard.resolve(str(request.url), self._field)

@@ -278,6 +278,27 @@ class PromptStream:
 # --- the client ------------------------------------------------------------------------------------------------
 
 
+# Kept-alive connections for the pool `http_client` makes; [GAP] NeuBird's idle timeout is not documented, and a
+# connection the server closed meanwhile is noticed before reuse (the pool checks it) or retried as a connection error.
+KEEPALIVE_EXPIRY_S = 30.0
+
+
+def http_client(
+    guard: OutboundGuard, max_response_bytes: int, url_field: str = "NEUBIRD_BASE_URL"
+) -> httpx2.AsyncClient:
+    """An HTTP client whose every request goes through the outbound guard, bodies capped, no proxy, no redirects.
+
+    Share one per process (connection.Runtime does): each tool call then reuses a kept-alive connection instead
+    of paying a TCP and TLS handshake with NeuBird. Every request sets its own timeout.
+    """
+    limits = httpx2.Limits(max_connections=50, max_keepalive_connections=10, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+    return httpx2.AsyncClient(
+        transport=GuardedTransport(guard, url_field, max_response_bytes=max_response_bytes, limits=limits),
+        trust_env=False,  # no proxy from the environment: the checked address is the one connected to
+        follow_redirects=False,
+    )
+
+
 class _Retry(Exception):
     """An attempt failed in a way another attempt may fix (429, 5xx, connection error, timeout)."""
 
@@ -313,18 +334,16 @@ class NeubirdClient:
         rng: Callable[[], float] = random.random,
         on_call: Callable[[str], None] | None = None,
         url_field: str = "NEUBIRD_BASE_URL",
+        http: httpx2.AsyncClient | None = None,
     ) -> None:
+        """`http`: a shared connection pool from `http_client` (kept open by its owner); else the client owns one."""
         self.base_url = base_url.rstrip("/")
         self._credentials, self._tokens, self.limits = credentials, tokens, limits
         self._clock, self._sleep, self._rng, self._on_call = clock, sleep, rng, on_call
         self._login_lock = asyncio.Lock()
         self._seen_tokens: list[str] = []
-        self._http = httpx2.AsyncClient(
-            transport=GuardedTransport(guard, url_field, max_response_bytes=limits.max_response_bytes),
-            timeout=httpx2.Timeout(limits.timeout_s),
-            trust_env=False,  # no proxy from the environment: the checked address is the one connected to
-            follow_redirects=False,
-        )
+        self._owns_http = http is None
+        self._http = http if http is not None else http_client(guard, limits.max_response_bytes, url_field)
 
     def __repr__(self) -> str:
         return f"NeubirdClient(base_url={self.base_url!r})"
@@ -338,7 +357,8 @@ class NeubirdClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns_http:
+            await self._http.aclose()
 
     # -- secrets --
 
@@ -781,5 +801,6 @@ __all__ = [
     "PromptStream",
     "StreamOutcome",
     "TokenCache",
+    "http_client",
     "token_expiry",
 ]

@@ -7,15 +7,18 @@ switch), and hands out a client whose tokens live in the process-wide runtime (`
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
+
 from shared.core.errors import NotConfigured, ValidationFailed
 from shared.core.outbound import OutboundGuard
 from shared.identity.models import Principal
-from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache
+from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache, http_client
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import host_allowed
 from shared.neubird.settings import NOT_CONFIGURED_SETTINGS, NeubirdSettings
@@ -27,13 +30,40 @@ PLACEHOLDER_ORG = "ORGANIZATION_NAME_ROOT"
 
 @dataclass
 class Runtime:
-    """What the capability keeps per worker process: tokens (never stored elsewhere) and upstream call counts."""
+    """What the capability keeps per worker process: tokens (never stored elsewhere), upstream call counts, and
+    the HTTP connection pool every NeuBird call shares (one per event loop: its connections belong to one)."""
 
     tokens: TokenCache = field(default_factory=TokenCache)
     upstream_calls: dict[str, int] = field(default_factory=dict)
+    _pool: tuple[asyncio.AbstractEventLoop, httpx2.AsyncClient] | None = field(default=None, repr=False)
 
     def count(self, route: str) -> None:
         self.upstream_calls[route] = self.upstream_calls.get(route, 0) + 1
+
+    def client(self, deps: Deps, base_url: str) -> NeubirdClient:
+        """A client for `base_url` on the deployment's account, over the shared pool (closing it keeps the pool)."""
+        settings = deps.settings.section(NeubirdSettings)
+        assert settings.email  # configured: the callers refused NOT_CONFIGURED first
+        assert settings.password
+        guard = OutboundGuard(deps.settings)
+        loop = asyncio.get_running_loop()
+        if self._pool is None or self._pool[0] is not loop or self._pool[1].is_closed:
+            self._pool = (loop, http_client(guard, settings.max_response_bytes))
+        return NeubirdClient(
+            base_url,
+            Credentials(settings.email, settings.password),
+            guard=guard,
+            tokens=self.tokens,
+            limits=ClientLimits.from_settings(settings),
+            on_call=self.count,
+            http=self._pool[1],
+        )
+
+    async def aclose(self) -> None:
+        """Close the pool (Deps.aclose calls this); a pool of another, finished event loop is only dropped."""
+        pool, self._pool = self._pool, None
+        if pool is not None and pool[0] is asyncio.get_running_loop():
+            await pool[1].aclose()
 
 
 def runtime(deps: Deps) -> Runtime:
@@ -112,16 +142,7 @@ async def open_connection(deps: Deps, principal: Principal) -> AsyncIterator[Con
             details={"current_url": base_url, "allowed_hosts": list(settings.host_patterns())},
             recovery=[f"Call neubird_switch_instance with base_url {settings.base_url!r} or an allowed host."],
         )
-    rt = runtime(deps)
-    client = NeubirdClient(
-        base_url,
-        Credentials(settings.email, settings.password),
-        guard=OutboundGuard(deps.settings),
-        tokens=rt.tokens,
-        limits=ClientLimits.from_settings(settings),
-        on_call=rt.count,
-    )
-    async with client:
+    async with runtime(deps).client(deps, base_url) as client:
         yield Connection(principal, settings, store, state, base_url, client)
 
 

@@ -236,12 +236,27 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
     return out
 
 
-async def inspect_raw(conn: Connection, deps: Deps, session_uuid: str, project: str, org: str) -> dict[str, Any]:
-    """The inspect response; a completed one is reused from the cache for completed_cache_seconds."""
-    key = f"{project}/{session_uuid}"
-    cached = await conn.store.completed(conn.principal.workspace_id, conn.base_url, key, deps.clock())
-    if cached is not None:
-        return cached
+def _cache_key(project: str, session_uuid: str) -> str:
+    return f"{project}/{session_uuid}"
+
+
+async def forget_completed(conn: Connection, session_uuid: str, project: str) -> None:
+    """Drop the session's cached completed inspect: a prompt was just sent to it, so it no longer holds."""
+    await conn.store.drop_completed(conn.principal.workspace_id, conn.base_url, _cache_key(project, session_uuid))
+
+
+async def inspect_raw(
+    conn: Connection, deps: Deps, session_uuid: str, project: str, org: str, *, fresh: bool = False
+) -> dict[str, Any]:
+    """The inspect response; a completed one is reused from the cache for completed_cache_seconds.
+
+    `fresh` skips the cached copy (and replaces it when the answer is complete): after a prompt of ours ended.
+    """
+    key = _cache_key(project, session_uuid)
+    if not fresh:
+        cached = await conn.store.completed(conn.principal.workspace_id, conn.base_url, key, deps.clock())
+        if cached is not None:
+            return cached
     found = await conn.client.inspect(session_uuid, project, org)
     if is_completed(found):
         await conn.store.put_completed(

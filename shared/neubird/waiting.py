@@ -103,6 +103,8 @@ async def send_and_wait(
     told = ""
     # Opening the stream has its own timeouts and retries (client.py); the budget bounds the reading.
     async with conn.client.prompt(session_uuid, project, text) as stream:
+        # NeuBird took the prompt: a completed inspect cached before it is stale from now on.
+        await sessions.forget_completed(conn, session_uuid, project)
         try:
             async with asyncio.timeout(max(0.05, budget - (time.monotonic() - started))):
                 async for event in stream:
@@ -158,7 +160,7 @@ def _cycle_error(found: dict[str, Any]) -> str:
 async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: str) -> None:
     """Warm the completed-investigation cache so inspect and the alert lookup reuse the finished answer."""
     try:
-        await sessions.inspect_raw(conn, deps, session_uuid, project, await conn.organization())
+        await sessions.inspect_raw(conn, deps, session_uuid, project, await conn.organization(), fresh=True)
     except Exception:
         return
 

@@ -48,5 +48,9 @@ class Deps:
     state: dict[str, Any] = field(default_factory=dict)
 
     async def aclose(self) -> None:
+        for kept in list(self.state.values()):  # a capability's pooled clients
+            closer = getattr(kept, "aclose", None)
+            if closer is not None:
+                await closer()
         await self.cosmos.close()
         await self.blobs.close()
