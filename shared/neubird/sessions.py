@@ -236,9 +236,18 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
     return out
 
 
+def _cache_key(project: str, session_uuid: str) -> str:
+    return f"{project}/{session_uuid}"
+
+
+async def forget(conn: Connection, session_uuid: str, project: str) -> None:
+    """Drop the session's cached completed inspect: a new prompt cycle is on its way."""
+    await conn.store.forget_completed(conn.principal.workspace_id, conn.base_url, _cache_key(project, session_uuid))
+
+
 async def inspect_raw(conn: Connection, deps: Deps, session_uuid: str, project: str, org: str) -> dict[str, Any]:
     """The inspect response; a completed one is reused from the cache for completed_cache_seconds."""
-    key = f"{project}/{session_uuid}"
+    key = _cache_key(project, session_uuid)
     cached = await conn.store.completed(conn.principal.workspace_id, conn.base_url, key, deps.clock())
     if cached is not None:
         return cached

@@ -114,6 +114,10 @@ class NeubirdStore:
         results = doc.get("results")
         return results if isinstance(results, dict) else None
 
+    async def forget_completed(self, workspace_id: str, base_url: str, session_uuid: str) -> None:
+        """Drop a cached investigation (a new prompt in the session makes it stale)."""
+        await (await self._container()).delete(completed_id(base_url, session_uuid), workspace_id)
+
     async def put_completed(
         self, workspace_id: str, base_url: str, session_uuid: str, results: dict[str, Any], now: datetime, ttl: int
     ) -> None:

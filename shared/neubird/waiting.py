@@ -101,6 +101,8 @@ async def send_and_wait(
     out = Waited()
     agg = Aggregator()
     told = ""
+    # A follow-up makes a cached completed inspect of this session stale (it would hide the new cycle).
+    await sessions.forget(conn, session_uuid, project)
     # Opening the stream has its own timeouts and retries (client.py); the budget bounds the reading.
     async with conn.client.prompt(session_uuid, project, text) as stream:
         try:
