@@ -140,8 +140,7 @@ async def call(
     keep("\n".join(told))
     assert result.structured_content is not None, result
     out = dict(result.structured_content)
-    if "error" in out:
-        assert result.is_error, result
+    assert result.is_error == isinstance(out.get("error"), dict), result  # an error result is the envelope
     out["_progress"] = told
     return out
 
