@@ -22,6 +22,7 @@ Control methods (all thread-safe; the `/_fake/<name>` routes call the same ones,
 login_failure_status=, fail_prompts=)`, `next_prompt(seconds, fail=, answer=, session_uuid=)`,
 `token_policy(lifetime_seconds=, max_calls=)`, `expire_tokens()`, `rate_limit(n, retry_after_s)`,
 `fail(n, status)`, `slow(seconds)`, `break_stream_after(k)`, `stats()`, `reset_stats()`, `calls(route)`,
+`issued_tokens()`,
 `add_session(alert_id=, title=, status=, ...)`, `session_view(uuid)`, `wait_finished(uuid, timeout)`, `env()`.
 Every request under /api is counted once per route key (e.g. "POST /v1/inference/session/list"), faulted or
 not, before any delay; `/_fake/...` calls are not counted.
@@ -703,6 +704,7 @@ class FakeNeubird:
         self._rng = random.Random(seed)
         self._secret = hashlib.sha256(f"fake-neubird-{seed}".encode()).digest()
         self._tokens: dict[str, TokenInfo] = {}
+        self._issued: list[str] = []  # every token ever issued, expired or not (for leak checks)
         self._token_serial = 0
         self._rate_limit = (0, 0.0)
         self._fail = (0, 500)
@@ -859,6 +861,11 @@ class FakeNeubird:
             self._calls.clear()
             self._statuses.clear()
             self._logins = self._login_failures = 0
+
+    def issued_tokens(self) -> list[str]:
+        """Every access token this server issued so far (expired ones too): what must never leak."""
+        with self.lock:
+            return list(self._issued)
 
     def calls(self, route: str) -> int:
         """Calls of one route key, e.g. `nb.calls("POST /v1/inference/session/inspect")`."""
@@ -1105,6 +1112,7 @@ class FakeNeubird:
         signature = _b64(hmac.new(self._secret, f"{header}.{payload}".encode(), hashlib.sha256).digest())
         token = f"{header}.{payload}.{signature}"
         self._tokens[token] = TokenInfo(now + self.token_lifetime_seconds, self.token_max_calls)
+        self._issued.append(token)
         return token
 
     def authorised(self, authorization: str | None) -> bool:

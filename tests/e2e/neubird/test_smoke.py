@@ -1,39 +1,17 @@
-"""Smoke: each neubird tool answers over MCP against the fake NeuBird (the fuller suite lives beside it)."""
+"""Smoke: each neubird tool answers over MCP against the fake NeuBird (the fuller suite lives beside it; the
+shared host and fake come from conftest)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
-import pytest
-
 from devhost.processes import HostProcess
+from tests.e2e.neubird import conftest
 from tests.support.fake_neubird import FakeNeubird
-from tests.support.mcp_http import mcp_client
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeNeubird]:
-    with FakeNeubird(sessions=300, seed=3, investigation_seconds=60, time_scale=0.01, keepalive_seconds=0.2) as nb:
-        yield nb
-
-
-@pytest.fixture(scope="module")
-def nb_host(start_host: Callable[..., HostProcess], fake: FakeNeubird) -> HostProcess:
-    return start_host(
-        {
-            **fake.env(),
-            "FIREBREAK_OUTBOUND_ALLOW_HTTP": "true",
-            "FIREBREAK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
-        }
-    )
 
 
 async def call(host: HostProcess, name: str, args: dict[str, Any], ws: str = "ws-nb-smoke") -> dict[str, Any]:
-    async with mcp_client(host, {"X-Dev-Workspace": ws}) as client:
-        result = await client.call_tool(name, args)
-    assert result.structured_content is not None
-    return result.structured_content
+    return await conftest.call(host, name, args, ws)
 
 
 async def test_every_tool_answers(nb_host: HostProcess, fake: FakeNeubird) -> None:
