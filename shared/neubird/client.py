@@ -34,6 +34,7 @@ import json
 import logging
 import math
 import random
+import re
 import threading
 import time
 import uuid
@@ -63,6 +64,9 @@ _BACKOFF_BASE_S = 1.0
 _REFRESH_MARGIN_S = 300.0
 _NO_EXP_LIFETIME_S = 55 * 60.0
 _QUOTED_CHARS = 300
+_PARSE_OFF_LOOP_BYTES = 256 * 1024
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+_TOKEN = re.compile(r"[\x21-\x7e]{1,8192}")
 _AUTH_RECOVERY = [
     "Check NEUBIRD_EMAIL and NEUBIRD_PASSWORD: NeuBird refused the account's login.",
     "Check NEUBIRD_BASE_URL: it must be the instance's API base, ending in /api (e.g. https://acme.app.neubird.ai/api).",
@@ -404,6 +408,9 @@ class NeubirdClient:
         token = data.get("access_token") or data.get("token")
         if not isinstance(token, str) or not token.strip():
             raise self._auth_error("NeuBird's login answer has no access_token")
+        if not _TOKEN.fullmatch(token):
+            # Never cached: a token no header can carry would break every call of every caller until it expired.
+            raise self._auth_error("NeuBird's login answer has a token that is not printable ASCII")
         self._seen_tokens.append(token)
         org = data.get("org_uuid") if isinstance(data.get("org_uuid"), str) and data.get("org_uuid") else None
         entry = CachedToken(token, token_expiry(token, self._clock()), org_uuid=org, org_known=org is not None)
@@ -528,15 +535,21 @@ class NeubirdClient:
         )
         self._count("prompt")
         try:
-            response = await self._http.send(request, stream=True)
-        except (httpx2.TimeoutException, httpx2.TransportError) as exc:
+            # The whole opening (connect, headers) within one timeout: a server trickling its headers byte by
+            # byte must not hold the call past it.
+            async with asyncio.timeout(limits.timeout_s):
+                response = await self._http.send(request, stream=True)
+        except (TimeoutError, httpx2.TimeoutException, httpx2.TransportError) as exc:
             raise self._retry_for(exc) from None
         except ResponseTooLarge as exc:
             raise self._api_error("prompt", f"NeuBird's answer passed {exc.limit} bytes") from None
         if response.status_code == 200 and not _is_json(response):
+            if not _identity(response):
+                await response.aclose()
+                raise self._api_error("prompt", "NeuBird's stream came compressed though identity was asked")
             return response
         try:
-            answer = _Answer(response.status_code, response.headers, await response.aread())
+            answer = _Answer(response.status_code, response.headers, await self._raw_body("prompt", response))
         except (httpx2.TimeoutException, httpx2.TransportError) as exc:
             raise self._retry_for(exc) from None
         except ResponseTooLarge as exc:
@@ -559,12 +572,14 @@ class NeubirdClient:
 
     def _session_uuid(self, data: Any, route: str) -> str:
         value = data.get("session_uuid") if isinstance(data, Mapping) else None
-        if not isinstance(value, str) or not value:
-            raise self._api_error(route, f"NeuBird's {route} answer has no session_uuid")
+        if not isinstance(value, str) or not _SESSION_ID.fullmatch(value):
+            # It goes back into URLs and into answers an agent acts on: only an id-shaped value is taken.
+            raise self._api_error(route, f"NeuBird's {route} answer has no usable session_uuid")
         return value
 
     def _headers(self, token: str | None) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
+        # identity: a compressed answer is refused (_raw_body), so no gzip bomb can pass the byte cap.
+        headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         return headers
@@ -698,7 +713,7 @@ class NeubirdClient:
                 response = await self._http.send(request, stream=True)
                 try:
                     accepted = 200 <= response.status_code < 300
-                    answer = _Answer(response.status_code, response.headers, await response.aread())
+                    answer = _Answer(response.status_code, response.headers, await self._raw_body(route, response))
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx2.TimeoutException, httpx2.TransportError) as exc:
@@ -711,7 +726,19 @@ class NeubirdClient:
             raise self._retry_for(exc) from None
         except ResponseTooLarge as exc:
             raise self._api_error(route, f"NeuBird's answer passed {exc.limit} bytes") from None
+        if 200 <= answer.status < 300 and len(answer.body) > _PARSE_OFF_LOOP_BYTES:
+            # A big page (up to max_response_bytes) is parsed in a thread so other requests keep the loop.
+            try:
+                return await asyncio.to_thread(json.loads, answer.body)
+            except ValueError:
+                raise self._api_error(route, f"NeuBird's {route} answer is not JSON") from None
         return self._judge(route, answer)
+
+    async def _raw_body(self, route: str, response: httpx2.Response) -> bytes:
+        """The body as sent (capped by the transport); a compressed one is refused, never inflated."""
+        if not _identity(response):
+            raise self._api_error(route, "NeuBird's answer came compressed though identity was asked")
+        return b"".join([chunk async for chunk in response.aiter_raw()])
 
     def _judge(self, route: str, answer: _Answer) -> Any:
         status = answer.status
@@ -786,6 +813,10 @@ def _is_json(response: httpx2.Response) -> bool:
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
     return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _identity(response: httpx2.Response) -> bool:
+    return response.headers.get("content-encoding", "identity").strip().lower() in ("", "identity")
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from shared.neubird import projects, sessions
@@ -14,6 +15,8 @@ from shared.neubird.waiting import ProgressFn, Waited, failure, send_and_wait, s
 from shared.tools.deps import Deps
 from shared.tools.invoke import Orchestrations
 
+# What a session id NeuBird hands us must look like before it goes into a URL or a request (opaque otherwise).
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # Pages of up to 100 sessions searched for an alert's sessions when the server does not filter by alert id.
 _ALERT_PAGES = 5
 
@@ -110,6 +113,8 @@ async def _alert_sessions(conn: Connection, project: str, org: str, alert_id: st
             r
             for r in rows
             if isinstance(r, dict)
+            and isinstance(r.get("session_uuid"), str)
+            and _SESSION_ID.fullmatch(r["session_uuid"])
             and isinstance(r.get("incident_info"), dict)
             and r["incident_info"].get("id") == alert_id
         ]

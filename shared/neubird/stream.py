@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_LINE_BYTES = 1024 * 1024
+# Text kept per chain-of-thought step and for the answer: what an agent can read; the rest is dropped.
+MAX_STEP_CHARS = 64 * 1024
+MAX_ANSWER_CHARS = 256 * 1024
 
 # Content types (contract 5.4).
 PROGRESS_STATUS = "CONTENT_TYPE_PROGRESS_STATUS"
@@ -238,6 +241,19 @@ class Step:
     category: str | None = None
     status: str | None = None
     sources_involved: list[str] = field(default_factory=list)
+    # Streamed fragments, joined once in `text()`: appending to a str attribute copies it every time, which
+    # made a long delta stream quadratic. Capped at MAX_STEP_CHARS (the rest is dropped).
+    parts: list[str] = field(default_factory=list, repr=False, compare=False)
+    parts_length: int = field(default=0, repr=False, compare=False)
+
+    def append(self, text: str) -> None:
+        room = MAX_STEP_CHARS - len(self.investigation) - self.parts_length
+        if room > 0 and text:
+            self.parts.append(text[:room])
+            self.parts_length += min(len(text), room)
+
+    def text(self) -> str:
+        return self.investigation + "".join(self.parts)
 
     @property
     def completed(self) -> bool:
@@ -268,7 +284,7 @@ class Step:
             self.sources_involved = _strings(part["sources_involved"])[:_MAX_SOURCES]
         text = part.get("investigation")
         if investigation and isinstance(text, str) and text.strip().lower() not in _PLACEHOLDERS:
-            self.investigation = text
+            self.investigation, self.parts, self.parts_length = text[:MAX_STEP_CHARS], [], 0
 
 
 @dataclass(frozen=True)
@@ -346,6 +362,7 @@ class Aggregator:
         self._steps: dict[str, Step] = {}
         self._active: str | None = None  # delta mode: the step of the latest cot_start
         self._answer: list[str] = []
+        self._answer_length = 0
         self._sources: dict[str, dict[str, Any]] = {}
         self._suggestions: list[str] = []
         self._history: list[str] = []
@@ -414,9 +431,11 @@ class Aggregator:
 
     def _chat(self, texts: list[str], delta: bool) -> None:
         if not delta:
-            self._answer = ["\n".join(texts)]
-        elif texts:
-            self._answer.append(texts[0])
+            whole = "\n".join(texts)[:MAX_ANSWER_CHARS]
+            self._answer, self._answer_length = [whole], len(whole)
+        elif texts and (room := MAX_ANSWER_CHARS - self._answer_length) > 0:
+            self._answer.append(texts[0][:room])
+            self._answer_length += min(len(texts[0]), room)
 
     def _progress_text(self, text: str) -> None:
         self._progress = text
@@ -450,7 +469,7 @@ class Aggregator:
         data = _json_part(part)
         if data is None:
             if name == "cot_delta" and isinstance(part, str) and self._active in self._steps:
-                self._steps[self._active].investigation += part
+                self._steps[self._active].append(part)
             return
         step_id = _text(data.get("id")) or self._active or f"step-{len(self._steps) + 1}"
         if name == "cot_start":
@@ -462,7 +481,7 @@ class Aggregator:
                 step.update(data, investigation=False)
                 fragment = data.get("investigation")
                 if isinstance(fragment, str):
-                    step.investigation += fragment
+                    step.append(fragment)
             if self._active is None:
                 self._active = step_id
         elif self._active in (step_id, None):
@@ -485,10 +504,10 @@ class Aggregator:
                 continue
             fragment = delta and i == active_index
             # [INF] in delta snapshots only the active step's text is a fragment; others keep their text.
-            step.update(data, investigation=not fragment and (not delta or not step.investigation))
+            step.update(data, investigation=not fragment and (not delta or not step.text()))
             text = data.get("investigation")
             if fragment and isinstance(text, str) and text.strip().lower() not in _PLACEHOLDERS:
-                step.investigation += text
+                step.append(text)
         self._active = ids[active_index] if ids else self._active
 
     def _record_error(self, payload: Mapping[str, Any]) -> None:
@@ -507,7 +526,10 @@ class Aggregator:
     # -- the state --
 
     def state(self) -> TurnState:
-        steps = tuple(Step(**{**vars(s), "sources_involved": list(s.sources_involved)}) for s in self._steps.values())
+        steps = tuple(
+            Step(**{**vars(s), "investigation": s.text(), "parts": [], "parts_length": 0, "sources_involved": list(s.sources_involved)})
+            for s in self._steps.values()
+        )
         ids = [s.id for s in steps]
         if self._active in ids:
             current_index: int | None = ids.index(self._active)
@@ -565,7 +587,8 @@ def state_from_prompt_cycle(
     aggregator._session_uuid = session_uuid
     if isinstance(cid := cycle.get("id"), str) and cid:
         aggregator._message_id = cid
-    for part in cycle.get("sources") or []:
+    sources = cycle.get("sources")
+    for part in sources if isinstance(sources, list) else []:
         aggregator._source(part)
     cots = cycle.get("chain_of_thoughts")
     if isinstance(cots, list) and cots:

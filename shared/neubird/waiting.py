@@ -30,6 +30,7 @@ from shared.tools.deps import Deps
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 # With no wait asked for, the stream is read only until NeuBird shows it took the prompt.
 ACK_SECONDS = 10.0
+PROGRESS_EVERY = 0.5
 
 
 @dataclass
@@ -43,14 +44,26 @@ class Waited:
     elapsed: float = 0.0
 
 
-async def _tell(agg: Aggregator, told: str, progress: ProgressFn) -> str:
-    """Notify the caller when the step or status text changed (keepalives and deltas alone are not news)."""
-    state = agg.state()
-    now_told = f"{state.completed_steps}/{state.total_steps} {state.current_step or ''} {state.progress_text or ''}"
-    if now_told != told:
-        message = state.current_step or state.progress_text or "NeuBird is investigating"
-        await progress(float(state.completed_steps), None, message[:200])
-    return now_told
+@dataclass
+class _Teller:
+    """Progress notifications while a stream is read: at most one per PROGRESS_EVERY seconds, and only when the
+    step or status text changed. Building the state costs O(steps + answer), so it is not done per event."""
+
+    progress: ProgressFn
+    told: str = ""
+    next_at: float = 0.0
+
+    async def maybe(self, agg: Aggregator) -> None:
+        now = time.monotonic()
+        if now < self.next_at:
+            return
+        self.next_at = now + PROGRESS_EVERY
+        state = agg.state()
+        key = f"{state.completed_steps}/{state.total_steps} {state.current_step or ''} {state.progress_text or ''}"
+        if key != self.told:
+            self.told = key
+            message = state.current_step or state.progress_text or "NeuBird is investigating"
+            await self.progress(float(state.completed_steps), None, message[:200])
 
 
 def poll_plan(wait_seconds: float, interval_ms: int, max_attempts: int) -> tuple[float, int]:
@@ -100,7 +113,7 @@ async def send_and_wait(
     budget = min(wait_seconds, conn.settings.sync_wait_seconds) if wait_seconds > 0 else ACK_SECONDS
     out = Waited()
     agg = Aggregator()
-    told = ""
+    teller = _Teller(progress) if progress is not None else None
     # Opening the stream has its own timeouts and retries (client.py); the budget bounds the reading.
     async with conn.client.prompt(session_uuid, project, text) as stream:
         # NeuBird took the prompt: a completed inspect cached before it is stale from now on.
@@ -109,8 +122,8 @@ async def send_and_wait(
             async with asyncio.timeout(max(0.05, budget - (time.monotonic() - started))):
                 async for event in stream:
                     agg.feed(event)
-                    if progress is not None:
-                        told = await _tell(agg, told, progress)
+                    if teller is not None:
+                        await teller.maybe(agg)
                     if agg.ended or wait_seconds <= 0:
                         break
         except TimeoutError:

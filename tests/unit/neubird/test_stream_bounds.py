@@ -1,0 +1,47 @@
+"""A verbose or hostile stream stays bounded: text per step and answer is capped, state is built on demand."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shared.neubird.stream import MAX_ANSWER_CHARS, MAX_STEP_CHARS, Aggregator, SseEvent, state_from_prompt_cycle
+
+COT = "CONTENT_TYPE_CHAIN_OF_THOUGHT"
+CHAT = "CONTENT_TYPE_CHAT_RESPONSE"
+
+
+def _event(name: str, content_type: str, part: Any, *, delta: bool = True) -> SseEvent:
+    message: dict[str, Any] = {"id": "pc-1", "content": {"content_type": content_type, "parts": [part]}}
+    if delta:
+        message["metadata"] = {"is_delta": True}
+    return SseEvent(name, {"message": message})
+
+
+def test_fifty_thousand_deltas_keep_one_capped_step_and_a_capped_answer() -> None:
+    agg = Aggregator()
+    agg.feed(_event("cot_start", COT, json.dumps({"id": "c1", "description": "Which pods?"}), delta=False))
+    fragment = "x" * 100
+    for _ in range(50_000):  # 5 MB of step text, 5 MB of answer: far past both caps
+        agg.feed(_event("cot_delta", COT, json.dumps({"id": "c1", "investigation": fragment})))
+        agg.feed(_event("message", CHAT, fragment))
+    state = agg.state()
+    assert state.total_steps == 1
+    assert len(state.steps[0].investigation) == MAX_STEP_CHARS
+    assert len(state.results.chain_of_thoughts[0]["investigation"]) == MAX_STEP_CHARS
+    assert len(state.results.final_answer) == MAX_ANSWER_CHARS
+
+
+def test_a_full_snapshot_replaces_the_streamed_fragments() -> None:
+    agg = Aggregator()
+    agg.feed(_event("cot_start", COT, json.dumps({"id": "c1", "description": "d"}), delta=False))
+    agg.feed(_event("cot_delta", COT, json.dumps({"id": "c1", "investigation": "partial "})))
+    agg.feed(_event("message", COT, json.dumps({"id": "c1", "investigation": "the whole text"}), delta=False))
+    assert agg.state().steps[0].investigation == "the whole text"
+
+
+def test_odd_inspect_shapes_do_not_raise() -> None:
+    for sources in (5, "abc", None, {"id": "s"}, [1, None, "logs"]):
+        state = state_from_prompt_cycle({"status": "PROMPT_STATUS_COMPLETED", "sources": sources})
+        assert state.ended
+        assert all(isinstance(s, dict) for s in state.results.sources)
