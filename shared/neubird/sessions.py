@@ -62,7 +62,8 @@ def _bound(value: str, field: str) -> tuple[str, datetime]:
             day = date.fromisoformat(text)
             return day.isoformat(), datetime(day.year, day.month, day.day, tzinfo=UTC)
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise neubird_error(
             ValidationFailed,
             "validation",
@@ -70,7 +71,6 @@ def _bound(value: str, field: str) -> tuple[str, datetime]:
             details={"field": field, "examples": ["2026-11-01", "2026-11-01T08:00:00Z"]},
             recovery=["Pass a date like 2026-11-01 or a datetime like 2026-11-01T08:00:00Z."],
         ) from None
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ"), moment
 
 

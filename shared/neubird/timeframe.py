@@ -333,9 +333,9 @@ def _point(text: str, now: datetime, field: str) -> _Point:
             return _Point(lo, lo + timedelta(days=1), day=True)
         tz = _zone(zone)
         at = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=tz)
+        at = at.astimezone(UTC)  # year 1 at +14:00 has no UTC time: OverflowError
     except (ValueError, OverflowError) as exc:
         raise _error(field, f"has an impossible date or time ({exc})", text=text) from None
-    at = at.astimezone(UTC)
     return _Point(at, at, day=False)
 
 
