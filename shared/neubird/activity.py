@@ -6,6 +6,7 @@ from typing import Any
 
 from shared.neubird.connection import not_configured, runtime
 from shared.neubird.settings import NeubirdSettings
+from shared.neubird.wait_plan import validate_plan
 from shared.neubird.waiting import snapshot
 from shared.tools.capability import ActiveRun
 from shared.tools.deps import Deps
@@ -15,7 +16,7 @@ async def poll_once(run: ActiveRun, deps: Deps) -> dict[str, Any]:
     settings = deps.settings.section(NeubirdSettings)
     if not settings.configured:
         raise not_configured(settings)
-    plan = run.plan
+    plan = validate_plan(run.plan, deps)  # the stored record again, so checked again (wait_plan.py)
     async with runtime(deps).client(deps, plan["base_url"]) as client:
         found = await client.inspect(
             plan["session_uuid"], plan["project_uuid"], plan.get("organization_uuid") or "ORGANIZATION_NAME_ROOT"

@@ -124,7 +124,9 @@ class Connection:
 
 
 @asynccontextmanager
-async def open_connection(deps: Deps, principal: Principal) -> AsyncIterator[Connection]:
+async def open_connection(deps: Deps, principal: Principal, *, recover: bool = False) -> AsyncIterator[Connection]:
+    """The caller's connection. An instance the allow-list no longer admits is refused, unless `recover` (the
+    tools that fix it: switch_instance, configure_defaults), which fall back to NEUBIRD_BASE_URL."""
     settings = deps.settings.section(NeubirdSettings)
     if not settings.configured:
         raise not_configured(settings)
@@ -134,7 +136,9 @@ async def open_connection(deps: Deps, principal: Principal) -> AsyncIterator[Con
     store = NeubirdStore(deps.cosmos)
     state = await store.state(principal)
     base_url = state.base_url or settings.base_url
-    if not instance_allowed(settings, base_url):
+    if not instance_allowed(settings, base_url) and recover:
+        state.base_url, state.projects, base_url = None, None, settings.base_url
+    elif not instance_allowed(settings, base_url):
         raise neubird_error(
             ValidationFailed,
             "validation",

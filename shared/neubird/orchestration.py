@@ -14,10 +14,9 @@ from collections.abc import Generator
 from datetime import timedelta
 from typing import Any
 
-from shared.core.errors import ValidationFailed
 from shared.neubird.activity import poll_once
-from shared.neubird.connection import instance_allowed
 from shared.neubird.settings import NeubirdSettings
+from shared.neubird.wait_plan import validate_plan
 from shared.neubird.waiting import poll_plan
 from shared.tools.capability import ActiveRun, Orchestration, RetryPolicy, RunContext
 from shared.tools.deps import Deps
@@ -26,33 +25,6 @@ ORCHESTRATOR = "neubird_wait_orchestrator"
 POLL = "neubird_poll_activity"
 # A poll that fails (NeuBird down, throttled past the client's own retries) is retried by the engine.
 POLL_RETRY = RetryPolicy(first_interval_seconds=5, max_attempts=3, backoff=2.0, max_interval_seconds=60)
-MAX_WAIT_SECONDS = 3600
-_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-
-
-def _id(plan: dict[str, Any], key: str) -> str:
-    value = plan.get(key)
-    if not isinstance(value, str) or not 0 < len(value) <= 128 or not set(value) <= _ID_CHARS:
-        raise ValidationFailed(f"neubird wait plan: {key} is not an id")
-    return value
-
-
-def validate_plan(stored: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    settings = deps.settings.section(NeubirdSettings)
-    base_url = stored.get("base_url")
-    if not isinstance(base_url, str) or not instance_allowed(settings, base_url):
-        raise ValidationFailed("neubird wait plan: the instance is not allowed on this deployment")
-    wait = stored.get("wait_seconds")
-    if not isinstance(wait, int | float) or not 0 < wait <= MAX_WAIT_SECONDS:
-        raise ValidationFailed("neubird wait plan: wait_seconds out of range")
-    org = stored.get("organization_uuid")
-    return {
-        "session_uuid": _id(stored, "session_uuid"),
-        "project_uuid": _id(stored, "project_uuid"),
-        "organization_uuid": _id(stored, "organization_uuid") if org is not None else None,
-        "base_url": base_url,
-        "wait_seconds": float(wait),
-    }
 
 
 def orchestrate(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:

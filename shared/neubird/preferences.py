@@ -6,7 +6,7 @@ from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.neubird import projects
-from shared.neubird.connection import Connection, instance_allowed, runtime
+from shared.neubird.connection import Connection, instance_allowed
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import normalise_base_url
 from shared.neubird.models import DefaultsResult, SwitchResult
@@ -43,15 +43,16 @@ async def switch_instance(conn: Connection, deps: Deps, text: str) -> SwitchResu
     conn.state.projects = None  # another instance has other projects
     conn.state.defaults.project_uuid = None  # and a project of the old one means nothing there
     await conn.store.save_state(conn.state, deps.clock())
-    runtime(deps).tokens.clear(normalised)
     return SwitchResult(
         success=True,
         input_provided=text,
         normalized_url=normalised,
         previous_url=previous,
         new_url=normalised,
-        message=f"Switched from {previous} to {normalised}. Authentication tokens cleared. You can now use "
-        "NeuBird tools with the new instance.",
+        # Tokens are kept per instance in the worker, shared by every caller: switching moves this caller to the
+        # new instance's token (a login there if none) and never drops a token others use.
+        message=f"Switched from {previous} to {normalised}. Your calls no longer use the old instance's "
+        "authentication. You can now use NeuBird tools with the new instance.",
         note="The next NeuBird API call will authenticate against the new instance; list its projects with "
         "neubird_list_projects (your default project was cleared).",
     )

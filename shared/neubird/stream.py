@@ -527,7 +527,15 @@ class Aggregator:
 
     def state(self) -> TurnState:
         steps = tuple(
-            Step(**{**vars(s), "investigation": s.text(), "parts": [], "parts_length": 0, "sources_involved": list(s.sources_involved)})
+            Step(
+                **{
+                    **vars(s),
+                    "investigation": s.text(),
+                    "parts": [],
+                    "parts_length": 0,
+                    "sources_involved": list(s.sources_involved),
+                }
+            )
             for s in self._steps.values()
         )
         ids = [s.id for s in steps]

@@ -315,9 +315,10 @@ async def neubird_get_incident_report(ctx: ToolContext, args: IncidentReportRequ
 async def neubird_switch_instance(ctx: ToolContext, args: SwitchRequest) -> SwitchResult:
     """Point your NeuBird tools at another instance: 'prod' -> https://prod.app.neubird.ai/api, a host or a full
     URL. Only hosts the deployment allows (default *.app.neubird.ai) are accepted, since the deployment's
-    credentials go there. Clears the cached token and project list and your default project.
+    credentials go there. Your next call authenticates there; your cached project list and default project are
+    cleared. An instance the deployment no longer allows falls back to NEUBIRD_BASE_URL.
     """
-    async with open_connection(ctx.deps, ctx.principal) as conn:
+    async with open_connection(ctx.deps, ctx.principal, recover=True) as conn:
         return await preferences.switch_instance(conn, ctx.deps, args.base_url)
 
 
@@ -327,5 +328,5 @@ async def neubird_configure_defaults(ctx: ToolContext, args: DefaultsRequest) ->
     organization, timeframe (must parse) and streaming. Omitted fields stay; '' resets one. Called with
     nothing, it shows the current defaults.
     """
-    async with open_connection(ctx.deps, ctx.principal) as conn:
+    async with open_connection(ctx.deps, ctx.principal, recover=True) as conn:
         return await preferences.configure(conn, ctx.deps, args)

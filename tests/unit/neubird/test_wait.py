@@ -240,3 +240,23 @@ def test_a_valid_plan_gets_its_poll_schedule_from_the_settings() -> None:
     )
     assert plan["poll_interval_seconds"] == 50.0  # 600 s over 12 attempts, slower than the 5 s floor
     assert plan["poll_attempts"] == 12
+
+
+class _RunOf:
+    """An ActiveRun whose stored plan someone edited after the claim."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        self.plan = plan
+        self.run_id, self.workspace_id, self.user_id = "run-1", "ws-1", "u-1"
+
+
+async def test_the_poll_checks_the_stored_plan_again_before_any_login() -> None:
+    from shared.core.errors import ValidationFailed
+    from shared.neubird.activity import poll_once
+
+    deps = _Deps(NEUBIRD_ENV)
+    deps.state = {}  # type: ignore[attr-defined]
+    edited = {**PLAN, "base_url": "https://attacker.example/api"}
+    with pytest.raises(ValidationFailed, match="instance is not allowed"):
+        await poll_once(_RunOf(edited), deps)  # type: ignore[arg-type]
+    assert deps.state == {}  # type: ignore[attr-defined]  # no client, no pool, no login was made
