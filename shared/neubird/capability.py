@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from shared.neubird.connection import not_configured
 from shared.neubird.orchestration import WAIT
+from shared.neubird.ownership import SESSIONS_CONTAINER
 from shared.neubird.settings import NeubirdSettings
 from shared.neubird.store import NEUBIRD_CONTAINER
 from shared.neubird.tools import toolset
@@ -38,7 +39,7 @@ CAPABILITY = Capability(
     "follow-ups, sessions, summaries and reports, through the twelve neubird_* tools.",
     toolset=toolset,
     settings=NeubirdSettings,
-    containers=(NEUBIRD_CONTAINER,),
+    containers=(NEUBIRD_CONTAINER, SESSIONS_CONTAINER),
     orchestrations=(WAIT,),
     checks=(
         Check("neubird_setup", "Whether NeuBird is configured, and for which instance.", _setup, setup=True),

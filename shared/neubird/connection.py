@@ -8,6 +8,7 @@ switch), and hands out a client whose tokens live in the process-wide runtime (`
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -15,17 +16,21 @@ from typing import Any
 
 import httpx2
 
-from shared.core.errors import NotConfigured, ValidationFailed
+from shared.core.errors import Forbidden, NotConfigured, NotFound, UpstreamError, ValidationFailed
 from shared.core.outbound import OutboundGuard
 from shared.identity.models import Principal
 from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache, http_client
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import host_allowed
+from shared.neubird.ownership import SessionOwners
 from shared.neubird.settings import NOT_CONFIGURED_SETTINGS, NeubirdSettings
 from shared.neubird.store import CallerState, NeubirdStore
 from shared.tools.deps import Deps
 
 PLACEHOLDER_ORG = "ORGANIZATION_NAME_ROOT"
+# Functions ends an HTTP response at 230 s: a whole tool call (every NeuBird call and retry in it) ends before.
+CALL_DEADLINE_MARGIN_SECONDS = 25.0
+MAX_CALL_SECONDS = 225.0
 
 
 @dataclass
@@ -109,7 +114,26 @@ class Connection:
     state: CallerState
     base_url: str
     client: NeubirdClient
+    owners: SessionOwners
+    deadline: float = 0.0  # time.monotonic() by which the tool call must have answered
     _org: str | None = None
+
+    def seconds_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    async def check_session(self, session_uuid: str) -> None:
+        """NOT_FOUND for a session another workspace created here (as for an id that does not exist)."""
+        owner = await self.owners.owner(session_uuid)
+        if owner is not None and owner != self.principal.workspace_id:
+            raise unknown_session(session_uuid)
+
+    async def claim_session(self, session_uuid: str, now: Any) -> None:
+        await self.owners.claim(session_uuid, self.principal.workspace_id, now)
+
+    async def visible(self, session_uuids: list[str]) -> set[str]:
+        """Those of `session_uuids` this workspace may see: its own and the organisation's (no owner)."""
+        owners = await self.owners.owners(session_uuids)
+        return {s for s in session_uuids if owners.get(s, self.principal.workspace_id) == self.principal.workspace_id}
 
     async def organization(self) -> str:
         """The caller's default organization, else the deployment's, else the one NeuBird names for the account."""
@@ -133,6 +157,15 @@ async def open_connection(deps: Deps, principal: Principal, *, recover: bool = F
     assert settings.base_url  # configured
     assert settings.email
     assert settings.password
+    if not settings.admits(principal.workspace_id):
+        raise neubird_error(
+            Forbidden,
+            "authentication",
+            "NeuBird is not enabled for your workspace on this deployment.",
+            recovery=["Ask the operator to add your workspace id to FIREBREAK_NEUBIRD_WORKSPACES."],
+        )
+    seconds = min(MAX_CALL_SECONDS, settings.sync_wait_seconds + CALL_DEADLINE_MARGIN_SECONDS)
+    deadline = time.monotonic() + seconds
     store = NeubirdStore(deps.cosmos)
     state = await store.state(principal)
     base_url = state.base_url or settings.base_url
@@ -146,8 +179,31 @@ async def open_connection(deps: Deps, principal: Principal, *, recover: bool = F
             details={"current_url": base_url, "allowed_hosts": list(settings.host_patterns())},
             recovery=[f"Call neubird_switch_instance with base_url {settings.base_url!r} or an allowed host."],
         )
-    async with runtime(deps).client(deps, base_url) as client:
-        yield Connection(principal, settings, store, state, base_url, client)
+    try:
+        async with asyncio.timeout(seconds), runtime(deps).client(deps, base_url) as client:
+            yield Connection(
+                principal, settings, store, state, base_url, client, SessionOwners(deps.cosmos, base_url), deadline
+            )
+    except TimeoutError:
+        raise neubird_error(
+            UpstreamError,
+            "api",
+            f"NeuBird did not answer within {seconds:.0f} s (one request may not take longer).",
+            recovery=[
+                "NeuBird is slow or throttling: try again in a minute.",
+                "A session that was already started keeps running: neubird_list_sessions shows it.",
+            ],
+        ) from None
+
+
+def unknown_session(session_uuid: str) -> NotFound:
+    return neubird_error(
+        NotFound,
+        "investigation",
+        f"No NeuBird session {describe(session_uuid)!r} here.",
+        details={"session_uuid": describe(session_uuid, 128)},
+        recovery=["List the sessions you can use with neubird_list_sessions."],
+    )
 
 
 def describe(obj: Any, limit: int = 200) -> str:

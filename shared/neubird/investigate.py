@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from typing import Any
 
@@ -11,7 +12,8 @@ from shared.neubird.connection import Connection
 from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
-from shared.neubird.waiting import ProgressFn, Waited, failure, send_and_wait, snapshot
+from shared.neubird.wait_plan import MAX_WAIT_SECONDS
+from shared.neubird.waiting import WAIT_MARGIN_SECONDS, ProgressFn, Waited, failure, send_and_wait, snapshot
 from shared.tools.deps import Deps
 from shared.tools.invoke import Orchestrations
 
@@ -19,6 +21,9 @@ from shared.tools.invoke import Orchestrations
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # Pages of up to 100 sessions searched for an alert's sessions when the server does not filter by alert id.
 _ALERT_PAGES = 5
+# Projects searched for an alert when no project is given or set as default (one page each).
+_ALERT_PROJECTS = 5
+log = logging.getLogger("firebreak.neubird")
 
 
 def _status_tool(session_uuid: str) -> str:
@@ -58,19 +63,22 @@ async def _finish(
     run_id = None
     left = max_wait - waited.elapsed
     if wait and left > 1 and orchestrations is not None:
-        started = await orchestrations.start(
-            WAIT.name,
-            conn.principal,
-            {
-                "session_uuid": session_uuid,
-                "project_uuid": project,
-                "organization_uuid": await conn.organization(),
-                "base_url": conn.base_url,
-                "wait_seconds": left,
-            },
-            correlation_id=correlation_id,
-        )
-        run_id = str(getattr(started, "run_id", "") or "") or None
+        try:
+            started = await orchestrations.start(
+                WAIT.name,
+                conn.principal,
+                {
+                    "session_uuid": session_uuid,
+                    "project_uuid": project,
+                    "organization_uuid": await conn.organization(),
+                    "base_url": conn.base_url,
+                    "wait_seconds": min(left, MAX_WAIT_SECONDS),
+                },
+                correlation_id=correlation_id,
+            )
+            run_id = str(getattr(started, "run_id", "") or "") or None
+        except Exception:  # the investigation runs at NeuBird all the same: its session id must reach the caller
+            log.warning("neubird: the background wait for a session could not start", exc_info=True)
     if run_id:
         message = (
             f"Still running after {waited.elapsed:.0f} s (one request waits at most "
@@ -97,11 +105,13 @@ def _wait_seconds(wait: bool, max_wait: float) -> float:
     return float(max_wait) if wait else 0.0
 
 
-async def _alert_sessions(conn: Connection, project: str, org: str, alert_id: str) -> list[dict[str, Any]]:
+async def _alert_sessions(
+    conn: Connection, project: str, org: str, alert_id: str, pages: int = _ALERT_PAGES
+) -> list[dict[str, Any]]:
     """Sessions of `alert_id`, newest first. Filters by incident id [INF: not a documented filter key] and checks
     each row, reading further pages only while a server that ignored the filter keeps answering full pages."""
     found: list[dict[str, Any]] = []
-    for page in range(_ALERT_PAGES):
+    for page in range(pages):
         rows = await conn.client.list_sessions(
             project,
             org,
@@ -120,6 +130,9 @@ async def _alert_sessions(conn: Connection, project: str, org: str, alert_id: st
         ]
         if len(rows) < 100 or found:
             break
+    # Sessions another workspace created here are not this caller's to reuse.
+    mine = await conn.visible([str(r["session_uuid"]) for r in found])
+    found = [r for r in found if r["session_uuid"] in mine]
     return sorted(found, key=lambda r: str(r.get("create_time") or ""), reverse=True)
 
 
@@ -128,8 +141,8 @@ async def _project_for_alert(conn: Connection, deps: Deps, alert_id: str) -> tup
     org = await conn.organization()
     if chosen:
         return chosen, await _alert_sessions(conn, chosen, org, alert_id)
-    ready = [str(p["uuid"]) for p in (await projects.projects(conn, deps))[0] if projects.is_ready(p)][:10]
-    found = await asyncio.gather(*(_alert_sessions(conn, p, org, alert_id) for p in ready))
+    ready = [str(p["uuid"]) for p in (await projects.projects(conn, deps))[0] if projects.is_ready(p)][:_ALERT_PROJECTS]
+    found = await asyncio.gather(*(_alert_sessions(conn, p, org, alert_id, pages=1) for p in ready))
     for project, rows in zip(ready, found, strict=True):
         if rows:
             return project, rows
@@ -187,6 +200,7 @@ async def investigate_alert(
         session_uuid = str(latest["session_uuid"])  # an incident session nobody investigated yet
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
+        await conn.claim_session(session_uuid, deps.clock())
     waited = await send_and_wait(
         conn,
         deps,
@@ -215,7 +229,7 @@ async def _poll_only(conn: Connection, deps: Deps, session_uuid: str, project: s
     from shared.neubird.waiting import _poll  # the same poll loop send_and_wait falls back to
 
     out = Waited()
-    budget = min(max_wait, conn.settings.sync_wait_seconds)
+    budget = min(max_wait, conn.settings.sync_wait_seconds, conn.seconds_left() - WAIT_MARGIN_SECONDS)
     loop = asyncio.get_running_loop()
     started = loop.time()
     await _poll(conn, deps, session_uuid, project, budget, out)
@@ -238,6 +252,7 @@ async def create_investigation(
     enhanced = enhance_prompt(args.prompt, frame)
     project = await projects.choose(conn, deps, args.project_uuid)
     session_uuid = await conn.client.new_session(project, await conn.organization())
+    await conn.claim_session(session_uuid, deps.clock())
     streaming = _streaming(conn, args.stream_updates)
     waited = await send_and_wait(
         conn,
@@ -279,6 +294,7 @@ async def continue_investigation(
     progress: ProgressFn | None,
     correlation_id: str | None,
 ) -> InvestigationOutcome:
+    await conn.check_session(args.session_uuid)
     project = await projects.choose(conn, deps, args.project_uuid)
     waited = await send_and_wait(
         conn,
@@ -305,6 +321,7 @@ async def continue_investigation(
 
 
 async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
+    await conn.check_session(args.session_uuid)
     project = await projects.choose(conn, deps, args.project_uuid)
     # Never cached: an agent polls this to see change.
     found = await conn.client.inspect(args.session_uuid, project, await conn.organization())

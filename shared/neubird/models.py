@@ -82,6 +82,7 @@ class SessionList(ToolOutput):
     project_uuid: str
     compact_mode: bool
     has_more: bool
+    hidden_count: int = Field(0, description="Rows of this page other workspaces created here (not shown).")
     filters_applied: dict[str, Any]
     compact_hint: str | None = None
     pagination_hint: str | None = None

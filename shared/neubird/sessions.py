@@ -201,10 +201,14 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
     raw = await conn.client.list_sessions(
         project, org, start=(args.page - 1) * args.limit, limit=args.limit + 1, filters=q.filters
     )
-    rows = [s for s in raw if isinstance(s, dict) and s.get("session_uuid") and q.matches(s)]
-    rows.sort(key=lambda s: str(s.get("create_time") or ""), reverse=True)
     has_more = len(raw) > args.limit
-    rows = rows[: args.limit]
+    # Pages are NeuBird's (offset `limit` rows each); of a page's rows, those another workspace created here are
+    # not shown, only counted, so pages never shift and the caller knows why a page is short.
+    page = [s for s in raw[: args.limit] if isinstance(s, dict) and isinstance(s.get("session_uuid"), str)]
+    visible = await conn.visible([s["session_uuid"] for s in page])
+    hidden = sum(1 for s in page if s["session_uuid"] not in visible)
+    rows = [s for s in page if s["session_uuid"] in visible and q.matches(s)]
+    rows.sort(key=lambda s: str(s.get("create_time") or ""), reverse=True)
     if args.hide_grouped_incidents:
         rows = [s for s in rows if not _grouped(s)]
     full = [_row(s) for s in rows]
@@ -214,6 +218,7 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
         page=args.page,
         limit=args.limit,
         count=len(full),
+        hidden_count=hidden,
         project_uuid=project,
         compact_mode=compact,
         has_more=has_more,
@@ -287,6 +292,7 @@ def is_completed(found: dict[str, Any]) -> bool:
 
 
 async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
+    await conn.check_session(args.session_uuid)
     project = await projects.choose(conn, deps, args.project_uuid)
     org = args.organization_uuid or await conn.organization()
     found = await inspect_raw(conn, deps, args.session_uuid, project, org)
@@ -332,7 +338,9 @@ def _linked_session(row: dict[str, Any]) -> str:
 
 async def reports(conn: Connection, args: Any) -> SessionReports:
     wanted = list(dict.fromkeys(args.session_uuids))
-    rows = await conn.client.session_report(wanted, args.project_uuid)
+    visible = await conn.visible(wanted)
+    asked = [s for s in wanted if s in visible]  # another workspace's sessions are "missing", never asked for
+    rows = await conn.client.session_report(asked, args.project_uuid) if asked else []
     out = [
         {
             "create_time": str(r.get("create_time") or ""),
@@ -349,6 +357,7 @@ async def reports(conn: Connection, args: Any) -> SessionReports:
 
 
 async def summary(conn: Connection, deps: Deps, args: Any) -> SessionSummary:
+    await conn.check_session(args.session_uuid)
     project = await projects.choose(conn, deps, args.project_uuid)
     found = await conn.client.session_summary(args.session_uuid, project)
     body = found.get("session_summary")

@@ -39,6 +39,11 @@ class NeubirdSettings(SettingsSection):
     password: SecretStr | None = Field(
         None, description="The NeuBird account's password (alias NEUBIRD_PASSWORD; a Key Vault reference on Azure)."
     )
+    workspaces: str = Field(
+        "*",
+        description="Comma-separated workspace ids that may use the deployment's NeuBird account ('*': every "
+        "workspace). Others get FORBIDDEN. Sessions a workspace creates stay its own either way.",
+    )
     allowed_hosts: str = Field(
         "*.app.neubird.ai",
         description="Comma-separated host patterns neubird_switch_instance may point the account's credentials at "
@@ -80,6 +85,10 @@ class NeubirdSettings(SettingsSection):
     @property
     def configured(self) -> bool:
         return bool(self.base_url and self.email and self.password and self.password.get_secret_value())
+
+    def admits(self, workspace_id: str) -> bool:
+        names = {w.strip() for w in self.workspaces.split(",") if w.strip()}
+        return "*" in names or workspace_id in names
 
     def host_patterns(self) -> tuple[str, ...]:
         return tuple(p.strip().lower() for p in self.allowed_hosts.split(",") if p.strip())

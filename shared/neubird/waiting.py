@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.errors import UpstreamError
+from shared.core.errors import AppError, NotFound, UpstreamError
 from shared.neubird import sessions
-from shared.neubird.connection import Connection
+from shared.neubird.connection import Connection, unknown_session
 from shared.neubird.errors import neubird_error
 from shared.neubird.models import SessionStatus
 from shared.neubird.stream import Aggregator, TurnState, state_from_inspect
@@ -31,6 +31,8 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 # With no wait asked for, the stream is read only until NeuBird shows it took the prompt.
 ACK_SECONDS = 10.0
 PROGRESS_EVERY = 0.5
+# Left of a call's deadline for writing the answer (and starting a background wait) after the budget.
+WAIT_MARGIN_SECONDS = 10.0
 
 
 @dataclass
@@ -110,7 +112,9 @@ async def send_and_wait(
 ) -> Waited:
     """Send `text` to the session and wait up to `wait_seconds` (0: until NeuBird took it)."""
     started = time.monotonic()
-    budget = min(wait_seconds, conn.settings.sync_wait_seconds) if wait_seconds > 0 else ACK_SECONDS
+    # Within this request: the asked wait, the sync budget, and what the call's deadline leaves for the answer.
+    ceiling = min(conn.settings.sync_wait_seconds, conn.seconds_left() - WAIT_MARGIN_SECONDS)
+    budget = max(0.05, min(wait_seconds, ceiling) if wait_seconds > 0 else min(ACK_SECONDS, ceiling))
     out = Waited()
     agg = Aggregator()
     teller = _Teller(progress) if progress is not None else None
@@ -178,7 +182,21 @@ async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: st
         return
 
 
-def failure(session_uuid: str, reason: str) -> UpstreamError:
+def failure(session_uuid: str, reason: str) -> AppError:
+    """The error for a prompt NeuBird answered with an in-stream error. "does not exist" / "not found" about
+    the session is NOT_FOUND, worded as for a session of another workspace (contract 5.8: that is how NeuBird
+    reports unknown sessions and projects)."""
+    lowered = reason.lower()
+    if "not found" in lowered or "does not exist" in lowered:
+        if "project" in lowered:
+            return neubird_error(
+                NotFound,
+                "api",
+                "NeuBird does not know that project.",
+                details={"session_uuid": session_uuid},
+                recovery=["Pick a project from neubird_list_projects and pass it as project_uuid."],
+            )
+        return unknown_session(session_uuid)
     return neubird_error(
         UpstreamError,
         "investigation",

@@ -40,7 +40,10 @@ async def test_example_1_recent_sessions_last_week(nb_host: HostProcess, fake: F
     assert out["filters_applied"] == {"date_from": since}
     assert out["page"] == 1
     assert out["limit"] == 20
-    assert out["count"] == len(out["sessions"]) == 20  # 300 seeded sessions over 60 days: more than 20 this week
+    # 300 seeded sessions over 60 days: more than 20 this week (sessions other tests' workspaces created here
+    # are counted in hidden_count, not shown).
+    assert out["count"] == len(out["sessions"])
+    assert out["count"] + out["hidden_count"] == 20
     assert all(r["create_time"] >= since for r in out["sessions"]), out["sessions"]
     assert _descending(out["sessions"])
     # Compact above 10 results: short rows and the spec's hint.
@@ -58,7 +61,7 @@ async def test_pages_continue_where_the_previous_ended(nb_host: HostProcess, fak
     assert first["project_uuid"] == fake.project_uuid  # NEUBIRD_DEFAULT_PROJECT_UUID
     ids1 = [r["session_uuid"] for r in first["sessions"]]
     ids2 = [r["session_uuid"] for r in second["sessions"]]
-    assert len(ids1) == len(ids2) == 15
+    assert len(ids1) + first["hidden_count"] == len(ids2) + second["hidden_count"] == 15
     assert not set(ids1) & set(ids2)
     assert first["sessions"][-1]["create_time"] >= second["sessions"][0]["create_time"]
     assert "page=3" in second["pagination_hint"]
@@ -71,14 +74,15 @@ async def test_pages_continue_where_the_previous_ended(nb_host: HostProcess, fak
 
 async def test_compact_mode_is_automatic_above_ten_and_overridable(nb_host: HostProcess) -> None:
     ten = await call(nb_host, "neubird_list_sessions", {"limit": 10}, WS)
-    assert ten["count"] == 10
+    assert ten["count"] + ten["hidden_count"] == 10
     assert ten["compact_mode"] is False
     assert ten.get("compact_hint") is None
     full = ten["sessions"][0]
     assert {"session_uuid", "name", "create_time", "last_update", "prompt_cycle_count", "investigation_status"} <= set(
         full
     )
-    eleven = await call(nb_host, "neubird_list_sessions", {"limit": 11}, WS)
+    eleven = await call(nb_host, "neubird_list_sessions", {"limit": 30}, WS)
+    assert eleven["count"] > 10
     assert eleven["compact_mode"] is True
     assert eleven["compact_hint"]
     forced_full = await call(nb_host, "neubird_list_sessions", {"limit": 30, "compact": False}, WS)
@@ -87,7 +91,10 @@ async def test_compact_mode_is_automatic_above_ten_and_overridable(nb_host: Host
     forced_compact = await call(nb_host, "neubird_list_sessions", {"limit": 3, "compact": True}, WS)
     assert forced_compact["compact_mode"] is True
     assert "last_update" not in forced_compact["sessions"][0]
-    assert [r["session_uuid"] for r in ten["sessions"][:3]] == [r["session_uuid"] for r in forced_compact["sessions"]]
+    # The same first rows as the full page (of NeuBird's first 3 rows, those other workspaces created are hidden).
+    shown = [r["session_uuid"] for r in forced_compact["sessions"]]
+    assert len(shown) + forced_compact["hidden_count"] == 3
+    assert [r["session_uuid"] for r in ten["sessions"]][: len(shown)] == shown
 
 
 # -- Example 1a: uninvestigated incidents, and the same through explicit filters -----------------------------
@@ -229,17 +236,19 @@ async def test_example_3_incident_report(nb_host: HostProcess) -> None:
 
 
 async def test_example_4_session_report(nb_host: HostProcess, fake: FakeNeubird) -> None:
-    listed = await call(nb_host, "neubird_list_sessions", {"investigation_status": "completed", "limit": 2}, WS)
-    wanted = [r["session_uuid"] for r in listed["sessions"]] + ["session-3"]
+    listed = await call(nb_host, "neubird_list_sessions", {"investigation_status": "completed", "limit": 5}, WS)
+    shown = [r["session_uuid"] for r in listed["sessions"]][:2]  # others' sessions on the page are not shown
+    assert shown
+    wanted = [*shown, "session-3"]
     out = await call(
         nb_host, "neubird_get_session_report", {"session_uuids": wanted, "project_uuid": fake.project_uuid}, WS
     )
-    assert len(out["reports"]) == 2
+    assert len(out["reports"]) == len(shown)
     assert out["missing"] == ["session-3"]
     for row in out["reports"]:
         assert row["prompt"]
         assert "<" not in row["summary"]
-        assert any(sid in row["session_link"] for sid in wanted[:2])
+        assert any(sid in row["session_link"] for sid in shown)
         assert row["time_saved"] is None or isinstance(row["time_saved"], int | float)
 
 
