@@ -7,7 +7,7 @@ from typing import Any
 from shared.neubird.connection import not_configured, runtime
 from shared.neubird.settings import NeubirdSettings
 from shared.neubird.wait_plan import validate_plan
-from shared.neubird.waiting import snapshot
+from shared.neubird.waiting import compact_results, snapshot
 from shared.tools.capability import ActiveRun
 from shared.tools.deps import Deps
 
@@ -22,4 +22,5 @@ async def poll_once(run: ActiveRun, deps: Deps) -> dict[str, Any]:
             plan["session_uuid"], plan["project_uuid"], plan.get("organization_uuid") or "ORGANIZATION_NAME_ROOT"
         )
     status, results, progress = snapshot(found)
-    return {"status": status, "progress": progress, "investigation_results": results}
+    # Every poll's answer is kept in the orchestration's history: results (cut) only once the investigation ended.
+    return {"status": status, "progress": progress, "investigation_results": compact_results(results)}

@@ -53,6 +53,11 @@ def orchestrate(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, di
             f"neubird_get_investigation_status with session_uuid {plan['session_uuid']!r}."
             if waiting
             else f"NeuBird's investigation {status}."
+            + (
+                " The results here are shortened: neubird_get_investigation_status has them whole."
+                if (snap.get("investigation_results") or {}).get("truncated")
+                else ""
+            )
         ),
     }
 

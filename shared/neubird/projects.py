@@ -6,6 +6,7 @@ A project named like `SystemGlobalProject` is NeuBird's own and never shown (the
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +18,19 @@ from shared.neubird.store import ProjectsCache
 from shared.tools.deps import Deps
 
 _SYSTEM = "systemglobalproject"
+MAX_PROJECTS = 500
+_FIELD_CHARS = 1000
+_PROJECT_FIELDS = (
+    "uuid",
+    "name",
+    "description",
+    "project_state",
+    "sync_state",
+    "training_state",
+    "create_time",
+    "update_time",
+)
+log = logging.getLogger("firebreak.neubird")
 
 
 def is_system(p: dict[str, Any]) -> bool:
@@ -48,13 +62,24 @@ async def projects(conn: Connection, deps: Deps) -> tuple[list[dict[str, Any]], 
     now = deps.clock()
     cache = conn.state.projects
     ttl = timedelta(seconds=conn.settings.projects_cache_seconds)
-    if cache is not None and cache.base_url == conn.base_url and now - cache.fetched_at < ttl:
+    if cache is not None and cache.base_url.lower() == conn.base_url.lower() and now - cache.fetched_at < ttl:
         return cache.items, True
-    items = [p for p in await conn.client.list_projects() if isinstance(p, dict) and p.get("uuid")]
-    items = [p for p in items if not is_system(p)]
+    listed = [p for p in await conn.client.list_projects() if isinstance(p, dict) and isinstance(p.get("uuid"), str)]
+    items = [_kept(p) for p in listed if not is_system(p)][:MAX_PROJECTS]
     conn.state.projects = ProjectsCache(base_url=conn.base_url, fetched_at=now, items=items)
-    await conn.store.save_state(conn.state, now)
+    try:
+        await conn.store.save_state(conn.state, now)
+    except Exception:  # a cache that cannot be written costs the next call a fetch, not this call its answer
+        log.warning("neubird: the project list could not be cached", exc_info=True)
     return items, False
+
+
+def _kept(p: dict[str, Any]) -> dict[str, Any]:
+    """The fields `view` shows, each cut: what the caller's state document holds (Cosmos documents end at 2 MB)."""
+    kept: dict[str, Any] = {k: str(p[k])[:_FIELD_CHARS] for k in _PROJECT_FIELDS if isinstance(p.get(k), str)}
+    if isinstance(p.get("ready"), bool):
+        kept["ready"] = p["ready"]
+    return kept
 
 
 def configured_default(conn: Connection) -> str | None:

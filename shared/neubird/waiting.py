@@ -76,13 +76,55 @@ def poll_plan(wait_seconds: float, interval_ms: int, max_attempts: int) -> tuple
 
 def progress_of(state: TurnState) -> dict[str, Any]:
     """What a caller sees of a running turn: step counts, the current step, the latest status text, sources."""
+    # Small on purpose: it goes into Durable custom status (16 KB at most) and every poll's history entry.
     return {
         "total_steps": state.total_steps,
         "completed_steps": state.completed_steps,
-        "current_step": state.current_step,
-        "status_text": state.progress_text,
-        "unique_sources": sorted({x for step in state.steps for x in step.sources_involved})[:100],
+        "current_step": _cut(state.current_step, 200),
+        "status_text": _cut(state.progress_text, 200),
+        "unique_sources": [_cut(s, 120) for s in sorted({x for step in state.steps for x in step.sources_involved})][
+            :20
+        ],
     }
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compact_results(results: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Results small enough for a Durable output and its run record (DESIGN: ~32 KB): the answer cut at 12,000 characters,
+    steps and sources shortened; `truncated` says so, and neubird_get_investigation_status has them whole."""
+    if results is None:
+        return None
+    answer = str(results.get("final_answer") or "")
+    steps = [s for s in results.get("chain_of_thoughts") or [] if isinstance(s, dict)]
+    sources = [s for s in results.get("sources") or [] if isinstance(s, dict)]
+    follow = [str(f) for f in results.get("follow_up_suggestions") or []]
+    out: dict[str, Any] = {
+        "final_answer": _cut(answer, 12_000),
+        "chain_of_thoughts": [
+            {
+                "description": _cut(str(s.get("description") or ""), 200),
+                "investigation": _cut(str(s.get("investigation") or ""), 300),
+                **({"category": _cut(str(s["category"]), 80)} if s.get("category") else {}),
+                **({"status": _cut(str(s["status"]), 80)} if s.get("status") else {}),
+            }
+            for s in steps[:20]
+        ],
+        "sources": [
+            {k: _cut(str(v), 120) for k, v in s.items() if k in ("id", "title", "category")} for s in sources[:20]
+        ],
+        "follow_up_suggestions": [_cut(f, 200) for f in follow[:10]],
+    }
+    out["truncated"] = (
+        len(answer) > 12_000
+        or len(steps) > 20
+        or len(sources) > 20
+        or len(follow) > 10
+        or any(len(str(s.get("investigation") or "")) > 300 for s in steps[:20])
+    )
+    return out
 
 
 def snapshot(found: dict[str, Any]) -> tuple[SessionStatus, dict[str, Any] | None, dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -260,3 +261,23 @@ async def test_the_poll_checks_the_stored_plan_again_before_any_login() -> None:
     with pytest.raises(ValidationFailed, match="instance is not allowed"):
         await poll_once(_RunOf(edited), deps)  # type: ignore[arg-type]
     assert deps.state == {}  # type: ignore[attr-defined]  # no client, no pool, no login was made
+
+
+def test_results_for_a_durable_output_are_cut_and_say_so() -> None:
+    from shared.neubird.waiting import compact_results
+
+    big = {
+        "final_answer": "a" * 100_000,
+        "chain_of_thoughts": [{"description": "d" * 1000, "investigation": "i" * 5000, "status": "DONE"}] * 50,
+        "sources": [{"id": str(n), "title": "t" * 500, "raw": "x" * 10_000} for n in range(100)],
+        "follow_up_suggestions": ["f" * 1000] * 30,
+    }
+    out = compact_results(big)
+    assert out is not None
+    assert out["truncated"] is True
+    assert len(json.dumps(out)) < 32_000
+    assert len(out["chain_of_thoughts"]) == 20
+    assert "raw" not in out["sources"][0]
+    small = {"final_answer": "DB pool exhausted.", "chain_of_thoughts": [], "sources": [], "follow_up_suggestions": []}
+    assert compact_results(small) == {**small, "truncated": False}
+    assert compact_results(None) is None
