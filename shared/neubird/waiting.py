@@ -93,8 +93,8 @@ def _cut(text: str | None, limit: int) -> str | None:
 
 
 def compact_results(results: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Results small enough for a Durable output and its run record (DESIGN: ~32 KB): the answer cut at 12,000 characters,
-    steps and sources shortened; `truncated` says so, and neubird_get_investigation_status has them whole."""
+    """Results small enough for a Durable output and its run record (DESIGN: ~32 KB): the answer cut at 12,000
+    characters, steps and sources shortened; `truncated` says so; neubird_get_investigation_status has them whole."""
     if results is None:
         return None
     answer = str(results.get("final_answer") or "")
