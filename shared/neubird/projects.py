@@ -53,7 +53,7 @@ async def projects(conn: Connection, deps: Deps) -> tuple[list[dict[str, Any]], 
     items = [p for p in await conn.client.list_projects() if isinstance(p, dict) and p.get("uuid")]
     items = [p for p in items if not is_system(p)]
     conn.state.projects = ProjectsCache(base_url=conn.base_url, fetched_at=now, items=items)
-    await conn.store.save_state(conn.state, now)
+    await conn.store.save_state(conn.state, now, ("projects",))
     return items, False
 
 
