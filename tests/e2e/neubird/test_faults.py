@@ -6,6 +6,7 @@ timeout. The fake counts every request per route, so each test says how many cal
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 
@@ -171,3 +172,21 @@ async def test_login_refused_is_an_authentication_error(
     assert err["code"] == "UPSTREAM_ERROR", err
     assert err["details"]["type"] == "authentication"
     assert any("NEUBIRD_PASSWORD" in s for s in err["recovery_suggestions"])
+
+
+async def test_a_slow_project_refresh_does_not_undo_a_concurrent_defaults_change(
+    fault_host: HostProcess, fault_fake: FakeNeubird
+) -> None:
+    """The project list is refreshed (slowly) while the same caller sets a default: both must stick."""
+    mine = ws("race")
+    fault_fake.slow(0.4)  # each NeuBird answer takes 0.4 s: the refresh below holds its state for ~0.8 s
+    listing = asyncio.create_task(call(fault_host, "neubird_list_projects", {}, mine))
+    await asyncio.sleep(0.3)  # ordering only: the refresh has read the caller's state and is waiting on NeuBird
+    changed = await call(fault_host, "neubird_configure_defaults", {"default_timeframe": "last 5 hours"}, mine)
+    assert changed["current_defaults"]["timeframe"] == "last 5 hours"
+    listed = await listing
+    assert listed["cached"] is False
+    fault_fake.slow(0)
+    shown = await call(fault_host, "neubird_configure_defaults", {}, mine)
+    assert shown["current_defaults"]["timeframe"] == "last 5 hours"  # not overwritten by the refresh
+    assert (await call(fault_host, "neubird_list_projects", {}, mine))["cached"] is True  # nor the other way
