@@ -23,6 +23,7 @@ from shared.neubird.store import CallerState, NeubirdStore
 from shared.tools.deps import Deps
 
 PLACEHOLDER_ORG = "ORGANIZATION_NAME_ROOT"
+SWITCHED_FIELD = "neubird_switch_instance.base_url"
 
 
 @dataclass
@@ -120,6 +121,8 @@ async def open_connection(deps: Deps, principal: Principal) -> AsyncIterator[Con
         tokens=rt.tokens,
         limits=ClientLimits.from_settings(settings),
         on_call=rt.count,
+        # A refusal names what the caller can change: their switched instance, else the deployment's setting.
+        url_field=SWITCHED_FIELD if state.base_url else "NEUBIRD_BASE_URL",
     )
     async with client:
         yield Connection(principal, settings, store, state, base_url, client)
