@@ -68,6 +68,8 @@ def nb_host(start_host: Callable[..., HostProcess], fake: FakeNeubird) -> HostPr
             **fake.env(),
             **OUTBOUND,
             "FIREBREAK_NEUBIRD_SYNC_WAIT_SECONDS": "2",
+            # .invalid never resolves (RFC 2606): an allowed instance no call can reach, whatever the network.
+            "FIREBREAK_NEUBIRD_ALLOWED_HOSTS": "*.app.neubird.ai,*.neubird.invalid",
             "NEUBIRD_POLL_INTERVAL_MS": "200",
             "NEUBIRD_MAX_POLL_ATTEMPTS": "2000",
         }
