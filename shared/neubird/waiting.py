@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.errors import UpstreamError
+from shared.core.errors import AppError, NotFound, UpstreamError
 from shared.neubird import sessions
 from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
@@ -165,7 +165,25 @@ async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: st
         return
 
 
-def failure(session_uuid: str, reason: str) -> UpstreamError:
+def failure(session_uuid: str, reason: str, project: str | None = None) -> AppError:
+    """The error for a prompt NeuBird refused or failed. [INF] As for envelope errors (client.py), a reason
+    saying this session or project "does not exist" / is "not found" (the prompt call named an unknown one)
+    is NOT_FOUND; any other reason is the investigation's own failure."""
+    lowered = reason.lower()
+    missing = "not found" in lowered or "does not exist" in lowered
+    unknown_project = missing and bool(project) and str(project).lower() in lowered
+    if missing and (unknown_project or session_uuid.lower() in lowered):
+        return neubird_error(
+            NotFound,
+            "api" if unknown_project else "investigation",
+            f"NeuBird could not take the prompt for session {session_uuid}: {reason}",
+            details={"session_uuid": session_uuid},
+            recovery=[
+                "List the projects with neubird_list_projects and pass an existing project_uuid."
+                if unknown_project
+                else "Check the session_uuid (neubird_list_sessions lists them) and its project_uuid."
+            ],
+        )
     return neubird_error(
         UpstreamError,
         "investigation",
