@@ -141,8 +141,31 @@ async def test_a_stream_broken_mid_turn_still_answers_by_polling(
     assert out["status"] == "completed", out
     assert out["investigation_results"]["final_answer"]
     assert out["investigation_results"]["chain_of_thoughts"]
-    assert fault_fake.calls(INSPECT) > before  # the rest came from inspect
+    # The rest came from polling inspect (at least once), plus the one read that warms the completed cache.
+    assert fault_fake.calls(INSPECT) >= before + 2
     assert fault_fake.session_view(out["session_uuid"])["prompt_cycle"][-1]["status"] == "PROMPT_STATUS_COMPLETED"
+
+
+async def test_a_silent_stream_is_dropped_and_the_answer_still_comes(
+    fault_host: HostProcess, fault_fake: FakeNeubird
+) -> None:
+    """No keepalives and gaps between events longer than the host's 0.3 s idle limit: the stream is dropped,
+    the investigation goes on at NeuBird, and the call finishes by polling."""
+    fault_fake.configure(keepalive_seconds=30)
+    fault_fake.next_prompt(600)  # ~6 s real; its longest gaps between events are over 0.5 s
+    before = fault_fake.calls(INSPECT)
+    try:
+        out = await call(
+            fault_host,
+            "neubird_create_investigation",
+            {"prompt": "Why is the search index stale?", "wait_for_completion": True},
+            WS,
+        )
+    finally:
+        fault_fake.configure(keepalive_seconds=0.1)
+    assert out["status"] == "completed", out
+    assert out["investigation_results"]["final_answer"]
+    assert fault_fake.calls(INSPECT) >= before + 2  # polled (then the read that warms the completed cache)
 
 
 async def test_a_failed_prompt_is_an_investigation_error(fault_host: HostProcess, fault_fake: FakeNeubird) -> None:
