@@ -108,6 +108,7 @@ class TokenCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], CachedToken] = {}
+        self._login_locks: dict[tuple[str, str, int], asyncio.Lock] = {}
 
     @staticmethod
     def _key(base_url: str, email: str) -> tuple[str, str]:
@@ -117,6 +118,16 @@ class TokenCache:
         with self._lock:
             entry = self._entries.get(self._key(base_url, email))
             return entry if entry is not None and entry.expires_at > now else None
+
+    def login_lock(self, base_url: str, email: str) -> asyncio.Lock:
+        """The lock one login of (base URL, email) holds on this event loop: concurrent calls of every client
+        sharing this cache wait for one login instead of each logging in (a stampede after an expiry)."""
+        key = (*self._key(base_url, email), id(asyncio.get_running_loop()))
+        with self._lock:
+            found = self._login_locks.get(key)
+            if found is None:
+                found = self._login_locks[key] = asyncio.Lock()
+            return found
 
     def put(self, base_url: str, email: str, entry: CachedToken) -> None:
         with self._lock:
@@ -317,7 +328,6 @@ class NeubirdClient:
         self.base_url = base_url.rstrip("/")
         self._credentials, self._tokens, self.limits = credentials, tokens, limits
         self._clock, self._sleep, self._rng, self._on_call = clock, sleep, rng, on_call
-        self._login_lock = asyncio.Lock()
         self._seen_tokens: list[str] = []
         self._http = httpx2.AsyncClient(
             transport=GuardedTransport(guard, url_field, max_response_bytes=limits.max_response_bytes),
@@ -354,12 +364,14 @@ class NeubirdClient:
 
     # -- auth --
 
-    async def login(self, *, force: bool = False) -> str:
-        """A valid token: the cached one unless `force` or expired, else a fresh login (one at a time)."""
-        if not force and (cached := self._cached()) is not None:
+    async def login(self, *, refused: str | None = None) -> str:
+        """A valid token: the cached one (unless it is `refused`, the token NeuBird just answered 401 to), else a
+        fresh login. One login at a time per (base URL, email) across every client sharing the token cache: the
+        others wait and take the token it got."""
+        if (cached := self._cached()) is not None and cached.token != refused:
             return cached.token
-        async with self._login_lock:
-            if not force and (cached := self._cached()) is not None:
+        async with self._tokens.login_lock(self.base_url, self._credentials.email):
+            if (cached := self._cached()) is not None and cached.token != refused:
                 return cached.token
             return await self._login()
 
@@ -594,7 +606,7 @@ class NeubirdClient:
             pass
         self._tokens.drop(self.base_url, self._credentials.email, token)
         log.info("NeuBird %s: HTTP 401, logging in again", route)
-        token = await self.login(force=True)
+        token = await self.login(refused=token)
         try:
             return await self._retrying(route, attempt, token)
         except _Unauthorized:
