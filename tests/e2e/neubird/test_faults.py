@@ -71,6 +71,15 @@ async def test_tokens_expiring_mid_investigation(fault_host: HostProcess, fault_
     assert fault_fake.stats()["logins"] >= logins + 3
 
 
+async def test_concurrent_calls_after_an_expiry_log_in_once(fault_host: HostProcess, fault_fake: FakeNeubird) -> None:
+    await warm(fault_host)
+    fault_fake.expire_tokens()  # the host's cached token is now refused (401) by NeuBird
+    logins = fault_fake.stats()["logins"]
+    outs = await asyncio.gather(*(call(fault_host, "neubird_list_sessions", {"limit": 1}, WS) for _ in range(8)))
+    assert [o["count"] for o in outs] == [1] * 8
+    assert fault_fake.stats()["logins"] == logins + 1  # one login shared, not one per call
+
+
 async def test_a_429_storm_that_ends_honours_retry_after(fault_host: HostProcess, fault_fake: FakeNeubird) -> None:
     await warm(fault_host)
     before = fault_fake.calls(LIST)
