@@ -15,8 +15,9 @@ Resilience [GAP: NeuBird documents no rate limits; chosen here]: 429, 5xx, conne
 retried with exponential backoff and full jitter (1 s, 2 s, 4 s ... capped by `max_retry_wait_s`) up to
 `max_attempts` attempts, a Retry-After (seconds or an HTTP date) replacing the backoff (also capped). Exhausted:
 RATE_LIMITED (details.retry_after_seconds) after a 429, else UPSTREAM_ERROR type "api". A POST that creates
-something is never retried once the server has answered 2xx (a lost body is an error, not a second session);
-the prompt POST is retried only before its stream began.
+something is never retried once the server has answered 2xx (a lost body is an error, not a second session).
+The prompt POST is retried on 429/5xx, and after a connection error or timeout only when the request surely never
+left (no connection made): a prompt NeuBird may have taken is not sent twice (a second investigation).
 
 Envelope errors (a 2xx with `response.error_code` != 0): [INF] a message with "not found" / "does not exist" is
 NOT_FOUND, type "api" when it names a project, else "investigation"; other codes are UPSTREAM_ERROR type "api".
@@ -522,6 +523,8 @@ class NeubirdClient:
         try:
             response = await self._http.send(request, stream=True)
         except (httpx2.TimeoutException, httpx2.TransportError) as exc:
+            if not _never_sent(exc):
+                raise self._unsure("prompt", exc) from None
             raise self._retry_for(exc) from None
         except ResponseTooLarge as exc:
             raise self._api_error("prompt", f"NeuBird's answer passed {exc.limit} bytes") from None
@@ -657,6 +660,22 @@ class NeubirdClient:
             recovery=list(_RETRY_RECOVERY),
         )
 
+    def _unsure(self, route: str, exc: Exception) -> AppError:
+        """A prompt that may have reached NeuBird without an answer: not retried, since a second one would start
+        the investigation twice."""
+        what = "no answer in time" if isinstance(exc, httpx2.TimeoutException | TimeoutError) else "connection lost"
+        return neubird_error(
+            UpstreamError,
+            "api",
+            f"NeuBird {route}: {what} ({self._scrub(type(exc).__name__)}) after the request was sent; not retried, "
+            "so the investigation is not started twice",
+            details={"route": route},
+            recovery=[
+                "NeuBird may have taken it: check with neubird_get_investigation_status before asking again.",
+                *_RETRY_RECOVERY,
+            ],
+        )
+
     def _retry_for(self, exc: Exception) -> _Retry:
         if isinstance(exc, httpx2.TimeoutException | TimeoutError):
             return _Retry("no answer in time")
@@ -755,6 +774,11 @@ class NeubirdClient:
 
     def _api_error(self, route: str, message: str) -> AppError:
         return neubird_error(UpstreamError, "api", message, details={"route": route})
+
+
+def _never_sent(exc: Exception) -> bool:
+    """Whether the request surely never reached NeuBird (no connection made): only then is the prompt retried."""
+    return isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout)
 
 
 def _retry_after(value: str | None, clock: Callable[[], float]) -> float | None:
