@@ -136,6 +136,22 @@ async def test_slow_answers(fault_host: HostProcess, fault_fake: FakeNeubird) ->
     assert fault_fake.calls("GET /v1/inference/incident_report") == before + 3
 
 
+async def test_a_prompt_that_may_have_been_taken_is_not_sent_twice(
+    fault_host: HostProcess, fault_fake: FakeNeubird
+) -> None:
+    """The prompt call gets no answer in time (NeuBird takes it late): retrying would start a second
+    investigation in the session, so the call fails once and says how to check."""
+    await warm(fault_host)
+    fault_fake.slow(1.5, route=PROMPT)  # past the host's limits for the stream's first bytes
+    before = fault_fake.calls(PROMPT)
+    out = await call(fault_host, "neubird_create_investigation", {"prompt": "Why is the billing export late?"}, WS)
+    err = error_of(out)
+    assert err["code"] == "UPSTREAM_ERROR", err
+    assert "not started twice" in err["message"]
+    assert any("neubird_get_investigation_status" in s for s in err["recovery_suggestions"])
+    assert fault_fake.calls(PROMPT) == before + 1
+
+
 async def test_a_stream_broken_mid_turn_still_answers_by_polling(
     fault_host: HostProcess, fault_fake: FakeNeubird
 ) -> None:
