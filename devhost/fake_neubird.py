@@ -21,7 +21,7 @@ Control methods (all thread-safe; the `/_fake/<name>` routes call the same ones,
 `configure(investigation_seconds=, time_scale=, keepalive_seconds=, cot_mode=, done_marker=,
 login_failure_status=, fail_prompts=)`, `next_prompt(seconds, fail=, answer=, session_uuid=)`,
 `token_policy(lifetime_seconds=, max_calls=)`, `expire_tokens()`, `rate_limit(n, retry_after_s)`,
-`fail(n, status)`, `slow(seconds)`, `break_stream_after(k)`, `stats()`, `reset_stats()`, `calls(route)`,
+`fail(n, status)`, `slow(seconds, route=)`, `break_stream_after(k)`, `stats()`, `reset_stats()`, `calls(route)`,
 `issued_tokens()`,
 `add_session(alert_id=, title=, status=, ...)`, `session_view(uuid)`, `wait_finished(uuid, timeout)`, `env()`.
 Every request under /api is counted once per route key (e.g. "POST /v1/inference/session/list"), faulted or
