@@ -21,7 +21,7 @@ Control methods (all thread-safe; the `/_fake/<name>` routes call the same ones,
 `configure(investigation_seconds=, time_scale=, keepalive_seconds=, cot_mode=, done_marker=,
 login_failure_status=, fail_prompts=)`, `next_prompt(seconds, fail=, answer=, session_uuid=)`,
 `token_policy(lifetime_seconds=, max_calls=)`, `expire_tokens()`, `rate_limit(n, retry_after_s)`,
-`fail(n, status)`, `slow(seconds)`, `break_stream_after(k)`, `stats()`, `reset_stats()`, `calls(route)`,
+`fail(n, status)`, `slow(seconds, route=)`, `break_stream_after(k)`, `stats()`, `reset_stats()`, `calls(route)`,
 `issued_tokens()`,
 `add_session(alert_id=, title=, status=, ...)`, `session_view(uuid)`, `wait_finished(uuid, timeout)`, `env()`.
 Every request under /api is counted once per route key (e.g. "POST /v1/inference/session/list"), faulted or
@@ -709,6 +709,7 @@ class FakeNeubird:
         self._rate_limit = (0, 0.0)
         self._fail = (0, 500)
         self._slow = 0.0
+        self._slow_routes: dict[str, float] = {}
         self._break_after: int | None = None
         self._plans: deque[PromptPlan] = deque()
         self._calls: Counter[str] = Counter()
@@ -834,10 +835,16 @@ class FakeNeubird:
         with self.lock:
             self._fail = (n, status)
 
-    def slow(self, seconds: float) -> None:
-        """Delay every response by `seconds` (0 turns it off). A stream's events are not delayed further."""
+    def slow(self, seconds: float, route: str | None = None) -> None:
+        """Delay every response by `seconds` (0 turns it off), or only those of one route key when `route` is
+        given (e.g. "POST /v1/inference/session"). A stream's events are not delayed further. The request is
+        still handled after the delay, as a server that answers late would."""
         with self.lock:
-            self._slow = seconds
+            if route is None:
+                self._slow = seconds
+                self._slow_routes.clear()
+            else:
+                self._slow_routes[route] = seconds
 
     def break_stream_after(self, k: int) -> None:
         """The next prompt stream closes abruptly after `k` events; the investigation goes on."""
@@ -1202,15 +1209,16 @@ class FakeNeubird:
         """Count a request and apply the faults: (delay, (status, text, headers) of a fault or None)."""
         with self.lock:
             self._calls[route or "other"] += 1
+            delay = self._slow_routes.get(route or "other", self._slow)
             limited, retry_after = self._rate_limit
             if limited > 0:
                 self._rate_limit = (limited - 1, retry_after)
-                return self._slow, (429, "rate limited", {"Retry-After": format(retry_after, "g")})
+                return delay, (429, "rate limited", {"Retry-After": format(retry_after, "g")})
             failing, status = self._fail
             if failing > 0:
                 self._fail = (failing - 1, status)
-                return self._slow, (status, f"fake neubird: injected failure {status}", {})
-            return self._slow, None
+                return delay, (status, f"fake neubird: injected failure {status}", {})
+            return delay, None
 
     def count_status(self, status: int) -> None:
         with self.lock:
@@ -1645,7 +1653,7 @@ def control(nb: FakeNeubird, method: str, name: str, body: JSON) -> JSON | None:
         "reset_stats": nb.reset_stats,
         "rate_limit": lambda: nb.rate_limit(int(body["n"]), float(body.get("retry_after_s", 1.0))),
         "fail": lambda: nb.fail(int(body["n"]), int(body.get("status", 500))),
-        "slow": lambda: nb.slow(float(body["seconds"])),
+        "slow": lambda: nb.slow(float(body["seconds"]), body.get("route")),
         "break_stream": lambda: nb.break_stream_after(int(body["after"])),
         "expire_tokens": nb.expire_tokens,
         "token_policy": lambda: nb.token_policy(**body),

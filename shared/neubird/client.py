@@ -15,8 +15,9 @@ Resilience [GAP: NeuBird documents no rate limits; chosen here]: 429, 5xx, conne
 retried with exponential backoff and full jitter (1 s, 2 s, 4 s ... capped by `max_retry_wait_s`) up to
 `max_attempts` attempts, a Retry-After (seconds or an HTTP date) replacing the backoff (also capped). Exhausted:
 RATE_LIMITED (details.retry_after_seconds) after a 429, else UPSTREAM_ERROR type "api". A POST that creates
-something is never retried once the server has answered 2xx (a lost body is an error, not a second session);
-the prompt POST is retried only before its stream began.
+something is never retried once the server has answered 2xx (a lost body is an error, not a second session).
+The prompt POST is retried on 429/5xx, and after a connection error or timeout only when the request surely never
+left (no connection made): a prompt NeuBird may have taken is not sent twice (a second investigation).
 
 Envelope errors (a 2xx with `response.error_code` != 0): [INF] a message with "not found" / "does not exist" is
 NOT_FOUND, type "api" when it names a project, else "investigation"; other codes are UPSTREAM_ERROR type "api".
@@ -112,6 +113,7 @@ class TokenCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], CachedToken] = {}
+        self._login_locks: dict[tuple[str, str, int], asyncio.Lock] = {}
 
     @staticmethod
     def _key(base_url: str, email: str) -> tuple[str, str]:
@@ -121,6 +123,16 @@ class TokenCache:
         with self._lock:
             entry = self._entries.get(self._key(base_url, email))
             return entry if entry is not None and entry.expires_at > now else None
+
+    def login_lock(self, base_url: str, email: str) -> asyncio.Lock:
+        """The lock one login of (base URL, email) holds on this event loop: concurrent calls of every client
+        sharing this cache wait for one login instead of each logging in (a stampede after an expiry)."""
+        key = (*self._key(base_url, email), id(asyncio.get_running_loop()))
+        with self._lock:
+            found = self._login_locks.get(key)
+            if found is None:
+                found = self._login_locks[key] = asyncio.Lock()
+            return found
 
     def put(self, base_url: str, email: str, entry: CachedToken) -> None:
         with self._lock:
@@ -344,7 +356,6 @@ class NeubirdClient:
         self.base_url = base_url.rstrip("/")
         self._credentials, self._tokens, self.limits = credentials, tokens, limits
         self._clock, self._sleep, self._rng, self._on_call = clock, sleep, rng, on_call
-        self._login_lock = asyncio.Lock()
         self._seen_tokens: list[str] = []
         self._owns_http = http is None
         self._http = http if http is not None else http_client(guard, limits.max_response_bytes, url_field)
@@ -378,12 +389,14 @@ class NeubirdClient:
 
     # -- auth --
 
-    async def login(self, *, force: bool = False) -> str:
-        """A valid token: the cached one unless `force` or expired, else a fresh login (one at a time)."""
-        if not force and (cached := self._cached()) is not None:
+    async def login(self, *, refused: str | None = None) -> str:
+        """A valid token: the cached one (unless it is `refused`, the token NeuBird just answered 401 to), else a
+        fresh login. One login at a time per (base URL, email) across every client sharing the token cache: the
+        others wait and take the token it got."""
+        if (cached := self._cached()) is not None and cached.token != refused:
             return cached.token
-        async with self._login_lock:
-            if not force and (cached := self._cached()) is not None:
+        async with self._tokens.login_lock(self.base_url, self._credentials.email):
+            if (cached := self._cached()) is not None and cached.token != refused:
                 return cached.token
             return await self._login()
 
@@ -540,6 +553,8 @@ class NeubirdClient:
             async with asyncio.timeout(limits.timeout_s):
                 response = await self._http.send(request, stream=True)
         except (TimeoutError, httpx2.TimeoutException, httpx2.TransportError) as exc:
+            if not _never_sent(exc):
+                raise self._unsure("prompt", exc) from None
             raise self._retry_for(exc) from None
         except ResponseTooLarge as exc:
             raise self._api_error("prompt", f"NeuBird's answer passed {exc.limit} bytes") from None
@@ -629,7 +644,7 @@ class NeubirdClient:
             pass
         self._tokens.drop(self.base_url, self._credentials.email, token)
         log.info("NeuBird %s: HTTP 401, logging in again", route)
-        token = await self.login(force=True)
+        token = await self.login(refused=token)
         try:
             return await self._retrying(route, attempt, token)
         except _Unauthorized:
@@ -678,6 +693,22 @@ class NeubirdClient:
             f"NeuBird {route} failed after {attempts} attempts: {retry.reason}",
             details={"route": route, "attempts": attempts, **({"status": retry.status} if retry.status else {})},
             recovery=list(_RETRY_RECOVERY),
+        )
+
+    def _unsure(self, route: str, exc: Exception) -> AppError:
+        """A prompt that may have reached NeuBird without an answer: not retried, since a second one would start
+        the investigation twice."""
+        what = "no answer in time" if isinstance(exc, httpx2.TimeoutException | TimeoutError) else "connection lost"
+        return neubird_error(
+            UpstreamError,
+            "api",
+            f"NeuBird {route}: {what} ({self._scrub(type(exc).__name__)}) after the request was sent; not retried, "
+            "so the investigation is not started twice",
+            details={"route": route},
+            recovery=[
+                "NeuBird may have taken it: check with neubird_get_investigation_status before asking again.",
+                *_RETRY_RECOVERY,
+            ],
         )
 
     def _retry_for(self, exc: Exception) -> _Retry:
@@ -790,6 +821,11 @@ class NeubirdClient:
 
     def _api_error(self, route: str, message: str) -> AppError:
         return neubird_error(UpstreamError, "api", message, details={"route": route})
+
+
+def _never_sent(exc: Exception) -> bool:
+    """Whether the request surely never reached NeuBird (no connection made): only then is the prompt retried."""
+    return isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout)
 
 
 def _retry_after(value: str | None, clock: Callable[[], float]) -> float | None:

@@ -31,6 +31,7 @@ PLACEHOLDER_ORG = "ORGANIZATION_NAME_ROOT"
 # Functions ends an HTTP response at 230 s: a whole tool call (every NeuBird call and retry in it) ends before.
 CALL_DEADLINE_MARGIN_SECONDS = 25.0
 MAX_CALL_SECONDS = 225.0
+SWITCHED_FIELD = "neubird_switch_instance.base_url"
 
 
 @dataclass
@@ -40,20 +41,22 @@ class Runtime:
 
     tokens: TokenCache = field(default_factory=TokenCache)
     upstream_calls: dict[str, int] = field(default_factory=dict)
-    _pool: tuple[asyncio.AbstractEventLoop, httpx2.AsyncClient] | None = field(default=None, repr=False)
+    # One pool per event loop (its connections belong to one) and per field name a refusal names.
+    _pools: dict[str, tuple[asyncio.AbstractEventLoop, httpx2.AsyncClient]] = field(default_factory=dict, repr=False)
 
     def count(self, route: str) -> None:
         self.upstream_calls[route] = self.upstream_calls.get(route, 0) + 1
 
-    def client(self, deps: Deps, base_url: str) -> NeubirdClient:
+    def client(self, deps: Deps, base_url: str, *, url_field: str = "NEUBIRD_BASE_URL") -> NeubirdClient:
         """A client for `base_url` on the deployment's account, over the shared pool (closing it keeps the pool)."""
         settings = deps.settings.section(NeubirdSettings)
         assert settings.email  # configured: the callers refused NOT_CONFIGURED first
         assert settings.password
         guard = OutboundGuard(deps.settings)
         loop = asyncio.get_running_loop()
-        if self._pool is None or self._pool[0] is not loop or self._pool[1].is_closed:
-            self._pool = (loop, http_client(guard, settings.max_response_bytes))
+        pool = self._pools.get(url_field)
+        if pool is None or pool[0] is not loop or pool[1].is_closed:
+            pool = self._pools[url_field] = (loop, http_client(guard, settings.max_response_bytes, url_field))
         return NeubirdClient(
             base_url,
             Credentials(settings.email, settings.password),
@@ -61,14 +64,15 @@ class Runtime:
             tokens=self.tokens,
             limits=ClientLimits.from_settings(settings),
             on_call=self.count,
-            http=self._pool[1],
+            http=pool[1],
         )
 
     async def aclose(self) -> None:
-        """Close the pool (Deps.aclose calls this); a pool of another, finished event loop is only dropped."""
-        pool, self._pool = self._pool, None
-        if pool is not None and pool[0] is asyncio.get_running_loop():
-            await pool[1].aclose()
+        """Close the pools (Deps.aclose calls this); a pool of another, finished event loop is only dropped."""
+        pools, self._pools = self._pools, {}
+        for loop, client in pools.values():
+            if loop is asyncio.get_running_loop():
+                await client.aclose()
 
 
 def runtime(deps: Deps) -> Runtime:
@@ -180,7 +184,9 @@ async def open_connection(deps: Deps, principal: Principal, *, recover: bool = F
             recovery=[f"Call neubird_switch_instance with base_url {settings.base_url!r} or an allowed host."],
         )
     try:
-        async with asyncio.timeout(seconds), runtime(deps).client(deps, base_url) as client:
+        # A refusal names what the caller can change: their switched instance, else the deployment's setting.
+        field_name = SWITCHED_FIELD if state.base_url else "NEUBIRD_BASE_URL"
+        async with asyncio.timeout(seconds), runtime(deps).client(deps, base_url, url_field=field_name) as client:
             yield Connection(
                 principal, settings, store, state, base_url, client, SessionOwners(deps.cosmos, base_url), deadline
             )

@@ -46,7 +46,7 @@ async def _finish(
 ) -> InvestigationOutcome:
     link = sessions.session_link(conn.base_url, project, session_uuid)
     if waited.failed:
-        raise failure(session_uuid, waited.failed)
+        raise failure(session_uuid, waited.failed, project)
     if waited.finished:
         return InvestigationOutcome(
             status="completed",

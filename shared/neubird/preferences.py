@@ -42,7 +42,7 @@ async def switch_instance(conn: Connection, deps: Deps, text: str) -> SwitchResu
     conn.state.base_url = None if configured and normalised.rstrip("/") == configured.rstrip("/") else normalised
     conn.state.projects = None  # another instance has other projects
     conn.state.defaults.project_uuid = None  # and a project of the old one means nothing there
-    await conn.store.save_state(conn.state, deps.clock())
+    await conn.store.save_state(conn.state, deps.clock(), ("base_url", "projects", "defaults.project_uuid"))
     return SwitchResult(
         success=True,
         input_provided=text,
@@ -61,6 +61,7 @@ async def switch_instance(conn: Connection, deps: Deps, text: str) -> SwitchResu
 async def configure(conn: Connection, deps: Deps, args: Any) -> DefaultsResult:
     defaults = conn.state.defaults
     changed: list[str] = []
+    paths: list[str] = []
     if args.default_project_uuid is not None:
         if args.default_project_uuid == "":
             defaults.project_uuid = None
@@ -68,19 +69,23 @@ async def configure(conn: Connection, deps: Deps, args: Any) -> DefaultsResult:
             found = await projects.resolve(conn, deps, args.default_project_uuid)
             defaults.project_uuid = str(found["uuid"])
         changed.append("project")
+        paths.append("defaults.project_uuid")
     if args.default_organization_uuid is not None:
         defaults.organization_uuid = args.default_organization_uuid or None
         changed.append("organization")
+        paths.append("defaults.organization_uuid")
     if args.default_timeframe is not None:
         if args.default_timeframe:
             parse_timeframe(args.default_timeframe, now=deps.clock())  # refuse what later calls could not use
         defaults.timeframe = args.default_timeframe or None
         changed.append("timeframe")
+        paths.append("defaults.timeframe")
     if args.enable_streaming is not None:
         defaults.streaming_enabled = args.enable_streaming
         changed.append("streaming")
+        paths.append("defaults.streaming_enabled")
     if changed:
-        await conn.store.save_state(conn.state, deps.clock())
+        await conn.store.save_state(conn.state, deps.clock(), tuple(paths))
     s = conn.settings
     return DefaultsResult(
         status="configured",

@@ -68,7 +68,7 @@ async def projects(conn: Connection, deps: Deps) -> tuple[list[dict[str, Any]], 
     items = [_kept(p) for p in listed if not is_system(p)][:MAX_PROJECTS]
     conn.state.projects = ProjectsCache(base_url=conn.base_url, fetched_at=now, items=items)
     try:
-        await conn.store.save_state(conn.state, now)
+        await conn.store.save_state(conn.state, now, ("projects",))
     except Exception:  # a cache that cannot be written costs the next call a fetch, not this call its answer
         log.warning("neubird: the project list could not be cached", exc_info=True)
     return items, False

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from shared.core.errors import Conflict, NotFound
 from shared.identity.models import Principal
 from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosContainer, CosmosDatabase
@@ -86,17 +87,40 @@ class NeubirdStore:
 
     async def state(self, principal: Principal) -> CallerState:
         """The caller's state (a fresh one when none was saved, or when the stored one no longer parses)."""
-        doc = await (await self._container()).read(state_id(principal), principal.workspace_id)
+        container = await self._container()
+        doc = await container.read(state_id(principal), principal.workspace_id)
         if doc is not None and doc.get("user_id") == principal.user_id:
             try:
                 return CallerState.model_validate(doc)
             except ValidationError:
-                pass  # written by an older shape: start again rather than fail every tool
+                # Written by an older shape: start again rather than fail every tool (and drop it, so the
+                # next save creates the document whole instead of patching fields into one that never parses).
+                await container.delete(state_id(principal), principal.workspace_id)
         return CallerState(id=state_id(principal), workspace_id=principal.workspace_id, user_id=principal.user_id)
 
-    async def save_state(self, state: CallerState, now: datetime) -> None:
+    async def save_state(self, state: CallerState, now: datetime, fields: tuple[str, ...]) -> None:
+        """Write only `fields` of the caller's state (paths like "projects" or "defaults.timeframe").
+
+        A patch, not a whole-document upsert: one call refreshing the project list must not write back the
+        defaults it read earlier over a change another call of the same caller made meanwhile (lost update).
+        The first write of a caller creates the document whole.
+        """
         state.updated_at = now
-        await (await self._container()).upsert(state.model_dump(mode="json"))
+        dumped = state.model_dump(mode="json")
+        ops: list[dict[str, Any]] = [{"op": "set", "path": "/updated_at", "value": dumped["updated_at"]}]
+        for name in fields:
+            value: Any = dumped
+            for part in name.split("."):
+                value = value[part]
+            ops.append({"op": "set", "path": "/" + name.replace(".", "/"), "value": value})
+        container = await self._container()
+        try:
+            await container.patch(state.id, state.workspace_id, ops)
+        except NotFound:
+            try:
+                await container.create(dumped)
+            except Conflict:  # another call created it first: apply ours on top
+                await container.patch(state.id, state.workspace_id, ops)
 
     async def completed(
         self, workspace_id: str, base_url: str, session_uuid: str, now: datetime

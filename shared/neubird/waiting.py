@@ -224,20 +224,23 @@ async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: st
         return
 
 
-def failure(session_uuid: str, reason: str) -> AppError:
-    """The error for a prompt NeuBird answered with an in-stream error. "does not exist" / "not found" about
-    the session is NOT_FOUND, worded as for a session of another workspace (contract 5.8: that is how NeuBird
-    reports unknown sessions and projects)."""
+def failure(session_uuid: str, reason: str, project: str | None = None) -> AppError:
+    """The error for a prompt NeuBird refused or failed. [INF] As for envelope errors (client.py), a reason
+    saying this session or project "does not exist" / is "not found" (the prompt call named an unknown one)
+    is NOT_FOUND (an unknown session worded exactly as another workspace's session is); any other reason is the
+    investigation's own failure."""
     lowered = reason.lower()
-    if "not found" in lowered or "does not exist" in lowered:
-        if "project" in lowered:
-            return neubird_error(
-                NotFound,
-                "api",
-                "NeuBird does not know that project.",
-                details={"session_uuid": session_uuid},
-                recovery=["Pick a project from neubird_list_projects and pass it as project_uuid."],
-            )
+    missing = "not found" in lowered or "does not exist" in lowered
+    unknown_project = missing and bool(project) and str(project).lower() in lowered
+    if missing and unknown_project:
+        return neubird_error(
+            NotFound,
+            "api",
+            f"NeuBird could not take the prompt for session {session_uuid}: {reason}",
+            details={"session_uuid": session_uuid},
+            recovery=["List the projects with neubird_list_projects and pass an existing project_uuid."],
+        )
+    if missing and session_uuid.lower() in lowered:
         return unknown_session(session_uuid)
     return neubird_error(
         UpstreamError,

@@ -90,10 +90,11 @@ async def test_tool_calls_share_one_connection_pool_until_deps_close(
     deps = build_deps(load_settings({**app_env, **fake.env(), **LOCAL}))
     who = caller()
     await call(deps, who, "neubird_list_sessions", {"limit": 5})
-    pool = runtime(deps)._pool
-    assert pool is not None
+    pools = dict(runtime(deps)._pools)
+    assert list(pools) == ["NEUBIRD_BASE_URL"]
+    pool = pools["NEUBIRD_BASE_URL"]
     await call(deps, who, "neubird_get_incident_report", {})
-    assert runtime(deps)._pool is pool  # the second call reused the first one's pool (and its connection)
+    assert runtime(deps)._pools == {"NEUBIRD_BASE_URL": pool}  # the second call reused the pool (and connection)
     assert not pool[1].is_closed
     await deps.aclose()
     assert pool[1].is_closed

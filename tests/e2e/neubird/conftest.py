@@ -6,7 +6,8 @@
   wait goes to the Durable run after 2 s; it polls every 200 ms (NEUBIRD_POLL_INTERVAL_MS) with enough attempts
   (NEUBIRD_MAX_POLL_ATTEMPTS) that the interval is not stretched.
 - `fault_fake` + `fault_host`: faults (429 storms, 500s, slow answers, expiring tokens, broken streams) on their
-  own fake so they never disturb the others; small retry waits, 3 attempts, a 1 s request timeout.
+  own fake so they never disturb the others; small retry waits, 3 attempts, a 1 s request timeout, a stream
+  silent for 0.3 s is dropped (the fault fake sends keepalives every 0.1 s).
 - `bare_host`: no NEUBIRD_* at all (NOT_CONFIGURED).
 
 Every body, header set, MCP result and progress message the tests read goes through `SEEN`, so the secrets
@@ -68,6 +69,8 @@ def nb_host(start_host: Callable[..., HostProcess], fake: FakeNeubird) -> HostPr
             **fake.env(),
             **OUTBOUND,
             "FIREBREAK_NEUBIRD_SYNC_WAIT_SECONDS": "2",
+            # .invalid never resolves (RFC 2606): an allowed instance no call can reach, whatever the network.
+            "FIREBREAK_NEUBIRD_ALLOWED_HOSTS": "*.app.neubird.ai,*.neubird.invalid",
             "NEUBIRD_POLL_INTERVAL_MS": "200",
             "NEUBIRD_MAX_POLL_ATTEMPTS": "2000",
         }
@@ -81,7 +84,7 @@ def fault_fake() -> Iterator[FakeNeubird]:
         seed=11,
         investigation_seconds=60,
         time_scale=0.01,
-        keepalive_seconds=0.2,
+        keepalive_seconds=0.1,
         email=EMAIL,
         password=PASSWORD,
     ) as nb:
@@ -97,6 +100,7 @@ def fault_host(start_host: Callable[..., HostProcess], fault_fake: FakeNeubird) 
             "FIREBREAK_NEUBIRD_MAX_ATTEMPTS": "3",
             "FIREBREAK_NEUBIRD_MAX_RETRY_WAIT_SECONDS": "0.5",
             "FIREBREAK_NEUBIRD_REQUEST_TIMEOUT_SECONDS": "1",
+            "FIREBREAK_NEUBIRD_STREAM_IDLE_SECONDS": "0.3",
             "FIREBREAK_NEUBIRD_SYNC_WAIT_SECONDS": "10",
             "NEUBIRD_POLL_INTERVAL_MS": "100",
             "NEUBIRD_MAX_POLL_ATTEMPTS": "2000",

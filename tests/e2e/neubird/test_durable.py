@@ -60,6 +60,9 @@ async def test_ten_minute_investigation_finishes_in_a_durable_run(nb_host: HostP
     status = await call(nb_host, "neubird_get_investigation_status", {"session_uuid": sid}, WS)
     assert status["status"] == "completed"
     assert status["progress_percentage"] == 100
+    # Another workspace cannot read the run.
+    other = await call(nb_host, "get_run_status", {"run_id": out["run_id"]}, ws("durable-other"))
+    assert other["error"]["code"] == "NOT_FOUND", other
     assert status["investigation_results"]["final_answer"] == run["output"]["investigation_results"]["final_answer"]
 
 

@@ -476,3 +476,14 @@ async def _mcp_tool_names(host: HostProcess) -> set[str]:
     async with mcp(host, dev(WS)) as client:
         listed = await client.list_tools()
     return {t.name for t in listed.tools}
+
+
+async def test_a_date_only_range_covers_the_whole_day(nb_host: HostProcess, fake: FakeNeubird) -> None:
+    sid = fake.add_session(alert_id="/aws/alerts/today-1", title="Created today", status="not_started")
+    today = datetime.now(UTC).date().isoformat()
+    out = await call(
+        nb_host, "neubird_list_sessions", {"date_from": today, "date_to": today, "limit": 100, "compact": True}, WS
+    )
+    assert out["filters_applied"] == {"date_from": today, "date_to": today}
+    assert sid in [r["session_uuid"] for r in out["sessions"]]
+    assert all(r["create_time"].startswith(today) for r in out["sessions"])

@@ -6,6 +6,7 @@ timeout. The fake counts every request per route, so each test says how many cal
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 
@@ -70,6 +71,15 @@ async def test_tokens_expiring_mid_investigation(fault_host: HostProcess, fault_
     assert fault_fake.stats()["logins"] >= logins + 3
 
 
+async def test_concurrent_calls_after_an_expiry_log_in_once(fault_host: HostProcess, fault_fake: FakeNeubird) -> None:
+    await warm(fault_host)
+    fault_fake.expire_tokens()  # the host's cached token is now refused (401) by NeuBird
+    logins = fault_fake.stats()["logins"]
+    outs = await asyncio.gather(*(call(fault_host, "neubird_list_sessions", {"limit": 1}, WS) for _ in range(8)))
+    assert [o["count"] for o in outs] == [1] * 8
+    assert fault_fake.stats()["logins"] == logins + 1  # one login shared, not one per call
+
+
 async def test_a_429_storm_that_ends_honours_retry_after(fault_host: HostProcess, fault_fake: FakeNeubird) -> None:
     await warm(fault_host)
     before = fault_fake.calls(LIST)
@@ -126,6 +136,22 @@ async def test_slow_answers(fault_host: HostProcess, fault_fake: FakeNeubird) ->
     assert fault_fake.calls("GET /v1/inference/incident_report") == before + 3
 
 
+async def test_a_prompt_that_may_have_been_taken_is_not_sent_twice(
+    fault_host: HostProcess, fault_fake: FakeNeubird
+) -> None:
+    """The prompt call gets no answer in time (NeuBird takes it late): retrying would start a second
+    investigation in the session, so the call fails once and says how to check."""
+    await warm(fault_host)
+    fault_fake.slow(1.5, route=PROMPT)  # past the host's limits for the stream's first bytes
+    before = fault_fake.calls(PROMPT)
+    out = await call(fault_host, "neubird_create_investigation", {"prompt": "Why is the billing export late?"}, WS)
+    err = error_of(out)
+    assert err["code"] == "UPSTREAM_ERROR", err
+    assert "not started twice" in err["message"]
+    assert any("neubird_get_investigation_status" in s for s in err["recovery_suggestions"])
+    assert fault_fake.calls(PROMPT) == before + 1
+
+
 async def test_a_stream_broken_mid_turn_still_answers_by_polling(
     fault_host: HostProcess, fault_fake: FakeNeubird
 ) -> None:
@@ -140,8 +166,31 @@ async def test_a_stream_broken_mid_turn_still_answers_by_polling(
     assert out["status"] == "completed", out
     assert out["investigation_results"]["final_answer"]
     assert out["investigation_results"]["chain_of_thoughts"]
-    assert fault_fake.calls(INSPECT) > before  # the rest came from inspect
+    # The rest came from polling inspect (at least once), plus the one read that warms the completed cache.
+    assert fault_fake.calls(INSPECT) >= before + 2
     assert fault_fake.session_view(out["session_uuid"])["prompt_cycle"][-1]["status"] == "PROMPT_STATUS_COMPLETED"
+
+
+async def test_a_silent_stream_is_dropped_and_the_answer_still_comes(
+    fault_host: HostProcess, fault_fake: FakeNeubird
+) -> None:
+    """No keepalives and gaps between events longer than the host's 0.3 s idle limit: the stream is dropped,
+    the investigation goes on at NeuBird, and the call finishes by polling."""
+    fault_fake.configure(keepalive_seconds=30)
+    fault_fake.next_prompt(600)  # ~6 s real; its longest gaps between events are over 0.5 s
+    before = fault_fake.calls(INSPECT)
+    try:
+        out = await call(
+            fault_host,
+            "neubird_create_investigation",
+            {"prompt": "Why is the search index stale?", "wait_for_completion": True},
+            WS,
+        )
+    finally:
+        fault_fake.configure(keepalive_seconds=0.1)
+    assert out["status"] == "completed", out
+    assert out["investigation_results"]["final_answer"]
+    assert fault_fake.calls(INSPECT) >= before + 2  # polled (then the read that warms the completed cache)
 
 
 async def test_a_failed_prompt_is_an_investigation_error(fault_host: HostProcess, fault_fake: FakeNeubird) -> None:
@@ -171,3 +220,21 @@ async def test_login_refused_is_an_authentication_error(
     assert err["code"] == "UPSTREAM_ERROR", err
     assert err["details"]["type"] == "authentication"
     assert any("NEUBIRD_PASSWORD" in s for s in err["recovery_suggestions"])
+
+
+async def test_a_slow_project_refresh_does_not_undo_a_concurrent_defaults_change(
+    fault_host: HostProcess, fault_fake: FakeNeubird
+) -> None:
+    """The project list is refreshed (slowly) while the same caller sets a default: both must stick."""
+    mine = ws("race")
+    fault_fake.slow(0.4)  # each NeuBird answer takes 0.4 s: the refresh below holds its state for ~0.8 s
+    listing = asyncio.create_task(call(fault_host, "neubird_list_projects", {}, mine))
+    await asyncio.sleep(0.3)  # ordering only: the refresh has read the caller's state and is waiting on NeuBird
+    changed = await call(fault_host, "neubird_configure_defaults", {"default_timeframe": "last 5 hours"}, mine)
+    assert changed["current_defaults"]["timeframe"] == "last 5 hours"
+    listed = await listing
+    assert listed["cached"] is False
+    fault_fake.slow(0)
+    shown = await call(fault_host, "neubird_configure_defaults", {}, mine)
+    assert shown["current_defaults"]["timeframe"] == "last 5 hours"  # not overwritten by the refresh
+    assert (await call(fault_host, "neubird_list_projects", {}, mine))["cached"] is True  # nor the other way

@@ -103,6 +103,14 @@ async def test_workspace_b_never_sees_a_instance_or_defaults(nb_host: HostProces
     listed_b = await call(nb_host, "neubird_list_sessions", {"limit": 2}, b)
     assert listed_b["count"] + listed_b["hidden_count"] == 2
 
+    # An allowed instance that cannot be reached (.invalid never resolves; nb_host allows *.neubird.invalid):
+    # the refusal names what A can change, A's switch, not the deployment's NEUBIRD_BASE_URL.
+    await call(nb_host, "neubird_switch_instance", {"base_url": "https://acme.neubird.invalid/api"}, a)
+    err = error_of(await call(nb_host, "neubird_list_projects", {}, a))
+    assert err["details"]["errors"][0]["field"] == "neubird_switch_instance.base_url", err
+    assert "acme.neubird.invalid" in err["message"]
+    assert await _instance(nb_host, b) == fake.base_url
+
     back = await call(nb_host, "neubird_switch_instance", {"base_url": fake.base_url}, a)
     assert back["new_url"] == fake.base_url
     listed_a = await call(nb_host, "neubird_list_sessions", {"limit": 2}, a)
