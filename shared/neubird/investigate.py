@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from shared.neubird import projects, sessions
@@ -13,7 +14,15 @@ from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOut
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
 from shared.neubird.wait_plan import MAX_WAIT_SECONDS
-from shared.neubird.waiting import WAIT_MARGIN_SECONDS, ProgressFn, Waited, failure, send_and_wait, snapshot
+from shared.neubird.waiting import (
+    WAIT_MARGIN_SECONDS,
+    ProgressFn,
+    Waited,
+    failure,
+    poll_until,
+    send_and_wait,
+    snapshot,
+)
 from shared.tools.deps import Deps
 from shared.tools.invoke import Orchestrations
 
@@ -30,20 +39,49 @@ def _status_tool(session_uuid: str) -> str:
     return f"neubird_get_investigation_status with session_uuid {session_uuid!r}"
 
 
+@dataclass
+class Investigation:
+    """One investigation tool call: its connection, where a long wait goes (a Durable run), how progress is
+    told, and how long the caller asked to wait."""
+
+    conn: Connection
+    deps: Deps
+    orchestrations: Orchestrations | None
+    progress: ProgressFn | None
+    correlation_id: str | None
+    wait: bool
+    max_wait: float
+    streaming: bool | None = None  # the call's stream_updates; None: the caller's default
+
+    def tells_progress(self) -> ProgressFn | None:
+        chosen = self.streaming
+        if chosen is None:
+            chosen = self.conn.state.defaults.streaming_enabled
+        if chosen is None:
+            chosen = self.conn.settings.enable_streaming
+        return self.progress if chosen else None
+
+    async def send(self, session_uuid: str, project: str, text: str) -> Waited:
+        return await send_and_wait(
+            self.conn,
+            self.deps,
+            session_uuid,
+            project,
+            text,
+            wait_seconds=float(self.max_wait) if self.wait else 0.0,
+            progress=self.tells_progress(),
+        )
+
+    async def finish(
+        self, session_uuid: str, project: str, waited: Waited, started_status: OutcomeStatus, **extra: Any
+    ) -> InvestigationOutcome:
+        return await _finish(self, session_uuid, project, waited, started_status, **extra)
+
+
 async def _finish(
-    conn: Connection,
-    deps: Deps,
-    orchestrations: Orchestrations | None,
-    correlation_id: str | None,
-    *,
-    session_uuid: str,
-    project: str,
-    waited: Waited,
-    wait: bool,
-    max_wait: float,
-    started_status: OutcomeStatus,
-    **extra: Any,
+    inv: Investigation, session_uuid: str, project: str, waited: Waited, started_status: OutcomeStatus, **extra: Any
 ) -> InvestigationOutcome:
+    conn, orchestrations, wait = inv.conn, inv.orchestrations, inv.wait
     link = sessions.session_link(conn.base_url, project, session_uuid)
     if waited.failed:
         raise failure(session_uuid, waited.failed, project)
@@ -61,7 +99,7 @@ async def _finish(
             **extra,
         )
     run_id = None
-    left = max_wait - waited.elapsed
+    left = inv.max_wait - waited.elapsed
     if wait and left > 1 and orchestrations is not None:
         try:
             started = await orchestrations.start(
@@ -74,7 +112,7 @@ async def _finish(
                     "base_url": conn.base_url,
                     "wait_seconds": min(left, MAX_WAIT_SECONDS),
                 },
-                correlation_id=correlation_id,
+                correlation_id=inv.correlation_id,
             )
             run_id = str(getattr(started, "run_id", "") or "") or None
         except Exception:  # the investigation runs at NeuBird all the same: its session id must reach the caller
@@ -99,10 +137,6 @@ async def _finish(
         next_action=action,
         **extra,
     )
-
-
-def _wait_seconds(wait: bool, max_wait: float) -> float:
-    return float(max_wait) if wait else 0.0
 
 
 async def _alert_sessions(
@@ -149,14 +183,8 @@ async def _project_for_alert(conn: Connection, deps: Deps, alert_id: str) -> tup
     raise projects.ambiguous(await projects.projects(conn, deps))
 
 
-async def investigate_alert(
-    conn: Connection,
-    deps: Deps,
-    args: Any,
-    orchestrations: Orchestrations | None,
-    progress: ProgressFn | None,
-    correlation_id: str | None,
-) -> InvestigationOutcome:
+async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutcome:
+    conn, deps = inv.conn, inv.deps
     org = await conn.organization()
     if args.project_uuid:
         project, found = args.project_uuid, await _alert_sessions(conn, args.project_uuid, org, args.alert_id)
@@ -182,69 +210,31 @@ async def investigate_alert(
             )
         if status == "in_progress":
             waited = Waited(progress=progress_now)
-            if args.wait_for_completion:
-                waited = await _poll_only(conn, deps, session_uuid, project, args.max_wait_seconds)
-            return await _finish(
-                conn,
-                deps,
-                orchestrations,
-                correlation_id,
-                session_uuid=session_uuid,
-                project=project,
-                waited=waited,
-                wait=args.wait_for_completion,
-                max_wait=args.max_wait_seconds,
-                started_status="in_progress",
-            )
+            if inv.wait:
+                waited = await _poll_only(conn, deps, session_uuid, project, inv.max_wait)
+            return await inv.finish(session_uuid, project, waited, "in_progress")
     if latest is not None:
         session_uuid = str(latest["session_uuid"])  # an incident session nobody investigated yet
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
         await conn.claim_session(session_uuid, deps.clock())
-    waited = await send_and_wait(
-        conn,
-        deps,
-        session_uuid,
-        project,
-        f"Investigate alert {args.alert_id}",
-        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
-        progress=progress,
-    )
-    return await _finish(
-        conn,
-        deps,
-        orchestrations,
-        correlation_id,
-        session_uuid=session_uuid,
-        project=project,
-        waited=waited,
-        wait=args.wait_for_completion,
-        max_wait=args.max_wait_seconds,
-        started_status="new_investigation",
-    )
+    waited = await inv.send(session_uuid, project, f"Investigate alert {args.alert_id}")
+    return await inv.finish(session_uuid, project, waited, "new_investigation")
 
 
 async def _poll_only(conn: Connection, deps: Deps, session_uuid: str, project: str, max_wait: float) -> Waited:
     """Wait on an investigation someone else started (no stream of ours to read)."""
-    from shared.neubird.waiting import _poll  # the same poll loop send_and_wait falls back to
-
     out = Waited()
     budget = min(max_wait, conn.settings.sync_wait_seconds, conn.seconds_left() - WAIT_MARGIN_SECONDS)
     loop = asyncio.get_running_loop()
     started = loop.time()
-    await _poll(conn, deps, session_uuid, project, budget, out)
+    await poll_until(conn, deps, session_uuid, project, budget, out)
     out.elapsed = loop.time() - started
     return out
 
 
-async def create_investigation(
-    conn: Connection,
-    deps: Deps,
-    args: Any,
-    orchestrations: Orchestrations | None,
-    progress: ProgressFn | None,
-    correlation_id: str | None,
-) -> InvestigationOutcome:
+async def create_investigation(inv: Investigation, args: Any) -> InvestigationOutcome:
+    conn, deps = inv.conn, inv.deps
     default = conn.state.defaults.timeframe or conn.settings.default_timeframe
     frame = parse_timeframe(
         args.timeframe, now=deps.clock(), start_time=args.start_time, end_time=args.end_time, default=default
@@ -253,71 +243,17 @@ async def create_investigation(
     project = await projects.choose(conn, deps, args.project_uuid)
     session_uuid = await conn.client.new_session(project, await conn.organization())
     await conn.claim_session(session_uuid, deps.clock())
-    streaming = _streaming(conn, args.stream_updates)
-    waited = await send_and_wait(
-        conn,
-        deps,
-        session_uuid,
-        project,
-        enhanced,
-        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
-        progress=progress if streaming else None,
-    )
-    return await _finish(
-        conn,
-        deps,
-        orchestrations,
-        correlation_id,
-        session_uuid=session_uuid,
-        project=project,
-        waited=waited,
-        wait=args.wait_for_completion,
-        max_wait=args.max_wait_seconds,
-        started_status="created",
-        enhanced_prompt=enhanced,
-        timeframe_parsed=frame.as_dict(),
+    waited = await inv.send(session_uuid, project, enhanced)
+    return await inv.finish(
+        session_uuid, project, waited, "created", enhanced_prompt=enhanced, timeframe_parsed=frame.as_dict()
     )
 
 
-def _streaming(conn: Connection, asked: bool | None) -> bool:
-    if asked is not None:
-        return asked
-    chosen = conn.state.defaults.streaming_enabled
-    return conn.settings.enable_streaming if chosen is None else chosen
-
-
-async def continue_investigation(
-    conn: Connection,
-    deps: Deps,
-    args: Any,
-    orchestrations: Orchestrations | None,
-    progress: ProgressFn | None,
-    correlation_id: str | None,
-) -> InvestigationOutcome:
-    await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
-    waited = await send_and_wait(
-        conn,
-        deps,
-        args.session_uuid,
-        project,
-        args.follow_up_prompt,
-        wait_seconds=_wait_seconds(args.wait_for_completion, args.max_wait_seconds),
-        progress=progress if _streaming(conn, None) else None,
-    )
-    return await _finish(
-        conn,
-        deps,
-        orchestrations,
-        correlation_id,
-        session_uuid=args.session_uuid,
-        project=project,
-        waited=waited,
-        wait=args.wait_for_completion,
-        max_wait=args.max_wait_seconds,
-        started_status="in_progress",
-        enhanced_prompt=args.follow_up_prompt,
-    )
+async def continue_investigation(inv: Investigation, args: Any) -> InvestigationOutcome:
+    await inv.conn.check_session(args.session_uuid)
+    project = await projects.choose(inv.conn, inv.deps, args.project_uuid)
+    waited = await inv.send(args.session_uuid, project, args.follow_up_prompt)
+    return await inv.finish(args.session_uuid, project, waited, "in_progress", enhanced_prompt=args.follow_up_prompt)
 
 
 async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from shared.neubird import investigate, preferences, projects, sessions
-from shared.neubird.connection import open_connection
+from shared.neubird.connection import Connection, open_connection
 from shared.neubird.models import (
     DefaultsResult,
     IncidentReport,
@@ -171,6 +171,19 @@ class DefaultsRequest(ToolInput):
     enable_streaming: bool | None = Field(None, description="Progress notifications while waiting.")
 
 
+def _investigation(ctx: ToolContext, conn: Connection, args: Any) -> investigate.Investigation:
+    return investigate.Investigation(
+        conn,
+        ctx.deps,
+        ctx.orchestrations,
+        ctx.report_progress,
+        ctx.correlation_id,
+        wait=args.wait_for_completion,
+        max_wait=args.max_wait_seconds,
+        streaming=getattr(args, "stream_updates", None),
+    )
+
+
 # -- investigations --------------------------------------------------------------------------------------
 
 
@@ -183,9 +196,7 @@ async def neubird_investigate_alert(ctx: ToolContext, args: InvestigateAlertRequ
     neubird_get_investigation_status). Find alert ids with neubird_list_sessions(only_uninvestigated=true).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return await investigate.investigate_alert(
-            conn, ctx.deps, args, ctx.orchestrations, ctx.report_progress, ctx.correlation_id
-        )
+        return await investigate.investigate_alert(_investigation(ctx, conn, args), args)
 
 
 @toolset.tool("neubird_create_investigation", title="Start a NeuBird investigation", open_world=True)
@@ -198,9 +209,7 @@ async def neubird_create_investigation(ctx: ToolContext, args: CreateInvestigati
     neubird_get_investigation_status with the session_uuid. Reversed or future windows are VALIDATION_ERROR.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return await investigate.create_investigation(
-            conn, ctx.deps, args, ctx.orchestrations, ctx.report_progress, ctx.correlation_id
-        )
+        return await investigate.create_investigation(_investigation(ctx, conn, args), args)
 
 
 @toolset.tool(
@@ -225,9 +234,7 @@ async def neubird_continue_investigation(ctx: ToolContext, args: ContinueRequest
     with the session's context. Same waiting rules and output as neubird_create_investigation.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return await investigate.continue_investigation(
-            conn, ctx.deps, args, ctx.orchestrations, ctx.report_progress, ctx.correlation_id
-        )
+        return await investigate.continue_investigation(_investigation(ctx, conn, args), args)
 
 
 # -- projects and sessions -------------------------------------------------------------------------------

@@ -185,14 +185,16 @@ async def send_and_wait(
         # The stream broke or the budget ran out: poll inspect for what is left of the budget.
         left = budget - (time.monotonic() - started)
         if left > 0.05:
-            await _poll(conn, deps, session_uuid, project, left, out)
+            await poll_until(conn, deps, session_uuid, project, left, out)
     out.elapsed = time.monotonic() - started
     if out.finished and out.results is not None:
         await _remember(conn, deps, session_uuid, project)
     return out
 
 
-async def _poll(conn: Connection, deps: Deps, session_uuid: str, project: str, seconds: float, out: Waited) -> None:
+async def poll_until(
+    conn: Connection, deps: Deps, session_uuid: str, project: str, seconds: float, out: Waited
+) -> None:
     interval, attempts = poll_plan(seconds, conn.settings.poll_interval_ms, conn.settings.max_poll_attempts)
     deadline = time.monotonic() + seconds
     org = await conn.organization()
