@@ -26,30 +26,46 @@ already served other capabilities. Warm means the same caller again in the same 
    checked against the fake's `GET /v1/project` count so no other call fetched the list unseen. Budget: both
    >= HIT_RATE_BUDGET at the paces of BUDGET_PACES_S (up to a 10-minute session); slower, the list's 5-minute
    lifetime bounds its hit rate and it is reported.
+4. What the shared connection pool saves against NeuBird's TLS: a session-list page through NeubirdClient with a
+   new client (TCP and TLS handshake) per call, as every tool call did before the pool, against the pool, with
+   the fake's routes behind TLS on 127.0.0.1 (a self-signed certificate). Reported; over the internet each new
+   connection also costs two or three round trips more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import ssl
 import statistics
+import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from devhost.fake_neubird import FakeNeubird
+from devhost.fake_neubird import FakeNeubird, _handler
 from shared.app.wiring import build_deps, load_settings
+from shared.core.outbound import OutboundGuard
 from shared.identity.models import Principal
+from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache, http_client
+from shared.neubird.settings import NeubirdSettings
 from shared.neubird.store import NEUBIRD_CONTAINER, NeubirdStore
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
+from tests.support.target_site import self_signed
 
 SESSIONS = 1_000
+TLS_CALLS = 60
 WARM_CALLS = 40  # per mix
 COLD_CALLS = 15  # per mix
 SEQUENCE_CALLS = 100
@@ -361,6 +377,69 @@ async def _realistic(bench: _Bench, pace_s: float) -> dict[str, Any]:
     }
 
 
+# -- 4. one connection per call vs the shared pool, over TLS ------------------------------------------------------
+
+
+@contextmanager
+def _tls_fake(nb: FakeNeubird, directory: Path) -> Iterator[str]:
+    """The fake's routes (same data) behind TLS on 127.0.0.1, trusted through SSL_CERT_FILE; yields the API base."""
+    cert, key = self_signed(directory)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(nb))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    before = os.environ.get("SSL_CERT_FILE")
+    os.environ["SSL_CERT_FILE"] = str(cert)
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/api"
+    finally:
+        if before is None:
+            os.environ.pop("SSL_CERT_FILE", None)
+        else:
+            os.environ["SSL_CERT_FILE"] = before
+        server.shutdown()
+        server.server_close()
+
+
+async def _tls_pool(bench: _Bench) -> dict[str, Any]:
+    """A session-list page through NeubirdClient over TLS: a client (connection, handshake) per call, as each tool
+    call made before the shared pool, against the pool the Runtime keeps. Interleaved, TLS_CALLS each."""
+    nb, settings = bench.nb, bench.deps.settings.section(NeubirdSettings)
+    with tempfile.TemporaryDirectory(prefix="fb-bench-nb-tls-") as tmp, _tls_fake(nb, Path(tmp)) as base:
+        guard = OutboundGuard(bench.deps.settings)
+        tokens, limits = TokenCache(), ClientLimits.from_settings(settings)
+        pool = http_client(guard, settings.max_response_bytes)
+
+        def client(http: Any = None) -> NeubirdClient:
+            return NeubirdClient(
+                base, Credentials(nb.email, nb.password), guard=guard, tokens=tokens, limits=limits, http=http
+            )
+
+        async def page(c: NeubirdClient) -> None:
+            async with c:
+                await c.list_sessions(nb.project_uuid, nb.org_uuid, start=0, limit=51)
+
+        await page(client(pool))  # login, first handshake
+        fresh: list[float] = []
+        shared: list[float] = []
+        for _ in range(TLS_CALLS):
+            t, _ = await _timed(page(client()))
+            fresh.append(t)
+            t, _ = await _timed(page(client(pool)))
+            shared.append(t)
+        await pool.aclose()
+    return {
+        "fresh_p50_ms": round(statistics.median(fresh) * 1000, 2),
+        "pool_p50_ms": round(statistics.median(shared) * 1000, 2),
+        "fresh_p95_ms": round(_percentile(fresh, 0.95) * 1000, 2),
+        "pool_p95_ms": round(_percentile(shared, 0.95) * 1000, 2),
+        "calls": TLS_CALLS,
+    }
+
+
 # -- the run -----------------------------------------------------------------------------------------------------
 
 
@@ -382,9 +461,10 @@ async def _run(env: dict[str, str]) -> list[dict[str, Any]]:
             latency = await _latency(bench)
             per_tool = await _per_tool(bench)
             realistic = [await _realistic(bench, pace) for pace in PACES_S]
+            tls = await _tls_pool(bench)
         finally:
             await deps.aclose()
-    return _results(latency, per_tool, realistic)
+    return [*_results(latency, per_tool, realistic), _tls_row(tls)]
 
 
 def _results(
@@ -443,6 +523,16 @@ def _results(
             }
         )
     return rows
+
+
+def _tls_row(tls: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "neubird_tls_connection_per_call_vs_shared_pool",
+        "ratio": round(tls["fresh_p50_ms"] / tls["pool_p50_ms"], 2),
+        "budget": None,
+        "ok": True,
+        **tls,
+    }
 
 
 def run(env: dict[str, str]) -> list[dict[str, Any]]:
