@@ -46,7 +46,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,7 @@ WARM_PROJECTS_BUDGET = 0
 LOGIN = "POST /v1/user/login"
 PROJECTS = "GET /v1/project"
 
+_TODAY = datetime.now(UTC).date()  # the fake's sessions span the 60 days before now
 # (label, tool arguments); the direct baseline sends the same filters, start and limit + 1.
 MIXES: list[tuple[str, dict[str, Any]]] = [
     ("default page 1 (50)", {}),
@@ -88,7 +89,10 @@ MIXES: list[tuple[str, dict[str, Any]]] = [
         "completed incidents, page 3 of 25",
         {"investigation_status": "completed", "session_type": "incident", "page": 3, "limit": 25},
     ),
-    ("date range + search_term", {"date_from": "2026-10-01", "date_to": "2026-11-30", "search_term": "latency"}),
+    (
+        "last 30 days + search_term",
+        {"date_from": str(_TODAY - timedelta(days=30)), "date_to": str(_TODAY), "search_term": "latency"},
+    ),
     ("hide_grouped, page 2 of 100", {"hide_grouped_incidents": True, "page": 2, "limit": 100}),
 ]
 
@@ -187,7 +191,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
             await _direct(http, nb, token, args)
         for label, args in MIXES:
             times: dict[str, list[float]] = {"direct": [], "state": [], "warm": [], "cold": []}
-            rows = None
+            rows: dict[str, Any] | None = None
             for i in range(max(WARM_CALLS, COLD_CALLS)):  # interleaved so machine noise hits all three alike
                 t, n = await _timed(_direct(http, nb, token, args))
                 times["direct"].append(t)
@@ -195,7 +199,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
                 times["state"].append(t)
                 t, out = await _timed(bench.call(warm_who, "neubird_list_sessions", args))
                 times["warm"].append(t)
-                rows = rows if rows is not None else (n, out["count"], out["has_more"])
+                rows = rows or {"upstream": n, "shown": out["count"], "has_more": out["has_more"]}
                 if i < COLD_CALLS:
                     t, _ = await _timed(bench.call(await bench.cold(), "neubird_list_sessions", args))
                     times["cold"].append(t)
@@ -205,7 +209,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
             per_mix.append(
                 {
                     "mix": label,
-                    "rows_upstream_tool_more": rows,
+                    "rows": rows,
                     "direct_p50_ms": round(base * 1000, 2),
                     "warm_p50_ms": round(statistics.median(times["warm"]) * 1000, 2),
                     "warm_p95_ms": round(_percentile(times["warm"], 0.95) * 1000, 2),
@@ -489,7 +493,7 @@ def _results(
                 "p95_ratio": round(p95 / base95, 2),
                 "calls": len(every[kind]),
                 "per_mix": [
-                    {k: v for k, v in m.items() if k == "mix" or k.startswith((kind, "direct"))}
+                    {k: v for k, v in m.items() if k in ("mix", "rows") or k.startswith((kind, "direct"))}
                     for m in latency["per_mix"]
                 ],
             }
