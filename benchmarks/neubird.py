@@ -26,30 +26,46 @@ already served other capabilities. Warm means the same caller again in the same 
    checked against the fake's `GET /v1/project` count so no other call fetched the list unseen. Budget: both
    >= HIT_RATE_BUDGET at the paces of BUDGET_PACES_S (up to a 10-minute session); slower, the list's 5-minute
    lifetime bounds its hit rate and it is reported.
+4. What the shared connection pool saves against NeuBird's TLS: a session-list page through NeubirdClient with a
+   new client (TCP and TLS handshake) per call, as every tool call did before the pool, against the pool, with
+   the fake's routes behind TLS on 127.0.0.1 (a self-signed certificate). Reported; over the internet each new
+   connection also costs two or three round trips more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import ssl
 import statistics
+import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from devhost.fake_neubird import FakeNeubird
+from devhost.fake_neubird import FakeNeubird, _handler
 from shared.app.wiring import build_deps, load_settings
+from shared.core.outbound import OutboundGuard
 from shared.identity.models import Principal
+from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache, http_client
+from shared.neubird.settings import NeubirdSettings
 from shared.neubird.store import NEUBIRD_CONTAINER, NeubirdStore
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
+from tests.support.target_site import self_signed
 
 SESSIONS = 1_000
+TLS_CALLS = 60
 WARM_CALLS = 40  # per mix
 COLD_CALLS = 15  # per mix
 SEQUENCE_CALLS = 100
@@ -64,6 +80,7 @@ WARM_PROJECTS_BUDGET = 0
 LOGIN = "POST /v1/user/login"
 PROJECTS = "GET /v1/project"
 
+_TODAY = datetime.now(UTC).date()  # the fake's sessions span the 60 days before now
 # (label, tool arguments); the direct baseline sends the same filters, start and limit + 1.
 MIXES: list[tuple[str, dict[str, Any]]] = [
     ("default page 1 (50)", {}),
@@ -72,7 +89,10 @@ MIXES: list[tuple[str, dict[str, Any]]] = [
         "completed incidents, page 3 of 25",
         {"investigation_status": "completed", "session_type": "incident", "page": 3, "limit": 25},
     ),
-    ("date range + search_term", {"date_from": "2026-10-01", "date_to": "2026-11-30", "search_term": "latency"}),
+    (
+        "last 30 days + search_term",
+        {"date_from": str(_TODAY - timedelta(days=30)), "date_to": str(_TODAY), "search_term": "latency"},
+    ),
     ("hide_grouped, page 2 of 100", {"hide_grouped_incidents": True, "page": 2, "limit": 100}),
 ]
 
@@ -171,7 +191,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
             await _direct(http, nb, token, args)
         for label, args in MIXES:
             times: dict[str, list[float]] = {"direct": [], "state": [], "warm": [], "cold": []}
-            rows = None
+            rows: dict[str, Any] | None = None
             for i in range(max(WARM_CALLS, COLD_CALLS)):  # interleaved so machine noise hits all three alike
                 t, n = await _timed(_direct(http, nb, token, args))
                 times["direct"].append(t)
@@ -179,7 +199,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
                 times["state"].append(t)
                 t, out = await _timed(bench.call(warm_who, "neubird_list_sessions", args))
                 times["warm"].append(t)
-                rows = rows if rows is not None else (n, out["count"], out["has_more"])
+                rows = rows or {"upstream": n, "shown": out["count"], "has_more": out["has_more"]}
                 if i < COLD_CALLS:
                     t, _ = await _timed(bench.call(await bench.cold(), "neubird_list_sessions", args))
                     times["cold"].append(t)
@@ -189,7 +209,7 @@ async def _latency(bench: _Bench) -> dict[str, Any]:
             per_mix.append(
                 {
                     "mix": label,
-                    "rows_upstream_tool_more": rows,
+                    "rows": rows,
                     "direct_p50_ms": round(base * 1000, 2),
                     "warm_p50_ms": round(statistics.median(times["warm"]) * 1000, 2),
                     "warm_p95_ms": round(_percentile(times["warm"], 0.95) * 1000, 2),
@@ -361,6 +381,69 @@ async def _realistic(bench: _Bench, pace_s: float) -> dict[str, Any]:
     }
 
 
+# -- 4. one connection per call vs the shared pool, over TLS ------------------------------------------------------
+
+
+@contextmanager
+def _tls_fake(nb: FakeNeubird, directory: Path) -> Iterator[str]:
+    """The fake's routes (same data) behind TLS on 127.0.0.1, trusted through SSL_CERT_FILE; yields the API base."""
+    cert, key = self_signed(directory)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(nb))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    before = os.environ.get("SSL_CERT_FILE")
+    os.environ["SSL_CERT_FILE"] = str(cert)
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/api"
+    finally:
+        if before is None:
+            os.environ.pop("SSL_CERT_FILE", None)
+        else:
+            os.environ["SSL_CERT_FILE"] = before
+        server.shutdown()
+        server.server_close()
+
+
+async def _tls_pool(bench: _Bench) -> dict[str, Any]:
+    """A session-list page through NeubirdClient over TLS: a client (connection, handshake) per call, as each tool
+    call made before the shared pool, against the pool the Runtime keeps. Interleaved, TLS_CALLS each."""
+    nb, settings = bench.nb, bench.deps.settings.section(NeubirdSettings)
+    with tempfile.TemporaryDirectory(prefix="fb-bench-nb-tls-") as tmp, _tls_fake(nb, Path(tmp)) as base:
+        guard = OutboundGuard(bench.deps.settings)
+        tokens, limits = TokenCache(), ClientLimits.from_settings(settings)
+        pool = http_client(guard, settings.max_response_bytes)
+
+        def client(http: Any = None) -> NeubirdClient:
+            return NeubirdClient(
+                base, Credentials(nb.email, nb.password), guard=guard, tokens=tokens, limits=limits, http=http
+            )
+
+        async def page(c: NeubirdClient) -> None:
+            async with c:
+                await c.list_sessions(nb.project_uuid, nb.org_uuid, start=0, limit=51)
+
+        await page(client(pool))  # login, first handshake
+        fresh: list[float] = []
+        shared: list[float] = []
+        for _ in range(TLS_CALLS):
+            t, _ = await _timed(page(client()))
+            fresh.append(t)
+            t, _ = await _timed(page(client(pool)))
+            shared.append(t)
+        await pool.aclose()
+    return {
+        "fresh_p50_ms": round(statistics.median(fresh) * 1000, 2),
+        "pool_p50_ms": round(statistics.median(shared) * 1000, 2),
+        "fresh_p95_ms": round(_percentile(fresh, 0.95) * 1000, 2),
+        "pool_p95_ms": round(_percentile(shared, 0.95) * 1000, 2),
+        "calls": TLS_CALLS,
+    }
+
+
 # -- the run -----------------------------------------------------------------------------------------------------
 
 
@@ -382,9 +465,10 @@ async def _run(env: dict[str, str]) -> list[dict[str, Any]]:
             latency = await _latency(bench)
             per_tool = await _per_tool(bench)
             realistic = [await _realistic(bench, pace) for pace in PACES_S]
+            tls = await _tls_pool(bench)
         finally:
             await deps.aclose()
-    return _results(latency, per_tool, realistic)
+    return [*_results(latency, per_tool, realistic), _tls_row(tls)]
 
 
 def _results(
@@ -409,7 +493,7 @@ def _results(
                 "p95_ratio": round(p95 / base95, 2),
                 "calls": len(every[kind]),
                 "per_mix": [
-                    {k: v for k, v in m.items() if k == "mix" or k.startswith((kind, "direct"))}
+                    {k: v for k, v in m.items() if k in ("mix", "rows") or k.startswith((kind, "direct"))}
                     for m in latency["per_mix"]
                 ],
             }
@@ -443,6 +527,16 @@ def _results(
             }
         )
     return rows
+
+
+def _tls_row(tls: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "neubird_tls_connection_per_call_vs_shared_pool",
+        "ratio": round(tls["fresh_p50_ms"] / tls["pool_p50_ms"], 2),
+        "budget": None,
+        "ok": True,
+        **tls,
+    }
 
 
 def run(env: dict[str, str]) -> list[dict[str, Any]]:

@@ -69,7 +69,8 @@ async def configure(conn: Connection, deps: Deps, args: Any) -> DefaultsResult:
             found = await projects.resolve(conn, deps, args.default_project_uuid)
             defaults.project_uuid = str(found["uuid"])
         changed.append("project")
-        paths.append("defaults.project_uuid")
+        # With the list resolve may just have fetched: one write for both.
+        paths += ["defaults.project_uuid", "projects"]
     if args.default_organization_uuid is not None:
         defaults.organization_uuid = args.default_organization_uuid or None
         changed.append("organization")

@@ -57,8 +57,11 @@ def view(p: dict[str, Any], default: str | None) -> Project:
     )
 
 
-async def projects(conn: Connection, deps: Deps) -> tuple[list[dict[str, Any]], bool]:
-    """(the instance's projects without the system one, whether they came from the cache)."""
+async def projects(conn: Connection, deps: Deps, *, save: bool = True) -> tuple[list[dict[str, Any]], bool]:
+    """(the instance's projects without the system one, whether they came from the cache).
+
+    A fetched list is kept in the caller's state and saved, unless `save` is False: the caller saves the state
+    itself right after (one Cosmos write instead of two)."""
     now = deps.clock()
     cache = conn.state.projects
     ttl = timedelta(seconds=conn.settings.projects_cache_seconds)
@@ -67,10 +70,11 @@ async def projects(conn: Connection, deps: Deps) -> tuple[list[dict[str, Any]], 
     listed = [p for p in await conn.client.list_projects() if isinstance(p, dict) and isinstance(p.get("uuid"), str)]
     items = [_kept(p) for p in listed if not is_system(p)][:MAX_PROJECTS]
     conn.state.projects = ProjectsCache(base_url=conn.base_url, fetched_at=now, items=items)
-    try:
-        await conn.store.save_state(conn.state, now, ("projects",))
-    except Exception:  # a cache that cannot be written costs the next call a fetch, not this call its answer
-        log.warning("neubird: the project list could not be cached", exc_info=True)
+    if save:
+        try:
+            await conn.store.save_state(conn.state, now, ("projects",))
+        except Exception:  # a cache that cannot be written costs the next call a fetch, not this call its answer
+            log.warning("neubird: the project list could not be cached", exc_info=True)
     return items, False
 
 
@@ -129,14 +133,18 @@ def ambiguous(listed: tuple[list[dict[str, Any]], bool]) -> ValidationFailed:
 
 
 async def resolve(conn: Connection, deps: Deps, ref: str) -> dict[str, Any]:
-    """A project by UUID or case-insensitive name, from the instance's list (NOT_FOUND names the choices)."""
-    listed, _ = await projects(conn, deps)
+    """A project by UUID or case-insensitive name, from the instance's list (NOT_FOUND names the choices).
+
+    Found, the caller saves the state (with a freshly fetched list in it); not found, the list is saved here."""
+    listed, cached = await projects(conn, deps, save=False)
     for p in listed:
         if str(p.get("uuid")) == ref:
             return p
     by_name = [p for p in listed if str(p.get("name", "")).lower() == ref.lower()]
     if len(by_name) == 1:
         return by_name[0]
+    if not cached:
+        await conn.store.save_state(conn.state, deps.clock(), ("projects",))
     raise neubird_error(
         NotFound,
         "validation",

@@ -17,7 +17,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from shared.core.errors import Conflict, NotFound
 from shared.identity.models import Principal
@@ -64,6 +64,8 @@ class CallerState(BaseModel):
     defaults: Defaults = Field(default_factory=Defaults)
     projects: ProjectsCache | None = None
     updated_at: datetime | None = None
+    # Whether the document exists (it was read, or written since): the first write creates it in one request.
+    _stored: bool = PrivateAttr(False)
 
 
 def _digest(*parts: str) -> str:
@@ -91,7 +93,9 @@ class NeubirdStore:
         doc = await container.read(state_id(principal), principal.workspace_id)
         if doc is not None and doc.get("user_id") == principal.user_id:
             try:
-                return CallerState.model_validate(doc)
+                found = CallerState.model_validate(doc)
+                found._stored = True
+                return found
             except ValidationError:
                 # Written by an older shape: start again rather than fail every tool (and drop it, so the
                 # next save creates the document whole instead of patching fields into one that never parses).
@@ -114,13 +118,18 @@ class NeubirdStore:
                 value = value[part]
             ops.append({"op": "set", "path": "/" + name.replace(".", "/"), "value": value})
         container = await self._container()
-        try:
-            await container.patch(state.id, state.workspace_id, ops)
-        except NotFound:
+        if not state._stored:
             try:
                 await container.create(dumped)
+                state._stored = True
+                return
             except Conflict:  # another call created it first: apply ours on top
-                await container.patch(state.id, state.workspace_id, ops)
+                pass
+        try:
+            await container.patch(state.id, state.workspace_id, ops)
+        except NotFound:  # deleted since it was read
+            await container.create(dumped)
+        state._stored = True
 
     async def completed(
         self, workspace_id: str, base_url: str, session_uuid: str, now: datetime

@@ -14,6 +14,7 @@ import pytest
 from shared.app.wiring import build_deps, load_settings
 from shared.identity.models import Principal
 from shared.neubird.connection import runtime
+from shared.neubird.store import NEUBIRD_CONTAINER
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
 from tests.support.fake_neubird import FakeNeubird
@@ -98,3 +99,29 @@ async def test_tool_calls_share_one_connection_pool_until_deps_close(
     assert not pool[1].is_closed
     await deps.aclose()
     assert pool[1].is_closed
+
+
+async def test_configure_defaults_saves_the_fetched_project_list_once(nb_deps: Deps, fake: FakeNeubird) -> None:
+    who = caller()
+    container = await nb_deps.cosmos.container(NEUBIRD_CONTAINER.name)
+    before = container.requests
+    out = await call(nb_deps, who, "neubird_configure_defaults", {"default_project_uuid": "staging"})
+    assert out["current_defaults"]["project_uuid"] == fake.projects[1]["uuid"], out
+    assert container.requests - before == 2  # the state read, one write (defaults and the fetched list)
+    fake.reset_stats()
+    listed = await call(nb_deps, who, "neubird_list_projects", {})
+    assert listed["cached"] is True
+    assert fake.calls("GET /v1/project") == 0
+
+
+async def test_an_unknown_project_still_caches_the_list_it_fetched(nb_deps: Deps, fake: FakeNeubird) -> None:
+    who = caller()
+    tool = nb_deps.tools.get("neubird_configure_defaults") if nb_deps.tools else None
+    assert tool is not None
+    ctx = ToolContext(principal=who, deps=nb_deps, correlation_id=uuid.uuid4().hex)
+    refused = await invoke(tool, {"default_project_uuid": "no such project"}, ctx)
+    assert refused.error is not None
+    assert refused.error.code == "NOT_FOUND"
+    fake.reset_stats()
+    assert (await call(nb_deps, who, "neubird_list_projects", {}))["cached"] is True
+    assert fake.calls("GET /v1/project") == 0
