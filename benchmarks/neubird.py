@@ -107,6 +107,7 @@ class _Bench:
     nb: FakeNeubird
     deps: Deps
     workspace: str
+    seeded: frozenset[str] = frozenset()  # the fake's sessions before any tool call (NeuBird's own)
 
     def principal(self, user: str | None = None) -> Principal:
         return Principal(workspace_id=self.workspace, user_id=user or f"u-{uuid.uuid4().hex[:10]}", source="dev")
@@ -335,8 +336,11 @@ async def _realistic(bench: _Bench, pace_s: float) -> dict[str, Any]:
     who = bench.principal()
     done = await bench.call(who, "neubird_list_sessions", {"investigation_status": "completed", "limit": 20})
     new = await bench.call(who, "neubird_list_sessions", {"only_uninvestigated": True, "limit": 50})
-    completed = [s["session_uuid"] for s in done["sessions"]]
-    alerts = [s["incident_id"] for s in new["sessions"] if s.get("incident_id")]
+    # Seeded sessions only: those NeuBird made (the organisation's). Sessions earlier phases created through the
+    # tools belong to those phases' workspaces, and this caller's workspace would get NOT_FOUND for them.
+    seeded = set(bench.seeded)
+    completed = [s["session_uuid"] for s in done["sessions"] if s["session_uuid"] in seeded]
+    alerts = [s["incident_id"] for s in new["sessions"] if s.get("incident_id") and s["session_uuid"] in seeded]
     seq = _sequence(random.Random(13), completed, alerts, nb.project_uuid)
     assert len(seq) == SEQUENCE_CALLS
     caller = await bench.cold(new_workspace=True)
@@ -460,7 +464,7 @@ async def _run(env: dict[str, str]) -> list[dict[str, Any]]:
             }
         )
         deps = build_deps(settings)
-        bench = _Bench(nb, deps, f"ws-bench-nb-{uuid.uuid4().hex[:6]}")
+        bench = _Bench(nb, deps, f"ws-bench-nb-{uuid.uuid4().hex[:6]}", frozenset(nb.sessions))
         try:
             latency = await _latency(bench)
             per_tool = await _per_tool(bench)
