@@ -65,7 +65,6 @@ _BACKOFF_BASE_S = 1.0
 _REFRESH_MARGIN_S = 300.0
 _NO_EXP_LIFETIME_S = 55 * 60.0
 _QUOTED_CHARS = 300
-_PARSE_OFF_LOOP_BYTES = 256 * 1024
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 _TOKEN = re.compile(r"[\x21-\x7e]{1,8192}")
 _AUTH_RECOVERY = [
@@ -359,6 +358,7 @@ class NeubirdClient:
         self._seen_tokens: list[str] = []
         self._owns_http = http is None
         self._http = http if http is not None else http_client(guard, limits.max_response_bytes, url_field)
+        self._guard, self._url_field = guard, url_field
 
     def __repr__(self) -> str:
         return f"NeubirdClient(base_url={self.base_url!r})"
@@ -528,18 +528,21 @@ class NeubirdClient:
 
     @asynccontextmanager
     async def _prompt(self, body: dict[str, Any]) -> AsyncIterator[PromptStream]:
-        response = await self._with_retries("prompt", lambda token: self._open_stream(body, token))
-        try:
-            yield PromptStream(response, self.limits, self._scrub)
-        finally:
-            await response.aclose()
+        # A stream holds its connection for minutes: it gets a connection of its own, never one of the shared
+        # pool's, so waiting callers cannot starve every other NeuBird call of the worker.
+        async with http_client(self._guard, self.limits.max_response_bytes, self._url_field) as own:
+            response = await self._with_retries("prompt", lambda token: self._open_stream(own, body, token))
+            try:
+                yield PromptStream(response, self.limits, self._scrub)
+            finally:
+                await response.aclose()
 
-    async def _open_stream(self, body: dict[str, Any], token: str | None) -> httpx2.Response:
+    async def _open_stream(self, http: httpx2.AsyncClient, body: dict[str, Any], token: str | None) -> httpx2.Response:
         limits = self.limits
         timeout = httpx2.Timeout(
             limits.timeout_s, read=limits.stream_idle_s, connect=limits.timeout_s, pool=limits.timeout_s
         )
-        request = self._http.build_request(
+        request = http.build_request(
             "POST",
             self.base_url + "/v1/inference/session",
             json=body,
@@ -551,7 +554,7 @@ class NeubirdClient:
             # The whole opening (connect, headers) within one timeout: a server trickling its headers byte by
             # byte must not hold the call past it.
             async with asyncio.timeout(limits.timeout_s):
-                response = await self._http.send(request, stream=True)
+                response = await http.send(request, stream=True)
         except (TimeoutError, httpx2.TimeoutException, httpx2.TransportError) as exc:
             if not _never_sent(exc):
                 raise self._unsure("prompt", exc) from None
@@ -757,12 +760,6 @@ class NeubirdClient:
             raise self._retry_for(exc) from None
         except ResponseTooLarge as exc:
             raise self._api_error(route, f"NeuBird's answer passed {exc.limit} bytes") from None
-        if 200 <= answer.status < 300 and len(answer.body) > _PARSE_OFF_LOOP_BYTES:
-            # A big page (up to max_response_bytes) is parsed in a thread so other requests keep the loop.
-            try:
-                return await asyncio.to_thread(json.loads, answer.body)
-            except ValueError:
-                raise self._api_error(route, f"NeuBird's {route} answer is not JSON") from None
         return self._judge(route, answer)
 
     async def _raw_body(self, route: str, response: httpx2.Response) -> bytes:

@@ -174,7 +174,9 @@ async def open_connection(deps: Deps, principal: Principal, *, recover: bool = F
     state = await store.state(principal)
     base_url = state.base_url or settings.base_url
     if not instance_allowed(settings, base_url) and recover:
+        # Back on the deployment's instance, for good: the next call must not find the refused one again.
         state.base_url, state.projects, base_url = None, None, settings.base_url
+        await store.save_state(state, deps.clock(), ("base_url", "projects"))
     elif not instance_allowed(settings, base_url):
         raise neubird_error(
             ValidationFailed,

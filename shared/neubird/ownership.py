@@ -12,6 +12,7 @@ is a point read and a list page is one query inside one partition.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -29,8 +30,16 @@ SESSIONS_CONTAINER = ContainerSpec(
 _TTL_SECONDS = 365 * 86400
 
 
+def _key(session_uuid: str) -> str:
+    # Ids are compared without case: a caller must not reach another workspace's session by changing its
+    # case, whether or not NeuBird itself ignores case.
+    return session_uuid.lower()
+
+
 def instance_key(base_url: str) -> str:
-    return "inst-" + hashlib.sha256(base_url.rstrip("/").lower().encode()).hexdigest()[:32]
+    # One key per backend however the URL was spelt: case, a trailing slash, an explicit default port.
+    spelt = re.sub(r"^(https://[^/]+):443(?=/|$)", r"\1", base_url.strip().rstrip("/").lower())
+    return "inst-" + hashlib.sha256(spelt.encode()).hexdigest()[:32]
 
 
 class SessionOwners:
@@ -46,7 +55,7 @@ class SessionOwners:
             return
         await (await self._container()).upsert(
             {
-                "id": session_uuid,
+                "id": _key(session_uuid),
                 "instance": self._instance,
                 "workspace_id": workspace_id,
                 "created_at": now.isoformat(),
@@ -57,16 +66,18 @@ class SessionOwners:
     async def owner(self, session_uuid: str) -> str | None:
         if not valid_id(session_uuid):
             return None
-        doc = await (await self._container()).read(session_uuid, self._instance)
+        doc = await (await self._container()).read(_key(session_uuid), self._instance)
         owner = (doc or {}).get("workspace_id")
         return owner if isinstance(owner, str) else None
 
     async def owners(self, session_uuids: Iterable[str]) -> dict[str, str]:
         """Owners of those of `session_uuids` that have one (one query inside the instance's partition)."""
-        ids = sorted({s for s in session_uuids if valid_id(s)})
+        asked = {s for s in session_uuids if valid_id(s)}
+        ids = sorted({_key(s) for s in asked})
         if not ids:
             return {}
         docs = await (await self._container()).query_all(
             self._instance, "ARRAY_CONTAINS(@ids, c.id)", {"@ids": ids}, limit=len(ids)
         )
-        return {str(d["id"]): str(d["workspace_id"]) for d in docs if isinstance(d.get("workspace_id"), str)}
+        owner = {str(d["id"]): str(d["workspace_id"]) for d in docs if isinstance(d.get("workspace_id"), str)}
+        return {s: owner[_key(s)] for s in asked if _key(s) in owner}

@@ -352,8 +352,11 @@ async def reports(conn: Connection, args: Any) -> SessionReports:
         for r in rows
         if isinstance(r, dict)
     ]
-    seen = {_linked_session(r) for r in out}
-    return SessionReports(reports=out, missing=[s for s in wanted if s not in seen])
+    # Only rows of the sessions asked for (and allowed): a row NeuBird adds for another session is dropped.
+    allowed = {s.lower() for s in asked}
+    out = [r for r in out if _linked_session(r).lower() in allowed]
+    seen = {_linked_session(r).lower() for r in out}
+    return SessionReports(reports=out, missing=[s for s in wanted if s.lower() not in seen])
 
 
 async def summary(conn: Connection, deps: Deps, args: Any) -> SessionSummary:

@@ -255,6 +255,9 @@ class Step:
     def text(self) -> str:
         return self.investigation + "".join(self.parts)
 
+    def has_text(self) -> bool:
+        return bool(self.investigation) or self.parts_length > 0
+
     @property
     def completed(self) -> bool:
         return _completed(self.status)
@@ -495,6 +498,13 @@ class Aggregator:
     def _cot_snapshot(self, parts: Sequence[Any], delta: bool) -> None:
         steps = [(_json_part(p) or {}) for p in parts]
         ids = [_text(s.get("id")) or f"step-{i + 1}" for i, s in enumerate(steps)]
+        # One snapshot names each step once; a part repeating an id (a hostile or broken stream) is dropped, so
+        # one event cannot make a step's work repeat thousands of times.
+        first: dict[str, int] = {}
+        for i, step_id in enumerate(ids):
+            first.setdefault(step_id, i)
+        keep = sorted(first.values())
+        steps, ids = [steps[i] for i in keep], [ids[i] for i in keep]
         active_index = next(
             (i for i, s in enumerate(steps) if _in_progress(_text(s.get("cot_status") or s.get("status")))),
             len(steps) - 1,
@@ -504,7 +514,7 @@ class Aggregator:
                 continue
             fragment = delta and i == active_index
             # [INF] in delta snapshots only the active step's text is a fragment; others keep their text.
-            step.update(data, investigation=not fragment and (not delta or not step.text()))
+            step.update(data, investigation=not fragment and (not delta or not step.has_text()))
             text = data.get("investigation")
             if fragment and isinstance(text, str) and text.strip().lower() not in _PLACEHOLDERS:
                 step.append(text)

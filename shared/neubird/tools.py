@@ -191,8 +191,9 @@ def _investigation(ctx: ToolContext, conn: Connection, args: Any) -> investigate
 async def neubird_investigate_alert(ctx: ToolContext, args: InvestigateAlertRequest) -> InvestigationOutcome:
     """Get NeuBird's root-cause analysis for an alert id: the latest existing RCA if NeuBird already
     investigated it (status found_existing, with investigation_results), else a new investigation
-    (status new_investigation). With wait_for_completion the call waits for the answer (streamed; up to
-    ~200 s in this call, the rest in a background run: status in_progress plus session_uuid to poll with
+    (status new_investigation), or in_progress when one is already running (it is followed, not restarted).
+    With wait_for_completion the call waits for the answer (up to ~200 s in this call, the rest in a
+    background run: status in_progress plus session_uuid and run_id to poll with
     neubird_get_investigation_status). Find alert ids with neubird_list_sessions(only_uninvestigated=true).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
@@ -231,7 +232,8 @@ async def neubird_get_investigation_status(ctx: ToolContext, args: StatusRequest
 @toolset.tool("neubird_continue_investigation", title="Ask NeuBird a follow-up", open_world=True)
 async def neubird_continue_investigation(ctx: ToolContext, args: ContinueRequest) -> InvestigationOutcome:
     """Ask a follow-up in an existing session ("dig deeper into the network policy finding"); NeuBird answers
-    with the session's context. Same waiting rules and output as neubird_create_investigation.
+    with the session's context. Same waiting rules as neubird_create_investigation; the output is the same
+    shape with enhanced_prompt = the follow-up as sent and no timeframe_parsed.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await investigate.continue_investigation(_investigation(ctx, conn, args), args)
@@ -265,7 +267,9 @@ async def neubird_list_sessions(ctx: ToolContext, args: ListSessionsRequest) -> 
     """List a project's sessions, most recent first: page/limit (<= 100), date_from/date_to, investigation_status,
     session_type, only_uninvestigated (incidents nobody investigated), hide_grouped_incidents, search_term
     (part of the incident title, any case). Above 10 results rows are compact unless compact=false.
-    filters_applied echoes what was used; the hints say how to page and what to do next.
+    filters_applied echoes what was used; the hints say how to page and what to do next. Pages are NeuBird's:
+    rows other workspaces created here are counted in hidden_count, not shown, so a page can be short;
+    has_more says whether to ask for the next page.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await sessions.list_sessions(conn, ctx.deps, args)
@@ -276,7 +280,9 @@ async def neubird_list_sessions(ctx: ToolContext, args: ListSessionsRequest) -> 
 )
 async def neubird_inspect_session(ctx: ToolContext, args: InspectRequest) -> SessionDetails:
     """Everything in a session: each prompt cycle's question, status, final answer, chain of thoughts,
-    sources and follow-up suggestions (completed sessions are reused from a 1-hour cache).
+    sources and follow-up suggestions. A completed session is reused from your workspace's 1-hour cache
+    (your own follow-ups refresh it; another workspace's follow-up shows after the hour, or use
+    neubird_get_investigation_status, which is never cached).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await sessions.inspect(conn, ctx.deps, args)
@@ -309,7 +315,7 @@ async def neubird_get_session_summary(ctx: ToolContext, args: SummaryRequest) ->
 )
 async def neubird_get_incident_report(ctx: ToolContext, args: IncidentReportRequest) -> IncidentReport:
     """Organisation-wide NeuBird analytics: incidents, investigations, MTTR, time saved, noise reduction,
-    by incident type and priority.
+    by incident type and priority (for the whole NeuBird account, every workspace using it included).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return IncidentReport(report=await conn.client.incident_report())

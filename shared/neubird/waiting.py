@@ -14,12 +14,13 @@ never more than the attempts, spread so the attempts cover the whole wait (poll_
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.errors import AppError, NotFound, UpstreamError
+from shared.core.errors import AppError, NotFound, RateLimited, UpstreamError
 from shared.neubird import sessions
 from shared.neubird.connection import Connection, unknown_session
 from shared.neubird.errors import neubird_error
@@ -31,6 +32,8 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 # With no wait asked for, the stream is read only until NeuBird shows it took the prompt.
 ACK_SECONDS = 10.0
 PROGRESS_EVERY = 0.5
+# A Durable output and its run record: DESIGN keeps payloads near 32 KB.
+COMPACT_RESULTS_BYTES = 30_000
 # Left of a call's deadline for writing the answer (and starting a background wait) after the budget.
 WAIT_MARGIN_SECONDS = 10.0
 
@@ -82,9 +85,8 @@ def progress_of(state: TurnState) -> dict[str, Any]:
         "completed_steps": state.completed_steps,
         "current_step": _cut(state.current_step, 200),
         "status_text": _cut(state.progress_text, 200),
-        "unique_sources": [_cut(s, 120) for s in sorted({x for step in state.steps for x in step.sources_involved})][
-            :20
-        ],
+        # Worst case JSON-escaped (12 bytes a character for emoji): 2 x 2.4 KB + 8 x 0.7 KB, under 16 KB.
+        "unique_sources": [_cut(s, 60) for s in sorted({x for step in state.steps for x in step.sources_involved})][:8],
     }
 
 
@@ -117,11 +119,19 @@ def compact_results(results: dict[str, Any] | None) -> dict[str, Any] | None:
         ],
         "follow_up_suggestions": [_cut(f, 200) for f in follow[:10]],
     }
+    # Escaped JSON is what is stored: non-ASCII text takes up to 12 bytes a character, so cut until it fits.
+    while len(json.dumps(out)) > COMPACT_RESULTS_BYTES and (out["final_answer"] or out["chain_of_thoughts"]):
+        if len(out["final_answer"] or "") > 500:
+            out["final_answer"] = _cut(out["final_answer"], len(out["final_answer"]) // 2)
+        elif out["chain_of_thoughts"]:
+            out["chain_of_thoughts"] = out["chain_of_thoughts"][: len(out["chain_of_thoughts"]) // 2]
+        else:
+            out["final_answer"], out["sources"], out["follow_up_suggestions"] = _cut(out["final_answer"], 100), [], []
     out["truncated"] = (
-        len(answer) > 12_000
-        or len(steps) > 20
-        or len(sources) > 20
-        or len(follow) > 10
+        out["final_answer"] != answer
+        or len(out["chain_of_thoughts"]) < len(steps)
+        or len(out["sources"]) < len(sources)
+        or len(out["follow_up_suggestions"]) < len(follow)
         or any(len(str(s.get("investigation") or "")) > 300 for s in steps[:20])
     )
     return out
@@ -195,11 +205,16 @@ async def send_and_wait(
 async def poll_until(
     conn: Connection, deps: Deps, session_uuid: str, project: str, seconds: float, out: Waited
 ) -> None:
+    """Poll inspect for `seconds`. A poll that cannot finish in time, or NeuBird throttling or failing, ends the
+    wait quietly: the session exists and runs, so the caller gets it `in_progress`, never a timeout error."""
     interval, attempts = poll_plan(seconds, conn.settings.poll_interval_ms, conn.settings.max_poll_attempts)
     deadline = time.monotonic() + seconds
-    org = await conn.organization()
     for _ in range(attempts):
-        found = await conn.client.inspect(session_uuid, project, org)
+        try:
+            async with asyncio.timeout(max(0.05, deadline - time.monotonic())):
+                found = await conn.client.inspect(session_uuid, project, await conn.organization())
+        except (TimeoutError, UpstreamError, RateLimited):
+            return
         state, results, out.progress = snapshot(found)
         if state == "completed":
             out.finished, out.results = True, results
@@ -221,8 +236,9 @@ def _cycle_error(found: dict[str, Any]) -> str:
 async def _remember(conn: Connection, deps: Deps, session_uuid: str, project: str) -> None:
     """Warm the completed-investigation cache so inspect and the alert lookup reuse the finished answer."""
     try:
-        await sessions.inspect_raw(conn, deps, session_uuid, project, await conn.organization(), fresh=True)
-    except Exception:
+        async with asyncio.timeout(max(0.05, min(5.0, conn.seconds_left() - WAIT_MARGIN_SECONDS / 2))):
+            await sessions.inspect_raw(conn, deps, session_uuid, project, await conn.organization(), fresh=True)
+    except Exception:  # a cache warm-up (bounded in time) never turns a finished answer into an error
         return
 
 

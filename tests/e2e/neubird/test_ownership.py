@@ -34,6 +34,9 @@ async def test_another_workspace_cannot_reach_a_session_created_here(nb_host: Ho
         err = error_of(await call(nb_host, tool, args, b))
         assert err["code"] == "NOT_FOUND", (tool, err)
         assert sid in err["message"]
+        # Another spelling of the same id is the same session.
+        upper = error_of(await call(nb_host, tool, {**args, "session_uuid": sid.upper()}, b))
+        assert upper["code"] == "NOT_FOUND", (tool, upper)
         # The same answer as an id nobody has, so B learns nothing from it.
         unknown = error_of(await call(nb_host, tool, {**args, "session_uuid": "0123456789abcdef01234567"}, b))
         assert unknown["code"] == "NOT_FOUND"

@@ -45,3 +45,15 @@ def test_odd_inspect_shapes_do_not_raise() -> None:
         state = state_from_prompt_cycle({"status": "PROMPT_STATUS_COMPLETED", "sources": sources})
         assert state.ended
         assert all(isinstance(s, dict) for s in state.results.sources)
+
+
+def test_a_snapshot_repeating_one_step_id_counts_it_once() -> None:
+    agg = Aggregator()
+    agg.feed(_event("cot_start", COT, json.dumps({"id": "c1", "description": "d"}), delta=False))
+    part = json.dumps({"id": "c1", "investigation": "more ", "status": "CHAIN_OF_THOUGHT_STATUS_IN_PROGRESS"})
+    message = {"id": "pc-1", "content": {"content_type": COT, "parts": [part] * 5_000}, "metadata": {"is_delta": True}}
+    for _ in range(20):
+        agg.feed(SseEvent("message", {"message": message}))
+    state = agg.state()
+    assert state.total_steps == 1
+    assert state.steps[0].investigation == "more " * 20  # one fragment per event, not 5,000

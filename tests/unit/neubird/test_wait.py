@@ -281,3 +281,19 @@ def test_results_for_a_durable_output_are_cut_and_say_so() -> None:
     small = {"final_answer": "DB pool exhausted.", "chain_of_thoughts": [], "sources": [], "follow_up_suggestions": []}
     assert compact_results(small) == {**small, "truncated": False}
     assert compact_results(None) is None
+
+
+def test_non_ascii_results_are_cut_by_their_stored_size() -> None:
+    from shared.neubird.waiting import COMPACT_RESULTS_BYTES, compact_results
+
+    emoji = {
+        "final_answer": "🔥 " * 20_000,
+        "chain_of_thoughts": [{"description": "é" * 200, "investigation": "ü" * 300}] * 20,
+        "sources": [{"id": str(n), "title": "ß" * 120} for n in range(20)],
+        "follow_up_suggestions": ["ñ" * 200] * 10,
+    }
+    out = compact_results(emoji)
+    assert out is not None
+    assert len(json.dumps(out)) <= COMPACT_RESULTS_BYTES
+    assert out["truncated"] is True
+    assert out["final_answer"].startswith("🔥")
