@@ -16,7 +16,9 @@ test can assert that the password and the issued tokens appear nowhere.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -166,3 +168,13 @@ def error_of(out: dict[str, Any]) -> dict[str, Any]:
     err = out["error"]
     assert isinstance(err, dict)
     return err
+
+
+async def run_done(host: HostProcess, run_id: str, workspace: str) -> dict[str, Any]:
+    """get_run_status until the run is no longer pending or running (a background wait)."""
+    deadline = time.monotonic() + 120  # a guard against hanging, not an assertion on speed
+    while True:
+        run = await call(host, "get_run_status", {"run_id": run_id}, workspace)
+        if run.get("state") not in ("pending", "running") or time.monotonic() > deadline:
+            return run
+        await asyncio.sleep(0.5)

@@ -9,24 +9,11 @@ finishes the wait, exactly as a real 10-minute investigation would behind a 200 
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import Any
-
 from devhost.processes import HostProcess
-from tests.e2e.neubird.conftest import call, ws
+from tests.e2e.neubird.conftest import call, run_done, ws
 from tests.support.fake_neubird import FakeNeubird
 
 WS = ws("durable")
-
-
-async def _run_done(host: HostProcess, run_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 120  # a guard against hanging, not an assertion on speed
-    while True:
-        run = await call(host, "get_run_status", {"run_id": run_id}, WS)
-        if run.get("state") not in ("pending", "running") or time.monotonic() > deadline:
-            return run
-        await asyncio.sleep(0.5)
 
 
 async def test_ten_minute_investigation_finishes_in_a_durable_run(nb_host: HostProcess, fake: FakeNeubird) -> None:
@@ -52,7 +39,7 @@ async def test_ten_minute_investigation_finishes_in_a_durable_run(nb_host: HostP
     assert running["status"] == "in_progress", running
     assert 0 <= running["progress_percentage"] < 100
 
-    run = await _run_done(nb_host, out["run_id"])
+    run = await run_done(nb_host, out["run_id"], WS)
     assert run["state"] == "completed", run
     assert run["output"]["status"] == "completed", run["output"]
     assert run["output"]["session_uuid"] == sid

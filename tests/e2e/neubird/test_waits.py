@@ -3,24 +3,11 @@ investigating, a failed investigation in the background run, inspect of a runnin
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import Any
-
 from devhost.processes import HostProcess
-from tests.e2e.neubird.conftest import call, ws
+from tests.e2e.neubird.conftest import call, run_done, ws
 from tests.support.fake_neubird import FakeNeubird
 
 WS = ws("waits")
-
-
-async def _run_done(host: HostProcess, run_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 120  # a guard against hanging, not an assertion on speed
-    while True:
-        run = await call(host, "get_run_status", {"run_id": run_id}, WS)
-        if run.get("state") not in ("pending", "running") or time.monotonic() > deadline:
-            return run
-        await asyncio.sleep(0.5)
 
 
 async def test_a_waited_answer_carries_the_steps_seen(nb_host: HostProcess) -> None:
@@ -66,7 +53,7 @@ async def test_a_failed_investigation_in_the_background_run(nb_host: HostProcess
         WS,
     )
     assert out["status"] == "in_progress", out
-    run = await _run_done(nb_host, out["run_id"])
+    run = await run_done(nb_host, out["run_id"], WS)
     assert run["state"] == "completed", run
     assert run["output"]["status"] == "failed", run["output"]
     status = await call(nb_host, "neubird_get_investigation_status", {"session_uuid": out["session_uuid"]}, WS)
