@@ -1,0 +1,139 @@
+"""The date ranges of the task tools (`today`, `tomorrow`, ..., `overdue`, `custom`) in the user's time zone.
+
+A range is a window of instants [start, end) in UTC, computed from local midnights in the user's IANA zone
+(default UTC), so "today" in New York is 23 hours long on the day daylight saving starts and 25 on the day
+it ends. Weeks start on Monday (ISO 8601). `overdue` has no start: everything due before now. `custom` takes
+dates (whole local days, the end day included) or ISO timestamps. Pure code: the clock is passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Literal, get_args
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from shared.core.errors import ValidationFailed
+
+RangeName = Literal[
+    "today", "tomorrow", "yesterday", "this_week", "last_week", "next_week", "this_month", "overdue", "custom"
+]
+RANGES: tuple[str, ...] = get_args(RangeName)
+MAX_CUSTOM_DAYS = 366
+
+
+@dataclass(frozen=True)
+class Window:
+    """Instants from `start` (inclusive; None: no lower bound) to `end` (exclusive), aware UTC."""
+
+    start: datetime | None
+    end: datetime
+    label: str
+
+    def contains(self, moment: datetime) -> bool:
+        return (self.start is None or moment >= self.start) and moment < self.end
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "start": self.start.strftime("%Y-%m-%dT%H:%M:%SZ") if self.start else None,
+            "end": self.end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "label": self.label,
+        }
+
+
+def _refuse(field: str, problem: str, accepted: str) -> ValidationFailed:
+    return ValidationFailed(
+        f"{field}: {problem}",
+        details={"errors": [{"field": field, "problem": problem}]},
+        recovery_suggestions=[accepted],
+    )
+
+
+def user_zone(name: str | None) -> ZoneInfo:
+    """The user's zone (IANA name such as Europe/Berlin; None or '' is UTC)."""
+    if not name:
+        return ZoneInfo("UTC")
+    if len(name) > 64 or ".." in name or name.startswith("/"):
+        raise _refuse("tz", "is not an IANA time zone name", "Use a name like Europe/Berlin or America/New_York.")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise _refuse(
+            "tz", f"{name!r} is not a known IANA time zone", "Use a name like Europe/Berlin or America/New_York."
+        ) from None
+
+
+def _midnight(day: date, zone: ZoneInfo) -> datetime:
+    """The first instant of `day` in `zone`, in UTC (a midnight a DST jump skips maps to the instant after it)."""
+    return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
+
+
+def _days(first: date, last_exclusive: date, zone: ZoneInfo, label: str) -> Window:
+    return Window(_midnight(first, zone), _midnight(last_exclusive, zone), label)
+
+
+def _point(text: str, field: str, zone: ZoneInfo) -> tuple[datetime, bool]:
+    """(the instant, whether it was a whole date) of a custom bound; naive timestamps are local."""
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            return _midnight(date.fromisoformat(value), zone), True
+        moment = datetime.fromisoformat(value)
+        moment = moment.replace(tzinfo=zone) if moment.tzinfo is None else moment
+        return moment.astimezone(UTC), False
+    except (ValueError, OverflowError):
+        raise _refuse(
+            field, f"{text!r} is not an ISO 8601 date or timestamp", "Pass 2026-11-30 or 2026-11-30T09:00:00+01:00."
+        ) from None
+
+
+def window(
+    range_name: str,
+    *,
+    now: datetime,
+    tz: str | None = None,
+    custom_start: str | None = None,
+    custom_end: str | None = None,
+) -> Window:
+    """The window `range_name` means for a user in zone `tz` at instant `now` (aware)."""
+    if now.tzinfo is None:
+        raise ValueError("now must be aware")
+    if range_name not in RANGES:
+        raise _refuse("date_range", f"{range_name!r} is not a date range", "Use one of: " + ", ".join(RANGES) + ".")
+    zone = user_zone(tz)
+    today = now.astimezone(zone).date()
+    monday = today - timedelta(days=today.weekday())
+    first_of_month = today.replace(day=1)
+    next_month = (first_of_month + timedelta(days=32)).replace(day=1)
+    if range_name == "today":
+        return _days(today, today + timedelta(days=1), zone, "today")
+    if range_name == "tomorrow":
+        return _days(today + timedelta(days=1), today + timedelta(days=2), zone, "tomorrow")
+    if range_name == "yesterday":
+        return _days(today - timedelta(days=1), today, zone, "yesterday")
+    if range_name == "this_week":
+        return _days(monday, monday + timedelta(days=7), zone, "this week")
+    if range_name == "last_week":
+        return _days(monday - timedelta(days=7), monday, zone, "last week")
+    if range_name == "next_week":
+        return _days(monday + timedelta(days=7), monday + timedelta(days=14), zone, "next week")
+    if range_name == "this_month":
+        return _days(first_of_month, next_month, zone, "this month")
+    if range_name == "overdue":
+        return Window(None, now.astimezone(UTC), "overdue")
+    return _custom(custom_start, custom_end, zone)
+
+
+def _custom(custom_start: str | None, custom_end: str | None, zone: ZoneInfo) -> Window:
+    if not custom_start or not custom_end:
+        missing = "custom_start" if not custom_start else "custom_end"
+        raise _refuse(missing, "is required with date_range custom", "Pass custom_start and custom_end (ISO dates).")
+    start, _ = _point(custom_start, "custom_start", zone)
+    end, whole_day = _point(custom_end, "custom_end", zone)
+    if whole_day:  # an end date includes its day
+        end = _midnight(datetime.fromisoformat(custom_end.strip()).date() + timedelta(days=1), zone)
+    if end <= start:
+        raise _refuse("custom_end", "is not after custom_start", "Swap the two, or widen the range.")
+    if end - start > timedelta(days=MAX_CUSTOM_DAYS):
+        raise _refuse("custom_end", f"the range is longer than {MAX_CUSTOM_DAYS} days", "Ask for a shorter range.")
+    return Window(start, end, f"{custom_start.strip()} to {custom_end.strip()}")
