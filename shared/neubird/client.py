@@ -65,7 +65,16 @@ _BACKOFF_BASE_S = 1.0
 _REFRESH_MARGIN_S = 300.0
 _NO_EXP_LIFETIME_S = 55 * 60.0
 _QUOTED_CHARS = 300
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+# What a NeuBird id (session, project, organization) must look like before it goes into a URL, a request or a
+# stored plan: ids are opaque (24-hex sessions, RFC-4122 projects); these characters keep them path-safe.
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+_ID = re.compile(ID_PATTERN)
+
+
+def looks_like_id(value: object) -> bool:
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
 _TOKEN = re.compile(r"[\x21-\x7e]{1,8192}")
 _AUTH_RECOVERY = [
     "Check NEUBIRD_EMAIL and NEUBIRD_PASSWORD: NeuBird refused the account's login.",
@@ -107,7 +116,7 @@ class CachedToken:
 
 
 class TokenCache:
-    """Process-wide tokens keyed by (base URL, email); thread-safe. `TOKENS` is the shared instance."""
+    """Process-wide tokens keyed by (base URL, email); thread-safe (connection.Runtime holds the process's one)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -167,9 +176,6 @@ class TokenCache:
 
     def __repr__(self) -> str:
         return f"TokenCache({len(self)} tokens)"
-
-
-TOKENS = TokenCache()
 
 
 def token_expiry(token: str, now: float) -> float:
@@ -495,11 +501,11 @@ class NeubirdClient:
             "session_uuid": session_uuid,
             "pagination": {"start": 0, "limit": 50},
         }
-        return _object(await self._request("inspect", "POST", "/v1/inference/session/inspect", json_body=body))
+        return as_object(await self._request("inspect", "POST", "/v1/inference/session/inspect", json_body=body))
 
     async def session_summary(self, session_uuid: str, project_uuid: str) -> dict[str, Any]:
         path = f"/v1/inference/session/summary/{quote(session_uuid, safe='')}"
-        return _object(await self._request("session_summary", "GET", path, params=[("project_uuid", project_uuid)]))
+        return as_object(await self._request("session_summary", "GET", path, params=[("project_uuid", project_uuid)]))
 
     async def session_report(self, session_uuids: Sequence[str], project_uuid: str) -> list[dict[str, Any]]:
         params = [("session_uuids", u) for u in session_uuids] + [("project_uuid", project_uuid)]
@@ -509,7 +515,7 @@ class NeubirdClient:
         return _dicts(data)
 
     async def incident_report(self) -> dict[str, Any]:
-        return _object(await self._request("incident_report", "GET", "/v1/inference/incident_report"))
+        return as_object(await self._request("incident_report", "GET", "/v1/inference/incident_report"))
 
     def prompt(self, session_uuid: str, project_uuid: str, text: str) -> AbstractAsyncContextManager[PromptStream]:
         """Send a prompt; `async with client.prompt(...) as stream: async for event in stream: ...`.
@@ -590,7 +596,7 @@ class NeubirdClient:
 
     def _session_uuid(self, data: Any, route: str) -> str:
         value = data.get("session_uuid") if isinstance(data, Mapping) else None
-        if not isinstance(value, str) or not _SESSION_ID.fullmatch(value):
+        if not isinstance(value, str) or not _ID.fullmatch(value):
             # It goes back into URLs and into answers an agent acts on: only an id-shaped value is taken.
             raise self._api_error(route, f"NeuBird's {route} answer has no usable session_uuid")
         return value
@@ -852,12 +858,12 @@ def _identity(response: httpx2.Response) -> bool:
     return response.headers.get("content-encoding", "identity").strip().lower() in ("", "identity")
 
 
-def _object(value: Any) -> dict[str, Any]:
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` when NeuBird sent an object there, else {} (fields may be missing or of another shape)."""
     return dict(value) if isinstance(value, Mapping) else {}
 
 
 __all__ = [
-    "TOKENS",
     "CachedToken",
     "ClientLimits",
     "Credentials",

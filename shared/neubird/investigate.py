@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from shared.neubird import projects, sessions
+from shared.neubird.client import as_object, looks_like_id
 from shared.neubird.connection import Connection
 from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
@@ -16,7 +16,6 @@ from shared.neubird.timeframe import enhance_prompt, parse_timeframe
 from shared.neubird.wait_plan import MAX_WAIT_SECONDS
 from shared.neubird.waiting import (
     WAIT_MARGIN_SECONDS,
-    ProgressFn,
     Waited,
     failure,
     poll_until,
@@ -24,10 +23,8 @@ from shared.neubird.waiting import (
     snapshot,
 )
 from shared.tools.deps import Deps
-from shared.tools.invoke import Orchestrations
+from shared.tools.invoke import Orchestrations, ProgressFn
 
-# What a session id NeuBird hands us must look like before it goes into a URL or a request (opaque otherwise).
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # Pages of up to 100 sessions searched for an alert's sessions when the server does not filter by alert id.
 _ALERT_PAGES = 5
 # Projects searched for an alert when no project is given or set as default (one page each).
@@ -157,8 +154,7 @@ async def _alert_sessions(
             r
             for r in rows
             if isinstance(r, dict)
-            and isinstance(r.get("session_uuid"), str)
-            and _SESSION_ID.fullmatch(r["session_uuid"])
+            and looks_like_id(r.get("session_uuid"))
             and isinstance(r.get("incident_info"), dict)
             and r["incident_info"].get("id") == alert_id
         ]
@@ -262,7 +258,7 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
     # Never cached: an agent polls this to see change.
     found = await conn.client.inspect(args.session_uuid, project, await conn.organization())
     state, results, prog = snapshot(found)
-    info = sessions.obj(found.get("session_info"))
+    info = as_object(found.get("session_info"))
     total, done = prog.get("total_steps", 0), prog.get("completed_steps", 0)
     if state == "completed":
         percent: int | None = 100

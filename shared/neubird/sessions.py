@@ -8,6 +8,7 @@ from typing import Any
 
 from shared.core.errors import ValidationFailed
 from shared.neubird import projects
+from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import console_url
@@ -26,11 +27,6 @@ _FRIENDLY_STATUS = {
     "investigated": "INVESTIGATION_STATUS_COMPLETED",  # what the CLI sends for --status investigated
 }
 _FRIENDLY_TYPE = {"incident": INCIDENT, "chat": "SESSION_TYPE_CHAT", "manual": "SESSION_TYPE_CHAT"}
-
-
-def obj(value: Any) -> dict[str, Any]:
-    """`value` when NeuBird sent an object there, else {} (fields may be missing or of another shape)."""
-    return value if isinstance(value, dict) else {}
 
 
 def session_link(base_url: str, project_uuid: str, session_uuid: str) -> str:
@@ -281,7 +277,7 @@ def cycles(found: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def is_completed(found: dict[str, Any]) -> bool:
-    info = obj(found.get("session_info"))
+    info = as_object(found.get("session_info"))
     listed = cycles(found)
     last = listed[-1] if listed else {}
     if last.get("status") == "PROMPT_STATUS_ERROR":
@@ -296,7 +292,7 @@ async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
     project = await projects.choose(conn, deps, args.project_uuid)
     org = args.organization_uuid or await conn.organization()
     found = await inspect_raw(conn, deps, args.session_uuid, project, org)
-    info = obj(found.get("session_info"))
+    info = as_object(found.get("session_info"))
     out_cycles = []
     for c in cycles(found):
         results = state_from_prompt_cycle(c).results.to_dict()

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from shared.neubird import investigate, preferences, projects, sessions
+from shared.neubird.client import ID_PATTERN
 from shared.neubird.connection import Connection, open_connection
 from shared.neubird.models import (
     DefaultsResult,
@@ -25,8 +26,7 @@ from shared.tools.registry import ToolInput, ToolSet
 
 toolset = ToolSet("neubird")
 
-# NeuBird ids are opaque (24-hex sessions, RFC-4122 projects); these characters keep them safe in URL paths.
-_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
+_ID_PATTERN = f"^{ID_PATTERN}$"
 _ONE_LINE = r"^[^\x00-\x1f\x7f]*$"
 
 

@@ -10,19 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from shared.core.errors import ValidationFailed
+from shared.neubird.client import looks_like_id
 from shared.neubird.connection import instance_allowed
 from shared.neubird.settings import NeubirdSettings
 from shared.tools.deps import Deps
 
 MAX_WAIT_SECONDS = 3600
-_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
 def _id(plan: dict[str, Any], key: str) -> str:
     value = plan.get(key)
-    if not isinstance(value, str) or not 0 < len(value) <= 128 or not set(value) <= _ID_CHARS:
+    if not looks_like_id(value):
         raise ValidationFailed(f"neubird wait plan: {key} is not an id")
-    return value
+    return str(value)
 
 
 def validate_plan(stored: dict[str, Any], deps: Deps) -> dict[str, Any]:

@@ -16,19 +16,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from shared.core.errors import AppError, NotFound, RateLimited, UpstreamError
 from shared.neubird import sessions
+from shared.neubird.client import as_object
 from shared.neubird.connection import Connection, unknown_session
 from shared.neubird.errors import neubird_error
 from shared.neubird.models import SessionStatus
 from shared.neubird.stream import Aggregator, TurnState, state_from_inspect
 from shared.tools.deps import Deps
+from shared.tools.invoke import ProgressFn
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 # With no wait asked for, the stream is read only until NeuBird shows it took the prompt.
 ACK_SECONDS = 10.0
 PROGRESS_EVERY = 0.5
@@ -141,7 +141,7 @@ def snapshot(found: dict[str, Any]) -> tuple[SessionStatus, dict[str, Any] | Non
     """(status, results when finished, progress) from an inspect response: the last prompt cycle decides."""
     state = state_from_inspect(found)
     if state is None:
-        info = sessions.obj(found.get("session_info"))
+        info = as_object(found.get("session_info"))
         started = info.get("investigation_status") not in (None, sessions.NOT_STARTED)
         return ("unknown" if started else "not_started"), None, {}
     progress = progress_of(state)
