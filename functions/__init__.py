@@ -16,7 +16,9 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     from functions.health_api import bp as health
     from functions.investigations_api import bp as investigations
     from functions.mcp_api import bp as mcp
+    from functions.openapi_api import bp as openapi
     from functions.orchestration import orchestration_functions
+    from functions.routes_api import route_functions
     from functions.runs_api import bp as runs
     from functions.tools_api import bp as tools
     from functions.tools_api import tool_functions
@@ -34,5 +36,7 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
         artifacts,
         runs,
         investigations,
+        openapi,
+        route_functions(manifest.get("routes", [])),
         orchestration_functions(manifest["orchestrations"]),
     ]

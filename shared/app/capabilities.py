@@ -49,6 +49,8 @@ PLATFORM_FUNCTIONS: tuple[str, ...] = (
     "investigations_list",
     "investigations_get",
     "investigations_cancel",
+    "openapi_document",
+    "api_docs",
 )
 
 

@@ -42,6 +42,17 @@ def render(cat: Any) -> str:
     doc = cat.registry.document()
     for entry, tool in zip(doc["tools"], cat.registry, strict=True):
         entry["function_name"] = tool.function_name
+    doc["routes"] = [
+        {
+            "name": r.name,
+            "function_name": r.function_name,
+            "capability": r.capability,
+            "method": r.method,
+            "path": r.path,
+            "summary": r.summary,
+        }
+        for r in cat.routes
+    ]
     doc["orchestrations"] = [
         {
             "name": o.name,

@@ -21,6 +21,7 @@ from shared.storage.containers import ContainerSpec, catalogue_of
 from shared.tools.checks import Check
 from shared.tools.deps import Deps
 from shared.tools.registry import ToolRegistry, ToolSet
+from shared.tools.routes import RouteSet, RouteTable
 
 
 class RunContext(Protocol):
@@ -124,6 +125,8 @@ class Capability:
     name: str
     summary: str
     toolset: ToolSet | None = None
+    # REST routes for apps (the mobile app's /api/tasks...), documented in /api/openapi.json.
+    routes: RouteSet | None = None
     settings: type[SettingsSection] | None = None
     containers: tuple[ContainerSpec, ...] = ()
     orchestrations: tuple[Orchestration, ...] = ()
@@ -154,6 +157,10 @@ class Catalogue:
                 raise ValueError(f"capability {c.name!r} declares the toolset of {c.toolset.capability!r}")
         self.capabilities = tuple(capabilities)
         self.registry = ToolRegistry(c.toolset for c in capabilities if c.toolset is not None)
+        for c in capabilities:
+            if c.routes is not None and c.routes.capability != c.name:
+                raise ValueError(f"capability {c.name!r} declares the routes of {c.routes.capability!r}")
+        self.routes = RouteTable(c.routes for c in capabilities if c.routes is not None)
         self.containers = catalogue_of(spec for c in capabilities for spec in c.containers)
         self.settings_sections = tuple(c.settings for c in capabilities if c.settings is not None)
         _unique("settings section", (s.__name__ for s in self.settings_sections))
@@ -178,7 +185,15 @@ class Catalogue:
         # Azure compares function names (and routes) ignoring case: one namespace, lower-cased.
         _unique(
             "function name (ignoring case)",
-            (n.lower() for n in (*reserved_function_names, *(t.function_name for t in self.registry), *durable)),
+            (
+                n.lower()
+                for n in (
+                    *reserved_function_names,
+                    *(t.function_name for t in self.registry),
+                    *(r.function_name for r in self.routes),
+                    *durable,
+                )
+            ),
         )
 
     def capability_of_orchestration(self, name: str) -> str:

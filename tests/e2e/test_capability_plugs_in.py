@@ -9,6 +9,8 @@ orchestration runs as a run of its caller, and its check is part of diagnostics.
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -118,3 +120,79 @@ def test_with_a_stale_manifest_its_plain_tool_runs_and_its_orchestration_says_no
     assert error["code"] == "NOT_CONFIGURED"
     assert "make manifest" in error["recovery_suggestions"][0]
     assert "throwaway_count_orchestrator" in error["message"]
+
+
+def _dev(workspace: str) -> dict[str, str]:
+    return {"x-dev-workspace": workspace, "x-dev-user": "alice"}
+
+
+def test_its_rest_routes_are_served_validated_and_scoped(plugin_host: HostProcess) -> None:
+    base = plugin_host.base_url
+    made = httpx.post(f"{base}/api/throwaway/notes", json={"text": "rest note"}, headers=_dev("ws-a"), timeout=30)
+    assert made.status_code == 201, made.text
+    note_id = made.json()["note_id"]
+    assert made.headers["location"] == f"/api/throwaway/notes/{note_id}"
+    got = httpx.get(f"{base}/api/throwaway/notes/{note_id}?upper=true", headers=_dev("ws-a"), timeout=30)
+    assert got.status_code == 200
+    assert got.json() == {"note_id": note_id, "text": "REST NOTE"}
+    # Another workspace: the same id is unknown to it.
+    other = httpx.get(f"{base}/api/throwaway/notes/{note_id}", headers=_dev("ws-b"), timeout=30)
+    assert other.status_code == 404
+    assert other.json()["error"]["code"] == "NOT_FOUND"
+    # The models validate before the handler: path, query and body, each naming the field.
+    cases = [
+        ("GET", f"/api/throwaway/notes/{'x' * 32}", None, "note_id"),
+        ("GET", f"/api/throwaway/notes/{note_id}?upper=maybe", None, "upper"),
+        ("GET", f"/api/throwaway/notes/{note_id}?surprise=1", None, "surprise"),
+        ("GET", f"/api/throwaway/notes/{note_id}?note_id={note_id}", None, "note_id"),
+        ("POST", "/api/throwaway/notes", {"text": ""}, "text"),
+        ("POST", "/api/throwaway/notes", {"text": "ok", "extra": 1}, "extra"),
+        ("POST", "/api/throwaway/notes", {}, "text"),
+    ]
+    for method, path, body, field in cases:
+        r = httpx.request(method, base + path, json=body, headers=_dev("ws-a"), timeout=30)
+        assert r.status_code == 400, (path, r.text)
+        err = r.json()["error"]
+        assert err["code"] == "VALIDATION_ERROR"
+        assert field in [e["field"] for e in err["details"]["errors"]], (path, err)
+    not_json = httpx.post(f"{base}/api/throwaway/notes", json=[1], headers=_dev("ws-a"), timeout=30)
+    assert not_json.status_code == 400
+    assert not_json.json()["error"]["code"] == "INVALID_REQUEST"
+
+
+def test_its_routes_and_tools_are_in_the_openapi_document(plugin_host: HostProcess) -> None:
+    doc = httpx.get(f"{plugin_host.base_url}/api/openapi.json", timeout=30).json()
+    assert doc["openapi"] == "3.1.0"
+    post = doc["paths"]["/api/throwaway/notes"]["post"]
+    assert post["operationId"] == "throwaway_create_note"
+    assert "201" in post["responses"]
+    body_ref = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = doc["components"]["schemas"][body_ref.rsplit("/", 1)[-1]]
+    assert body["properties"]["text"]["maxLength"] == 100
+    assert body["additionalProperties"] is False
+    get = doc["paths"]["/api/throwaway/notes/{note_id}"]["get"]
+    assert {(p["name"], p["in"], p["required"]) for p in get["parameters"]} == {
+        ("note_id", "path", True),
+        ("upper", "query", False),
+    }
+    assert "404" in get["responses"]
+    assert "Error" in doc["components"]["schemas"]
+    tool = doc["paths"]["/api/tools/throwaway_note"]["post"]
+    assert tool["tags"] == ["tools: throwaway"]
+    # Every $ref resolves inside the document.
+    text = json.dumps(doc)
+    for ref in set(re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', text)):
+        assert ref in doc["components"]["schemas"], ref
+
+
+def test_the_docs_page_is_self_contained(plugin_host: HostProcess) -> None:
+    r = httpx.get(f"{plugin_host.base_url}/api/docs", timeout=30)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'sha256-" in csp
+    assert "default-src 'none'" in csp
+    assert "connect-src 'self'" in csp
+    # No external resource: nothing loaded from another origin.
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", r.text)
+    assert "fetch(specUrl" in r.text

@@ -17,6 +17,7 @@ from shared.tools.checks import Check
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolInput, ToolOutput, ToolSet
+from shared.tools.routes import Answer, RouteBody, RouteCall, RouteParams, RouteSet
 
 ORCHESTRATOR = "throwaway_count_orchestrator"
 ADD_ACTIVITY = "throwaway_add"
@@ -93,6 +94,43 @@ async def _add(run: ActiveRun, i: Any, deps: Deps) -> int:
     return int(i) + 1
 
 
+routes = RouteSet("throwaway")
+
+
+class NoteBody(RouteBody):
+    text: str = Field(min_length=1, max_length=100, description="The note to store.")
+
+
+class NoteParams(RouteParams):
+    note_id: str = Field(pattern=r"^[0-9a-f]{32}$", description="The id a POST answered with.")
+    upper: bool = Field(False, description="Answer the text in upper case.")
+
+
+class Note(ToolOutput):
+    note_id: str
+    text: str
+
+
+@routes.route("POST", "throwaway/notes", name="throwaway_create_note", status=201, response=Note)
+async def create_note(call: RouteCall, *, body: NoteBody) -> Answer:
+    """Store a note (test capability).
+
+    Answers 201 with the note and its Location.
+    """
+    notes = await call.deps.cosmos.container(NOTES.name)
+    note_id = uuid.uuid4().hex
+    await notes.create({"id": note_id, "workspace_id": call.principal.workspace_id, "text": body.text})
+    return Answer(Note(note_id=note_id, text=body.text), 201, {"Location": f"/api/throwaway/notes/{note_id}"})
+
+
+@routes.route("GET", "throwaway/notes/{note_id}", name="throwaway_get_note", errors=(404,))
+async def get_note(call: RouteCall, *, params: NoteParams) -> Note:
+    """Read a note of your workspace (test capability); another workspace's id is 404."""
+    notes = await call.deps.cosmos.container(NOTES.name)
+    doc = await notes.get(params.note_id, call.principal.workspace_id, what="note")
+    return Note(note_id=doc["id"], text=doc["text"].upper() if params.upper else doc["text"])
+
+
 async def _probe(deps: Deps) -> str:
     return f"greeting is {deps.settings.section(ThrowawaySettings).greeting!r}"
 
@@ -101,6 +139,7 @@ CAPABILITY = Capability(
     name="throwaway",
     summary="A capability that exists only in a test module.",
     toolset=toolset,
+    routes=routes,
     settings=ThrowawaySettings,
     containers=(NOTES,),
     orchestrations=(
