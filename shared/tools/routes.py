@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from shared.identity.models import Principal
     from shared.tools.deps import Deps
+    from shared.tools.invoke import ToolContext
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 _PATH = re.compile(r"^[a-z][a-z0-9_-]*(/([a-z][a-z0-9_-]*|\{[a-z][a-z0-9_]*\}))*$")
@@ -48,6 +49,12 @@ class RouteCall:
     correlation_id: str
     params: Any
     body: Any
+
+    def tool_context(self) -> ToolContext:
+        """The same caller as a tool context, for routes that serve a tool's work (`/api/tasks` -> get_all_tasks)."""
+        from shared.tools.invoke import ToolContext
+
+        return ToolContext(self.principal, self.deps, self.correlation_id, transport="rest")
 
 
 @dataclass
