@@ -54,10 +54,10 @@ class DurableHost:
             time.sleep(0.1)
         raise AssertionError(f"{instance_id} still running after {timeout}s: {r.json()}\n{self.host.log()[-3000:]}")
 
-    def wait_status(self, instance_id: str, predicate, timeout: float = 30) -> dict:
+    def wait_status(self, instance_id: str, predicate, timeout: float = 30, **query) -> dict:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            body = self.status(instance_id).json()
+            body = self.status(instance_id, **query).json()
             if predicate(body):
                 return body
             time.sleep(0.05)

@@ -26,6 +26,10 @@ def test_restart_mid_orchestration_resumes_without_rerunning_completed_work(star
     assert [e["step"] for e in second.effects(k)] == ["first", "second", "third"]  # each exactly once
 
 
+def _timer_created(status: dict) -> bool:
+    return any(e.get("EventType") == "TimerCreated" for e in status.get("historyEvents") or [])
+
+
 def test_restart_resumes_many_instances(start_host, durable_env) -> None:
     env = {**durable_env, "FIREBREAK_TASK_HUB": f"many{uuid.uuid4().hex[:6]}"}
     first = start_fixture_host(start_host, env)
@@ -33,8 +37,10 @@ def test_restart_resumes_many_instances(start_host, durable_env) -> None:
     # A pause long enough that every instance is inside its timer when the host stops, even on a loaded
     # machine: an activity still running at the stop would run again (at-least-once), which is not this test.
     ids = [first.start("slow_chain", {"key": k, "pause_s": 6}) for k in keys]
-    for iid, k in zip(ids, keys, strict=True):
-        first.wait_status(iid, lambda s, k=k: len(first.effects(k)) >= 1)
+    # Inside its timer means the timer is in the history: the first activity's result is then persisted,
+    # not merely its effect written (an effect whose completion was not yet recorded would run again).
+    for iid in ids:
+        first.wait_status(iid, _timer_created, timeout=60, showHistory=True)
     assert all(len(first.effects(k)) == 1 for k in keys)
     first.host.stop()
     second = start_fixture_host(start_host, env)
