@@ -196,3 +196,23 @@ async def test_conditional_single_patch(deps: Deps) -> None:
         await c.patch("p", ws, [{"op": "set", "path": "/n", "value": 1}], condition="from c where c.n < 1")
     patched = await c.patch("p", ws, [{"op": "set", "path": "/n", "value": 9}], condition="from c where c.n < 9")
     assert patched["n"] == 9
+
+
+async def test_etag_precondition_in_a_batch(deps: Deps) -> None:
+    c = await _memory(deps)
+    ws = f"ws-batch-{_id()}"
+    doc = await c.create({"id": "e", "workspace_id": ws, "v": 1})
+    await c.batch(ws, [batch_replace({"id": "e", "workspace_id": ws, "v": 2}, etag=doc["_etag"])])
+    with pytest.raises(PreconditionFailed):
+        # The etag of the first version no longer matches.
+        await c.batch(
+            ws,
+            [
+                batch_create({"id": "f", "workspace_id": ws}),
+                batch_replace({"id": "e", "workspace_id": ws, "v": 3}, etag=doc["_etag"]),
+            ],
+        )
+    current = await c.read("e", ws)
+    assert current is not None
+    assert current["v"] == 2
+    assert await c.read("f", ws) is None
