@@ -33,10 +33,12 @@ from shared.chat.models import (
     ToolCallView,
     check_metadata,
 )
+from shared.chat.settings import ChatSettings
 from shared.chat.store import ChatStore, Doc, owner_key
 from shared.core.errors import Forbidden, ValidationFailed
 from shared.core.redaction import redact, redact_text
 from shared.identity.models import Principal
+from shared.tools.deps import Deps
 
 # The assistant's answer may be longer than a user's message (a list of tasks); longer ones are cut.
 MAX_REPLY_CHARS = 16_000
@@ -108,10 +110,18 @@ def _session_view(doc: Doc) -> ChatSessionView:
     )
 
 
+def chat_service(deps: Deps) -> ChatService:
+    """The service over the process's Cosmos client, clock and chat settings."""
+    settings = deps.settings.section(ChatSettings)
+    return ChatService(ChatStore(deps.cosmos), deps.clock, assistant_history=settings.assistant_history)
+
+
 class ChatService:
-    def __init__(self, store: ChatStore, clock: Callable[[], datetime]) -> None:
+    def __init__(self, store: ChatStore, clock: Callable[[], datetime], *, assistant_history: int = 20) -> None:
+        """`assistant_history`: how many earlier messages `send` gives the assistant (unless told otherwise)."""
         self._store = store
         self._clock = clock
+        self._assistant_history = assistant_history
 
     # ---- documents -------------------------------------------------------------------------------
 
@@ -235,19 +245,20 @@ class ChatService:
         text: str,
         respond: Respond,
         *,
-        history_limit: int = 20,
+        history_limit: int | None = None,
     ) -> ExchangeResult:
         """One exchange: store the user's message, answer it with `respond`, store the answer.
 
-        `respond(history, text)` gets the chat's earlier messages (at most `history_limit`, oldest first,
-        without `text`) and returns the assistant's reply. Without a chat_id a session is created first
-        (in the same batch as the user's message; its history is empty). If `respond` raises (the LLM is
-        down: an UpstreamError), the user's message stays stored, no assistant message is written, the
-        owner's session index is brought up to date with the stored message, and the error propagates.
+        `respond(history, text)` gets the chat's earlier messages (at most `history_limit`, by default the
+        service's `assistant_history`; oldest first, without `text`; secret-looking values redacted) and
+        returns the assistant's reply. Without a chat_id a session is created first, in the same batch as
+        the user's message (its history is empty). If `respond` raises (the LLM is down: an
+        UpstreamError), the user's message stays stored, no assistant message is written, the owner's
+        session index is brought up to date with the stored message, and the error propagates.
         """
         owner = owner_key(principal)
         message = _text(text)
-        _limit(history_limit)
+        history_limit = _limit(self._assistant_history if history_limit is None else history_limit)
         now = self._clock()
         history: list[HistoryItem] = []
         if chat_id is None:

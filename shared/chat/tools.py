@@ -12,8 +12,7 @@ from shared.chat.models import (
     StoreChatMessageRequest,
     StoreChatMessageResult,
 )
-from shared.chat.service import ChatService
-from shared.chat.store import ChatStore
+from shared.chat.service import ChatService, chat_service
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolSet
 
@@ -21,7 +20,7 @@ toolset = ToolSet("chat")
 
 
 def service(ctx: ToolContext) -> ChatService:
-    return ChatService(ChatStore(ctx.deps.cosmos), ctx.deps.clock)
+    return chat_service(ctx.deps)
 
 
 def _render_history(r: ChatHistoryResult) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 
 from shared.chat.models import HistoryItem
-from shared.chat.service import ChatService
+from shared.chat.service import ChatService, chat_service
+from shared.chat.settings import ChatSettings
 from shared.chat.store import ChatStore, index_partition, owner_key
 from shared.core.errors import Forbidden, NotFound, UpstreamError, ValidationFailed
 from shared.identity.models import Principal
@@ -293,3 +295,15 @@ async def test_secrets_in_messages_are_redacted_before_storage(deps: Deps, chat:
     stored = await chat.store_message(me, chat_id, "my key is sk-abcdefghijklmnopqrstuvwxyz123456", "user")
     doc = next(d for d in await _partition(deps, chat_id) if d["id"] == stored.message_id)
     assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in doc["message"]
+
+
+async def test_the_assistant_history_setting_bounds_what_send_passes(deps: Deps) -> None:
+    tuned = dataclasses.replace(deps, settings=deps.settings.with_section(ChatSettings(assistant_history=2)))
+    chat = chat_service(tuned)
+    me = person()
+    chat_id = (await chat.create_session(me)).chat_id
+    for i in range(4):
+        await chat.store_message(me, chat_id, f"earlier {i}", "user")
+    assistant = Assistant()
+    await chat.send(me, chat_id, "now", assistant)
+    assert [h.message for h in assistant.seen[0][0]] == ["earlier 2", "earlier 3"]
