@@ -307,3 +307,18 @@ async def test_the_assistant_history_setting_bounds_what_send_passes(deps: Deps)
     assistant = Assistant()
     await chat.send(me, chat_id, "now", assistant)
     assert [h.message for h in assistant.seen[0][0]] == ["earlier 2", "earlier 3"]
+
+
+async def test_concurrent_exchanges_in_one_chat_keep_every_count(deps: Deps, chat: ChatService) -> None:
+    me = person()
+    chat_id = (await chat.create_session(me)).chat_id
+    results = await asyncio.gather(*(chat.send(me, chat_id, f"question {i}", Assistant()) for i in range(10)))
+    docs = await _partition(deps, chat_id)
+    messages = [d for d in docs if "role" in d]
+    session = next(d for d in docs if d.get("type") == "session")
+    assert len(messages) == 20
+    assert session["message_count"] == 20
+    assert {m["id"] for m in messages} == {i for r in results for i in (r.user_message_id, r.assistant_message_id)}
+    (entry,) = await _index(deps, me)
+    assert entry["message_count"] == 20
+    assert entry["last_message_at"] == session["last_message_at"]
