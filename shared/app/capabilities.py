@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from shared.chat.capability import CAPABILITY as chat
 from shared.health.capability import CAPABILITY as health
 from shared.identity.api_keys import API_KEYS_CONTAINER
 from shared.investigations.capability import CAPABILITY as investigations
@@ -28,6 +29,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     perf,
     neubird,
     investigations,
+    chat,
 )
 
 

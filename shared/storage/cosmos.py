@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from azure.cosmos.aio import ContainerProxy, CosmosClient, DatabaseProxy
 
 Doc = dict[str, Any]
+# One operation of a transactional batch, in the SDK's tuple form: (type, args) or (type, args, kwargs).
+# Build them with batch_create / batch_upsert / batch_replace / batch_patch / batch_delete / batch_read.
+BatchOp = tuple[str, tuple[Any, ...]] | tuple[str, tuple[Any, ...], dict[str, Any]]
+MAX_BATCH_OPERATIONS = 100
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -37,6 +41,45 @@ def valid_id(item_id: object) -> bool:
         and item_id.isprintable()
         and not any(c in item_id for c in "/\\?#")
     )
+
+
+class PreconditionFailed(Conflict):
+    """A write's precondition did not hold (a patch `condition`, an etag): nothing was written.
+
+    A Conflict (409) unless the caller maps it: a filter such as `c.owner = '...'` that does not hold
+    usually means "not yours", which the caller answers as NotFound.
+    """
+
+
+def batch_create(doc: Doc) -> BatchOp:
+    return ("create", (doc,))
+
+
+def batch_upsert(doc: Doc) -> BatchOp:
+    return ("upsert", (doc,))
+
+
+def batch_replace(doc: Doc, *, etag: str | None = None) -> BatchOp:
+    return ("replace", (doc["id"], doc), {"if_match_etag": etag} if etag else {})
+
+
+def batch_patch(item_id: str, operations: list[dict[str, Any]], *, condition: str | None = None) -> BatchOp:
+    """Patch operations (`incr`, `set`, ...); `condition` is a filter predicate (`from c where ...`) the item
+    must satisfy, else the batch fails with PreconditionFailed."""
+    return ("patch", (item_id, operations), {"filter_predicate": condition} if condition else {})
+
+
+def batch_delete(item_id: str) -> BatchOp:
+    return ("delete", (item_id,))
+
+
+def batch_read(item_id: str) -> BatchOp:
+    return ("read", (item_id,))
+
+
+def _batch_target(op: BatchOp) -> object:
+    args = op[1]
+    return args[0]["id"] if op[0] in ("create", "upsert") and isinstance(args[0], dict) else args[0]
 
 
 def _bad_continuation() -> ValidationFailed:
@@ -127,16 +170,61 @@ class CosmosContainer:
         except exceptions.CosmosResourceNotFoundError:
             raise NotFound(f"{doc['id']!r} not found", details={"id": doc["id"]}) from None
 
-    async def patch(self, item_id: str, pk: str, operations: list[dict[str, Any]]) -> Doc:
-        """Apply patch operations (`incr`, `set`, `add`...) atomically on the server."""
+    async def patch(
+        self, item_id: str, pk: str, operations: list[dict[str, Any]], *, condition: str | None = None
+    ) -> Doc:
+        """Apply patch operations (`incr`, `set`, `add`...) atomically on the server.
+
+        `condition` is a filter predicate (`from c where ...`): when the item does not satisfy it, nothing
+        changes and PreconditionFailed is raised. Values inlined in it must come from code, never callers.
+        """
         from azure.cosmos import exceptions
 
         if not valid_id(item_id):
             raise NotFound(f"{item_id[:100]!r} not found", details={"id": item_id[:100]})
+        kwargs: dict[str, Any] = {"filter_predicate": condition} if condition else {}
         try:
-            return await self._counted(self._c.patch_item(item_id, partition_key=pk, patch_operations=operations))
+            return await self._counted(
+                self._c.patch_item(item_id, partition_key=pk, patch_operations=operations, **kwargs)
+            )
         except exceptions.CosmosResourceNotFoundError:
             raise NotFound(f"{item_id!r} not found", details={"id": item_id}) from None
+        except exceptions.CosmosAccessConditionFailedError:
+            raise PreconditionFailed("the item does not satisfy the condition", details={"id": item_id}) from None
+
+    async def batch(self, pk: str, operations: Sequence[BatchOp]) -> list[Doc | None]:
+        """Run `operations` on partition `pk` as one transaction, in one round trip: all apply or none does.
+
+        Returns each operation's resulting document (None for a delete), in order; a patch's result shows
+        the values after its `incr`s. A failure raises for the first failing operation (details name its
+        index): PreconditionFailed (a patch condition or etag), NotFound (the item to patch, replace,
+        delete or read is missing), Conflict (a create of an existing id).
+        """
+        from azure.cosmos import exceptions
+
+        if not 0 < len(operations) <= MAX_BATCH_OPERATIONS:
+            raise ValueError(f"a batch holds 1 to {MAX_BATCH_OPERATIONS} operations")
+        for index, op in enumerate(operations):
+            target = _batch_target(op)
+            if not valid_id(target):
+                if op[0] in ("create", "upsert"):
+                    _check_new_id({"id": target})
+                shown = str(target)[:100]
+                raise NotFound(f"{shown!r} not found", details={"id": shown, "operation": index})
+        try:
+            results = await self._counted(self._c.execute_item_batch(list(operations), partition_key=pk))
+        except exceptions.CosmosBatchOperationError as exc:
+            index = exc.error_index or 0
+            target = str(_batch_target(operations[index]))
+            details = {"id": target, "operation": index}
+            if exc.status_code == 412:
+                raise PreconditionFailed(f"{target!r} does not satisfy the condition", details=details) from None
+            if exc.status_code == 404:
+                raise NotFound(f"{target!r} not found", details=details) from None
+            if exc.status_code == 409:
+                raise Conflict(f"{target!r} already exists", details=details) from None
+            raise
+        return [r.get("resourceBody") for r in results]
 
     async def delete(self, item_id: str, pk: str) -> bool:
         """Delete; False when there was nothing to delete."""
