@@ -16,7 +16,7 @@ from tests.integration.tasks.conftest import Clock, principal
 
 
 async def _titles(service: TaskService, who, date_range: str, **kw) -> list[str]:
-    r = await service.get_tasks_by_date(who, GetTasksByDateRequest(date_range=date_range, **kw))
+    r = await service.get_tasks_by_date(who, GetTasksByDateRequest.model_validate({"date_range": date_range, **kw}))
     return [t.title for t in r.tasks]
 
 
