@@ -14,10 +14,13 @@ Every query names the owner partition; none crosses owners.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
+import json
 from typing import Any
 
-from shared.core.errors import Conflict
+from shared.core.errors import Conflict, ValidationFailed
 from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 
@@ -55,6 +58,42 @@ TASK_FIELDS = (
 def owner_key(workspace_id: str, user_id: str) -> str:
     """The partition of one user in one workspace: lower-case hex, so it is safe anywhere in a query."""
     return hashlib.sha256(f"{workspace_id}\n{user_id}".encode()).hexdigest()[:32]
+
+
+def _scope(owner: str, clause: str, params: dict[str, Any], order_by: str) -> str:
+    """What a continuation belongs to: this owner and this query (text and parameter values)."""
+    text = json.dumps([owner, clause, sorted(params.items()), order_by], separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _wrap(token: str | None, scope: str) -> str | None:
+    """The continuation handed out: the Cosmos token, bound to its owner and query by a check value."""
+    if token is None:
+        return None
+    return f"{scope}.{base64.urlsafe_b64encode(token.encode()).decode()}"
+
+
+def _unwrap(continuation: str | None, scope: str) -> str | None:
+    """The Cosmos token of a continuation this query handed out; anything else is VALIDATION_ERROR.
+
+    Cosmos (and the local server) may take a mangled token for the start of the query or answer 500; a
+    token of another query would resume at a meaningless position. Either is refused here instead.
+    """
+    if continuation is None:
+        return None
+    check, _, body = continuation.partition(".")
+    try:
+        if not hmac.compare_digest(check, scope):
+            raise ValueError("another query's continuation")
+        return base64.urlsafe_b64decode(body.encode()).decode()
+    except (ValueError, TypeError):  # TypeError: compare_digest of non-ASCII text
+        raise ValidationFailed(
+            "continuation is not a token this query issued",
+            details={"errors": [{"field": "continuation", "problem": "not a continuation of this query"}]},
+            recovery_suggestions=[
+                "Pass the continuation of the previous page unchanged, with the same filters; or omit it."
+            ],
+        ) from None
 
 
 class TaskStore:
@@ -104,9 +143,17 @@ class TaskStore:
     ) -> tuple[list[Doc], str | None]:
         """One page of the owner's tasks matching `where` (a task filter is always added)."""
         clause = "c.type = 'task'" + (f" AND ({where})" if where else "")
-        return await (await self.container()).query(
-            owner, clause, params, order_by=order_by, max_items=limit, continuation=continuation, fields=fields
+        scope = _scope(owner, clause, params, order_by)
+        docs, token = await (await self.container()).query(
+            owner,
+            clause,
+            params,
+            order_by=order_by,
+            max_items=limit,
+            continuation=_unwrap(continuation, scope),
+            fields=fields,
         )
+        return docs, _wrap(token, scope)
 
     async def scan(
         self, owner: str, where: str, params: dict[str, Any], fields: tuple[str, ...], cap: int
