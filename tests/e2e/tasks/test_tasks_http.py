@@ -256,3 +256,19 @@ def test_a_continuation_only_continues_its_own_query(host: HostProcess) -> None:
         r = post(host, "get_all_tasks", body, workspace)
         assert r.status_code == 400, r.text
         assert r.json()["error"]["details"]["errors"][0]["field"] == "continuation"
+
+
+def test_a_set_changed_after_the_preview_is_a_409_over_http(host: HostProcess) -> None:
+    w = ws()
+    ok(post(host, "create_task", {"title": "a", "category": "old"}, w))
+    preview = ok(post(host, "bulk_delete_tasks", {"category": "old"}, w))
+    ok(post(host, "create_task", {"title": "b", "category": "Old"}, w))
+    r = post(
+        host,
+        "bulk_delete_tasks",
+        {"category": "old", "require_confirmation": False, "confirmation_token": preview["confirmation_token"]},
+        w,
+    )
+    assert r.status_code == 409
+    assert r.json()["error"]["details"]["reason"] == "changed"
+    assert sorted(t["title"] for t in snapshot(host, w) if not t["deleted"]) == ["a", "b"]

@@ -188,3 +188,23 @@ async def test_more_than_500_matches_must_be_narrowed(service: TaskService) -> N
     with pytest.raises(AppError):
         await service.bulk_delete_tasks(who, _confirm("x.y", category="bulk"))
     assert (await service.get_all_tasks(who, GetAllTasksRequest(limit=1))).count == 1
+
+
+async def test_the_pending_confirmation_is_a_ttl_record_in_the_callers_partition(
+    service: TaskService, deps: Deps
+) -> None:
+    from shared.tasks.confirmation import peek_nonce
+    from shared.tasks.store import TASKS_CONTAINER, owner_key
+
+    who = principal()
+    await _seed(service, who)
+    preview = await service.bulk_delete_tasks(who, BulkDeleteTasksRequest(category="work"))
+    assert preview.confirmation_token
+    nonce = peek_nonce(preview.confirmation_token)
+    record = await (await deps.cosmos.container("tasks")).read(f"bulkdel-{nonce}", owner_key(who.workspace_id, "alice"))
+    assert record is not None
+    assert record["type"] == "bulk_confirmation"
+    assert record["ids"] == [preview.tasks[0].id]
+    assert record["used"] is False
+    assert record["ttl"] > 300
+    assert TASKS_CONTAINER.default_ttl == -1

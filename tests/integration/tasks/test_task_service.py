@@ -265,3 +265,16 @@ async def test_profile_zone_is_validated(service: TaskService, deps: Deps) -> No
     assert profile is not None
     assert profile["tz"] == "Europe/Berlin"
     assert len(profile["confirm_key"]) == 64
+
+
+async def test_concurrent_partial_updates_keep_every_change(service: TaskService) -> None:
+    who = principal()
+    task_id = await _new(service, who, "contended")
+    await asyncio.gather(
+        service.update_task(who, UpdateTaskRequest(task_id=task_id, priority="high")),
+        service.update_task(who, UpdateTaskRequest(task_id=task_id, category="Work")),
+        service.update_task(who, UpdateTaskRequest(task_id=task_id, tags=["x"])),
+        service.update_task(who, UpdateTaskRequest(task_id=task_id, description="details")),
+    )
+    task = (await service.get_task(who, GetTaskRequest(task_id=task_id))).task
+    assert (task.priority, task.category, task.tags, task.description) == ("high", "Work", ["x"], "details")
