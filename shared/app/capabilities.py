@@ -12,6 +12,7 @@ from shared.memory.capability import CAPABILITY as memory
 from shared.neubird.capability import CAPABILITY as neubird
 from shared.perf.capability import CAPABILITY as perf
 from shared.runs.capability import CAPABILITY as runs
+from shared.tasks.capability import CAPABILITY as tasks
 from shared.tools.capability import Capability, Catalogue
 
 # Identity sits below the capability kit (tools import it), so its one container is declared here.
@@ -29,6 +30,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     perf,
     neubird,
     investigations,
+    tasks,
     chat,
 )
 

@@ -1,1 +1,1 @@
-"""Tasks (issue #14, in progress): so far the date ranges the task tools filter by, in the user's time zone."""
+"""Tasks (issue #14): a user's tasks, their date ranges in the user's time zone, two-step bulk delete."""

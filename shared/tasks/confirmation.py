@@ -91,3 +91,20 @@ def verify(key: bytes, token: str, user_id: str, task_ids: Sequence[str], now: d
             recovery_suggestions=["Preview again with require_confirmation=true and confirm within 5 minutes."],
         )
     return nonce
+
+
+def peek_nonce(token: str) -> str | None:
+    """The nonce a token claims, unverified (to find its pending record); None if it is not token-shaped."""
+    if not isinstance(token, str) or not 0 < len(token) <= _MAX_TOKEN or token.count(".") != 1:
+        return None
+    try:
+        nonce = json.loads(_unb64(token.split(".")[0]))["n"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if (
+        not isinstance(nonce, str)
+        or not 0 < len(nonce) <= 64
+        or not all((c.isascii() and c.isalnum()) or c in "-_" for c in nonce)
+    ):
+        return None
+    return nonce

@@ -131,7 +131,12 @@ def _custom(custom_start: str | None, custom_end: str | None, zone: ZoneInfo) ->
     start, _ = _point(custom_start, "custom_start", zone)
     end, whole_day = _point(custom_end, "custom_end", zone)
     if whole_day:  # an end date includes its day
-        end = _midnight(datetime.fromisoformat(custom_end.strip()).date() + timedelta(days=1), zone)
+        try:
+            end = _midnight(datetime.fromisoformat(custom_end.strip()).date() + timedelta(days=1), zone)
+        except OverflowError:
+            raise _refuse(
+                "custom_end", "is beyond the last representable day", "Pass a date before 9999-12-31."
+            ) from None
     if end <= start:
         raise _refuse("custom_end", "is not after custom_start", "Swap the two, or widen the range.")
     if end - start > timedelta(days=MAX_CUSTOM_DAYS):

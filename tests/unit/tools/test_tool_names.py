@@ -65,6 +65,7 @@ VERBS = {
     "whoami",
     "store",
     "bulk",
+    "set",  # set_task_preferences (issue #14 brief)
 }
 
 
