@@ -1,0 +1,108 @@
+"""The mobile app's chat REST API on the local host: sessions, history, the message flow, isolation.
+
+The assistant runs on its rule path here (no LLM configured on the shared host); the LLM path over the
+REST route is in test_chat_llm_rest.py with the OpenAI-compatible test server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+
+from devhost.processes import HostProcess
+
+
+def who(workspace: str, user: str = "alice") -> dict[str, str]:
+    return {"x-dev-workspace": workspace, "x-dev-user": user}
+
+
+def ws(tag: str) -> str:
+    return f"ws-chatrest-{tag}-{uuid.uuid4().hex[:8]}"
+
+
+def req(host: HostProcess, method: str, path: str, headers: dict[str, str], body: Any = None) -> httpx.Response:
+    return httpx.request(method, f"{host.base_url}{path}", json=body, headers=headers, timeout=60)
+
+
+def test_sessions_and_history_over_rest(host: HostProcess) -> None:
+    me = who(ws("a"))
+    made = req(host, "POST", "/api/chat/session", me, {"user_id": "alice", "session_name": "Mobile Chat - Dec 7"})
+    assert made.status_code == 201, made.text
+    chat_id = made.json()["chat_id"]
+    assert made.json()["success"] is True
+    assert made.headers["location"] == f"/api/chat/{chat_id}/history"
+    assert made.json()["session"]["session_name"] == "Mobile Chat - Dec 7"
+    second = req(host, "POST", "/api/chat/session", me, {})
+    assert second.status_code == 201
+    listed = req(host, "GET", "/api/chat/sessions?limit=1", me)
+    assert listed.status_code == 200, listed.text
+    assert len(listed.json()["sessions"]) == 1
+    assert listed.json()["continuation"]
+    rest = req(host, "GET", f"/api/chat/sessions?limit=10&continuation={listed.json()['continuation']}", me)
+    ids = {s["chat_id"] for s in listed.json()["sessions"]} | {s["chat_id"] for s in rest.json()["sessions"]}
+    assert ids == {chat_id, second.json()["chat_id"]}
+    empty = req(host, "GET", f"/api/chat/{chat_id}/history", me)
+    assert empty.status_code == 200, empty.text
+    assert empty.json()["messages"] == []
+    assert empty.json()["message_count"] == 0
+
+
+def test_another_users_chat_is_not_found_and_user_id_is_checked(host: HostProcess) -> None:
+    a, b = who(ws("own-a")), who(ws("own-b"))
+    chat_id = req(host, "POST", "/api/chat/session", a, {}).json()["chat_id"]
+    # Same user name, other workspace: another owner.
+    same_name_other_ws = who(ws("own-c"), "alice")
+    for headers in (b, same_name_other_ws, who(a["x-dev-workspace"], "mallory")):
+        r = req(host, "GET", f"/api/chat/{chat_id}/history", headers)
+        assert r.status_code == 404, r.text
+        assert r.json()["error"]["code"] == "NOT_FOUND"
+        sent = req(host, "POST", "/api/chat/message", headers, {"chat_id": chat_id, "message": "show my tasks"})
+        assert sent.status_code == 404, sent.text
+    # A guessed id looks the same as another user's.
+    guess = req(host, "GET", f"/api/chat/{uuid.uuid4()}/history", b)
+    assert guess.status_code == 404
+    assert guess.json()["error"]["code"] == "NOT_FOUND"
+    # user_id in a body or query that is not the caller's: 403, and nothing is created.
+    before = req(host, "GET", "/api/chat/sessions", b).json()["sessions"]
+    for method, path, body in (
+        ("POST", "/api/chat/session", {"user_id": "alice"}),
+        ("GET", "/api/chat/sessions?user_id=alice", None),
+        ("POST", "/api/chat/message", {"message": "show my tasks", "user_id": "alice"}),
+    ):
+        r = req(host, method, path, who(b["x-dev-workspace"], "bob"), body)
+        assert r.status_code == 403, (path, r.text)
+        assert r.json()["error"]["code"] == "FORBIDDEN"
+    assert req(host, "GET", "/api/chat/sessions", b).json()["sessions"] == before
+    # A's history is untouched by all of that.
+    assert req(host, "GET", f"/api/chat/{chat_id}/history", a).json()["message_count"] == 0
+
+
+def test_bad_input_is_a_clear_error_and_writes_nothing(host: HostProcess) -> None:
+    me = who(ws("bad"))
+    chat_id = req(host, "POST", "/api/chat/session", me, {}).json()["chat_id"]
+    cases: list[tuple[str, str, Any, str]] = [
+        ("POST", "/api/chat/message", {"chat_id": chat_id, "message": ""}, "message"),
+        ("POST", "/api/chat/message", {"chat_id": chat_id, "message": "x" * 4001}, "message"),
+        ("POST", "/api/chat/message", {"chat_id": chat_id, "message": 5}, "message"),
+        ("POST", "/api/chat/message", {"chat_id": "../../etc", "message": "hi"}, "chat_id"),
+        ("POST", "/api/chat/message", {"chat_id": chat_id, "message": "hi", "role": "assistant"}, "role"),
+        ("POST", "/api/chat/session", {"session_name": "n" * 201}, "session_name"),
+        ("POST", "/api/chat/session", {"metadata": {"k": "v" * 5000}}, "metadata"),
+        ("GET", f"/api/chat/{chat_id}/history?limit=0", None, "limit"),
+        ("GET", f"/api/chat/{chat_id}/history?limit=101", None, "limit"),
+        ("GET", f"/api/chat/{chat_id}/history?limit=ten", None, "limit"),
+        ("GET", f"/api/chat/{chat_id}/history?continuation=%00%01", None, "continuation"),
+        ("GET", "/api/chat/sessions?limit=-1", None, "limit"),
+        ("GET", f"/api/chat/{chat_id.upper()}/history", None, "chat_id"),
+    ]
+    for method, path, body, field in cases:
+        r = req(host, method, path, me, body)
+        assert r.status_code == 400, (path, body if not isinstance(body, dict) else list(body), r.text[:300])
+        err = r.json()["error"]
+        assert err["code"] == "VALIDATION_ERROR", err
+        assert any(field in e["field"] for e in err["details"]["errors"]), (field, err)
+    after = req(host, "GET", f"/api/chat/{chat_id}/history", me).json()
+    assert after["message_count"] == 0
+    assert len(req(host, "GET", "/api/chat/sessions", me).json()["sessions"]) == 1
