@@ -106,3 +106,74 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(host: HostProcess) -> Non
     after = req(host, "GET", f"/api/chat/{chat_id}/history", me).json()
     assert after["message_count"] == 0
     assert len(req(host, "GET", "/api/chat/sessions", me).json()["sessions"]) == 1
+
+
+def say(host: HostProcess, headers: dict[str, str], chat_id: str | None, message: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": message}
+    if chat_id:
+        body["chat_id"] = chat_id
+    r = req(host, "POST", "/api/chat/message", headers, body)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["success"] is True
+    assert out["user_message_id"] != out["assistant_message_id"]
+    return out
+
+
+def test_the_rule_path_serves_the_common_intents(host: HostProcess) -> None:
+    me = who(ws("rules"))
+    tomorrow = req(host, "POST", "/api/tasks", me, {"title": "Call dentist", "due_date": "2100-01-01"}).json()
+    assert tomorrow["task"]["id"]
+    for title, category in (("Buy milk", "shopping"), ("Buy bread", "shopping"), ("Write report", "work")):
+        assert req(host, "POST", "/api/tasks", me, {"title": title, "category": category}).status_code == 201
+
+    first = say(host, me, None, "Show my pending tasks")
+    chat_id = first["chat_id"]
+    assert first["mode"] == "rules"
+    assert "4 pending task(s)" in first["response"]
+    assert [c["name"] for c in first["tool_calls"]] == ["get_all_tasks"]
+    assert len(first["task_ids"]) == 4
+    assert "richer answers need an LLM" in first["response"]
+
+    found = say(host, me, chat_id, "find milk")
+    assert "Buy milk" in found["response"]
+    assert "richer answers need an LLM" not in found["response"]  # said once per chat
+
+    ambiguous = say(host, me, chat_id, "mark buy done")
+    assert "Several tasks match 'buy'; which one?" in ambiguous["response"]
+    assert [c["name"] for c in ambiguous["tool_calls"]] == ["search_tasks"]
+    done = say(host, me, chat_id, "mark the milk task done")
+    assert 'Marked "Buy milk" as done' in done["response"]
+    assert [c["name"] for c in done["tool_calls"]] == ["search_tasks", "update_task_status"]
+
+    created = say(host, me, chat_id, "add a task to pay rent tomorrow, high priority")
+    assert 'Created "Pay rent" (high priority, due' in created["response"]
+
+    summary = say(host, me, chat_id, "how many tasks do I have?")
+    assert "You have 5 task(s): 4 pending" in summary["response"]
+
+    weather = say(host, me, chat_id, "What's the weather like?")
+    assert weather["mode"] == "refusal"
+    assert weather["response"].startswith("I'm a task management assistant")
+    assert weather["tool_calls"] == []
+
+    # Delete with confirmation: a preview, then "yes" deletes exactly the previewed set.
+    preview = say(host, me, chat_id, "delete all completed shopping tasks")
+    assert "This would delete 1 task(s)" in preview["response"]
+    assert "Buy milk" in preview["response"]
+    assert len(req(host, "GET", "/api/tasks?status=completed", me).json()["tasks"]) == 1
+    confirmed = say(host, me, chat_id, "yes")
+    assert "Done: I deleted 1 task(s)." in confirmed["response"]
+    assert req(host, "GET", "/api/tasks?status=completed", me).json()["tasks"] == []
+    # The same "yes" again deletes nothing more (the preview was used).
+    again = say(host, me, chat_id, "yes")
+    assert "deleted" not in again["response"].lower() or "deleted nothing" in again["response"].lower()
+    assert len(req(host, "GET", "/api/tasks", me).json()["tasks"]) == 4
+
+    history = req(host, "GET", f"/api/chat/{chat_id}/history?limit=100", me).json()
+    assert history["message_count"] == 2 * 10
+    roles = [m["role"] for m in history["messages"]]
+    assert roles == ["user", "assistant"] * 10
+    # The preview's answer carries its pending confirmation in the stored metadata.
+    stored = [m for m in history["messages"] if m["message"] == preview["response"]]
+    assert stored[0]["metadata"]["pending_confirmation"]["count"] == 1

@@ -1,0 +1,265 @@
+"""The rule path: answer the common task requests without a model, from `intents.parse`, with the task tools.
+
+Used when no LLM is configured, and for the answer to a pending delete confirmation (which never needs
+one). Every answer is built from what the tools returned; a request no rule recognises gets a short
+help text with examples, and a note (once per chat) that richer answers need an LLM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from shared.chat.assistant.calls import ToolRun, run_tool, task_ids_in
+from shared.chat.assistant.intents import Intent, parse, parse_confirmation
+from shared.chat.assistant.models import AssistantReply, HistoryMessage, PendingConfirmation
+from shared.tools.invoke import ToolContext
+
+LLM_NOTE = (
+    "(I'm answering with built-in rules: richer answers need an LLM, configured with FIREBREAK_LLM_ENDPOINT "
+    "and FIREBREAK_LLM_MODEL.)"
+)
+HELP = (
+    'I can help with your tasks. Try: "show my pending tasks", "what\'s due tomorrow", "overdue tasks", '
+    '"find dentist", "add a task to buy milk tomorrow, high priority", "mark the dentist task done", '
+    '"how many tasks do I have" or "delete all completed shopping tasks".'
+)
+_SHOWN = 20
+
+
+def pending_confirmation(history: Sequence[HistoryMessage]) -> PendingConfirmation | None:
+    """The delete preview the assistant's last message asked the user to confirm, if it did."""
+    for message in reversed(history):
+        if message.role != "assistant":
+            continue
+        raw = (message.metadata or {}).get("pending_confirmation")
+        if not isinstance(raw, dict):
+            return None
+        try:
+            return PendingConfirmation.model_validate(raw)
+        except ValueError:
+            return None
+    return None
+
+
+def _when(task: dict[str, Any]) -> str:
+    due = task.get("due_date")
+    return f", due {str(due)[:16].replace('T', ' ')}" if due else ""
+
+
+def task_lines(tasks: Sequence[dict[str, Any]], shown: int = _SHOWN) -> str:
+    lines = [
+        f"{i}. {t.get('title', '?')} ({t.get('priority', 'medium')} priority{_when(t)})"
+        + (" [done]" if t.get("status") == "completed" else "")
+        for i, t in enumerate(tasks[:shown], 1)
+    ]
+    if len(tasks) > shown:
+        lines.append(f"... and {len(tasks) - shown} more.")
+    return "\n".join(lines)
+
+
+def _listing(run: ToolRun, what: str, empty: str) -> str:
+    if not run.ok:
+        return _failed(run)
+    tasks = run.output.get("tasks") or []
+    more = " (more on the next page)" if run.output.get("continuation") else ""
+    if not tasks:
+        return empty
+    return f"You have {len(tasks)} {what}{more}:\n{task_lines(tasks)}"
+
+
+def _failed(run: ToolRun) -> str:
+    err = run.output.get("error") or {}
+    return f"I couldn't do that: {err.get('message', 'the task tool failed')}."
+
+
+class RuleAnswer:
+    """Collects the tool runs of one answer."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.runs: list[ToolRun] = []
+
+    async def call(self, name: str, args: dict[str, Any]) -> ToolRun:
+        run = await run_tool(self.ctx, name, args)
+        self.runs.append(run)
+        return run
+
+    def reply(self, text: str, mode: str = "rules", metadata: dict[str, Any] | None = None) -> AssistantReply:
+        ids: list[str] = []
+        for run in self.runs:
+            ids += [i for i in task_ids_in(run.output) if i not in ids]
+        return AssistantReply(
+            text=text,
+            tool_calls=[r.record for r in self.runs],
+            task_ids=ids[:100],
+            mode=mode,  # type: ignore[arg-type]
+            metadata=metadata or {},
+        )
+
+
+async def confirm_or_cancel(ctx: ToolContext, message: str, history: Sequence[HistoryMessage]) -> AssistantReply | None:
+    """The answer to a pending delete preview ("yes" deletes exactly the previewed set, "no" keeps it)."""
+    pending = pending_confirmation(history)
+    if pending is None:
+        return None
+    decision = parse_confirmation(message)
+    if decision is None:
+        return None
+    answer = RuleAnswer(ctx)
+    if decision == "cancel":
+        return answer.reply("OK, I deleted nothing.")
+    run = await answer.call(
+        "bulk_delete_tasks",
+        {**pending.selection, "require_confirmation": False, "confirmation_token": pending.token},
+    )
+    if not run.ok:
+        return answer.reply(_failed(run) + " Ask me again to see what would be deleted now.")
+    return answer.reply(f"Done: I deleted {run.output.get('deleted_count', 0)} task(s).")
+
+
+async def answer(
+    ctx: ToolContext, message: str, history: Sequence[HistoryMessage], *, note_llm: bool
+) -> AssistantReply:
+    """The rule path's answer to an on-topic (or unclear) message."""
+    intent = parse(message)
+    note = f"\n\n{LLM_NOTE}" if note_llm and not any(LLM_NOTE in m.message for m in history) else ""
+    if intent is None:
+        return RuleAnswer(ctx).reply(HELP + note)
+    result = await _run(ctx, intent)
+    if note and result.text:
+        result.text += note
+    return result
+
+
+async def _run(ctx: ToolContext, intent: Intent) -> AssistantReply:
+    a = RuleAnswer(ctx)
+    args = dict(intent.args)
+    if intent.action == "list":
+        run = await a.call("get_all_tasks", {**args, "limit": 100})
+        label = f"{args.get('status', '')} {args.get('category', '')} task(s)".replace("  ", " ").strip()
+        if run.ok and not run.output.get("tasks") and "category" in args:
+            # "show my dentist tasks": not a category after all, so search for the word.
+            run = await a.call("search_tasks", {"query": args["category"], "limit": 20})
+            return a.reply(_listing(run, f"task(s) matching {args['category']!r}", "No tasks match that."))
+        return a.reply(_listing(run, label, "You have no tasks like that."))
+    if intent.action == "search":
+        run = await a.call("search_tasks", {**args, "limit": 20})
+        return a.reply(_listing(run, f"task(s) matching {args['query']!r}", f"No tasks match {args['query']!r}."))
+    if intent.action == "due":
+        run = await a.call("get_tasks_by_date", {"date_type": "due_date", **args})
+        rng = str(args["date_range"]).replace("_", " ")
+        what = "overdue task(s)" if rng == "overdue" else f"task(s) due {rng}"
+        return a.reply(_listing(run, what, "Nothing is overdue." if rng == "overdue" else f"Nothing is due {rng}."))
+    if intent.action == "completed":
+        run = await a.call("get_completed_tasks", args)
+        rng = str(args.get("date_range", "")).replace("_", " ")
+        return a.reply(_listing(run, f"completed task(s){' ' + rng if rng else ''}", "No completed tasks there."))
+    if intent.action == "summary":
+        run = await a.call("get_tasks_summary", args)
+        if not run.ok:
+            return a.reply(_failed(run))
+        t = run.output.get("totals") or {}
+        groups = ", ".join(f"{g.get('group')}: {g.get('count')}" for g in run.output.get("grouped_data") or [])
+        return a.reply(
+            f"You have {t.get('total', 0)} task(s): {t.get('total_pending', 0)} pending "
+            f"({t.get('pending_high_priority', 0)} high priority, {t.get('overdue', 0)} overdue) and "
+            f"{t.get('total_completed', 0)} completed." + (f" By {args['group_by']}: {groups}." if groups else "")
+        )
+    if intent.action in ("complete", "reopen"):
+        return await _set_status(a, intent)
+    if intent.action == "create":
+        return await _create(a, args)
+    if intent.action == "delete":
+        return await _delete(a, intent)
+    return a.reply(HELP)
+
+
+async def _find_one(a: RuleAnswer, target: str, status: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The one task `target` names, or why there is not exactly one (the question to ask)."""
+    args: dict[str, Any] = {"query": target, "limit": 10}
+    if status:
+        args["status"] = status
+    run = await a.call("search_tasks", args)
+    if not run.ok:
+        return None, _failed(run)
+    tasks = run.output.get("tasks") or []
+    if not tasks:
+        return None, f"I found no{' ' + status if status else ''} task matching {target!r}."
+    if len(tasks) > 1:
+        exact = [t for t in tasks if str(t.get("title", "")).lower() == target.lower()]
+        if len(exact) == 1:
+            return exact[0], None
+        return None, f"Several tasks match {target!r}; which one?\n{task_lines(tasks, 10)}"
+    return tasks[0], None
+
+
+async def _set_status(a: RuleAnswer, intent: Intent) -> AssistantReply:
+    new = "completed" if intent.action == "complete" else "pending"
+    task, question = await _find_one(a, intent.target or "", "pending" if new == "completed" else "completed")
+    if task is None:
+        return a.reply(question or HELP)
+    run = await a.call("update_task_status", {"task_ids": [task["id"]], "new_status": new})
+    if not run.ok:
+        return a.reply(_failed(run))
+    done = "Marked" if new == "completed" else "Reopened"
+    return a.reply(f'{done} "{task.get("title")}"{" as done" if new == "completed" else ""}.')
+
+
+async def _local_day(a: RuleAnswer, relative: str) -> str | None:
+    """The date (in the user's zone) of today / tomorrow / next week, read from the task tools' own window."""
+    rng = {"today": "today", "tomorrow": "tomorrow", "next_week": "next_week"}[relative]
+    run = await a.call("get_tasks_by_date", {"date_range": rng, "limit": 1})
+    window = run.output.get("window") if run.ok else None
+    if not isinstance(window, dict) or not window.get("start"):
+        return None
+    try:
+        start = datetime.fromisoformat(str(window["start"]))
+        return start.astimezone(ZoneInfo(str(window.get("tz") or "UTC"))).date().isoformat()
+    except (ValueError, KeyError):
+        return None
+
+
+async def _create(a: RuleAnswer, args: dict[str, Any]) -> AssistantReply:
+    relative = args.pop("due", None)
+    if relative and "due_date" not in args:
+        day = await _local_day(a, relative)
+        if day:
+            args["due_date"] = day
+    run = await a.call("create_task", args)
+    if not run.ok:
+        return a.reply(_failed(run))
+    task = run.output.get("task") or {}
+    return a.reply(f'Created "{task.get("title")}" ({task.get("priority")} priority{_when(task)}).')
+
+
+async def _delete(a: RuleAnswer, intent: Intent) -> AssistantReply:
+    selection = dict(intent.args)
+    if intent.target:
+        task, question = await _find_one(a, intent.target, None)
+        if task is None:
+            return a.reply(question or HELP)
+        selection = {"task_ids": [task["id"]]}
+    if selection.get("completed_before") in ("this_month", "this_week"):
+        selection["completed_before"] = (await _local_day(a, "today")) or ""
+        if selection["completed_before"] and intent.args.get("completed_before") == "this_month":
+            selection["completed_before"] = selection["completed_before"][:8] + "01"
+    run = await a.call("bulk_delete_tasks", {**selection, "require_confirmation": True})
+    if not run.ok:
+        return a.reply(_failed(run))
+    tasks = run.output.get("tasks") or []
+    if not tasks:
+        return a.reply("No tasks match that, so there is nothing to delete.")
+    pending = PendingConfirmation(
+        token=str(run.output.get("confirmation_token") or ""),
+        selection=selection,
+        count=len(tasks),
+        expires_at=str(run.output.get("expires_at") or ""),
+    )
+    return a.reply(
+        f'This would delete {len(tasks)} task(s):\n{task_lines(tasks)}\n\nReply "yes" to delete them or "no" '
+        "to keep them (the preview is valid for 5 minutes).",
+        metadata={"pending_confirmation": pending.model_dump()},
+    )
