@@ -144,3 +144,38 @@ def test_the_document_is_valid_openapi_3_1(which: str, request: pytest.FixtureRe
     tags = {t for ops in doc["paths"].values() for op in ops.values() for t in op.get("tags", [])}
     wanted = set(CONTRACT_TAGS) | (set(PLUGIN_CONTRACT_TAGS) if which == "plugin" else set())
     assert wanted <= tags, f"contract tags the document does not have: {sorted(wanted - tags)}"
+
+
+@pytest.fixture(scope="module")
+def keyed_plugin_host(start_host: Callable[..., HostProcess]) -> HostProcess:
+    """Function keys enforced, as on Azure: the host checks `?code=` and passes it on to the function."""
+    return start_host({"DEVHOST_FUNCTION_KEY": "contract-key"}, app_dir=PLUGIN_APP)
+
+
+def test_the_function_key_in_the_query_is_not_a_route_parameter(keyed_plugin_host: HostProcess) -> None:
+    base, key, dev = keyed_plugin_host.base_url, {"code": "contract-key"}, _fresh_workspace()
+    assert httpx.post(f"{base}/api/throwaway/notes", json={"text": "k"}, headers=dev, timeout=30).status_code == 401
+    made = httpx.post(f"{base}/api/throwaway/notes", params=key, json={"text": "keyed"}, headers=dev, timeout=30)
+    assert made.status_code == 201, made.text
+    url = f"{base}/api/throwaway/notes/{made.json()['note_id']}"
+    got = httpx.get(url, params={**key, "upper": "true"}, headers=dev, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.json()["text"] == "KEYED"
+    # Any other unknown query parameter is still refused, naming it.
+    other = httpx.get(url, params={**key, "surprise": "1"}, headers=dev, timeout=30)
+    assert other.status_code == 400
+    assert [e["field"] for e in other.json()["error"]["details"]["errors"]] == ["surprise"]
+
+
+def test_a_body_not_declared_json_is_a_documented_415(plugin_host: HostProcess) -> None:
+    doc = httpx.get(f"{plugin_host.base_url}/api/openapi.json", timeout=30).json()
+    for path in ("/api/throwaway/notes", "/api/tools/throwaway_note"):
+        r = httpx.post(
+            plugin_host.base_url + path,
+            content=b'{"text": "plain"}',
+            headers={**_fresh_workspace(), "content-type": "text/plain"},
+            timeout=30,
+        )
+        assert r.status_code == 415, (path, r.text)
+        assert r.json()["error"]["code"] == "INVALID_REQUEST"
+        assert "415" in doc["paths"][path]["post"]["responses"], path
