@@ -1,16 +1,16 @@
 """Issue #14's three measurements: Cosmos round trips per chat message (LLM excluded), the p95 of
 get_tasks_by_date for one owner with 5,000 tasks vs 50, and 50 concurrent chat sessions on a local host.
 
-SKELETON, not registered in benchmarks/__main__.py yet: the tasks and chat capabilities are not on main.
-The measuring (counting, timing, the concurrent HTTP load and the count afterwards) is written here and
-needs nothing of them; what each measurement does to the capabilities comes in through small hooks
-(`ChatMessageHook`, `ByDateSeed`) that the integrator writes after the merge, in `run()`:
+PARTLY A SKELETON: shared/chat is on main, so measurement 1 runs (`python -m benchmarks tasks_chat`);
+shared/tasks and the REST routes are not, so 2 and 3 are written but not called yet. The measuring
+(counting, timing, the concurrent HTTP load and the count afterwards) is written here; what measurements
+2 and 3 do to the capabilities comes in through small hooks (`ByDateSeed`, the host's URL) the integrator
+adds to `run()`:
 
-1. `chat_message_round_trips(send, containers)`: `send()` is one turn of the POST /api/chat/message flow
-   through the chat service (store the user message, read the history, assistant, store the answer) with
-   the rule-based assistant or tests/support/fake_llm.py: the LLM is no Cosmos round trip, so it is left
-   out by construction. `containers` are the tasks and chat CosmosContainers the service uses (their
-   `requests` counters). Target: <= 4 round trips per message.
+1. `chat_message_round_trips(send, containers)`: `send()` is one ChatService.send (store the user message,
+   read the history, answer, store the answer) with a canned answer in place of the assistant: the LLM and
+   the assistant's tool calls are left out, as the issue asks. `containers` are the CosmosContainers the
+   flow uses (their `requests` counters). Target: <= 4 round trips per message.
    RU per message is NOT measurable locally: the local Cosmos-API server (@vercel/cosmosdb-server) answers
    `x-ms-request-charge: 1` to every request, so "RU" there only restates the round trips. The result
    says so rather than inventing a figure; measure RU against a real account (or the Azure emulator).
@@ -23,8 +23,8 @@ needs nothing of them; what each measurement does to the capabilities comes in t
    their messages at the same time; then every session's history is read and every answered message id
    must be in it (user + assistant, no duplicates). Adjust the field names if the merged routes differ.
 
-To register: add "tasks_chat" to NAMES in benchmarks/__main__.py and call `tasks_chat.run(...)` from
-`_with_stack` with a host (as mcp_overhead) and settings (as memory_ranking).
+After the merge: in `run()`, add `by_date_p95(seed)` and `concurrent_sessions(base_url)`; __main__ then needs
+to pass a host started from `env` (as for mcp_overhead) besides the settings.
 """
 
 from __future__ import annotations
@@ -34,9 +34,16 @@ import statistics
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
+
+from shared.app.wiring import build_deps
+from shared.chat.service import chat_service
+from shared.chat.store import CHAT_CONTAINER
+from shared.core.settings import Settings
+from shared.identity.models import Principal
 
 ROUND_TRIP_TARGET = 4
 CHAT_MESSAGES = 40
@@ -195,6 +202,41 @@ def concurrent_sessions(
     return asyncio.run(_concurrent(base_url, sessions, messages))
 
 
-def run(*_: Any, **__: Any) -> list[dict[str, Any]]:
-    """Filled in by the integrator after the tasks and chat capabilities are merged (see the docstring)."""
-    raise NotImplementedError("benchmarks/tasks_chat.py is a skeleton until shared/tasks and shared/chat are merged")
+@dataclass(frozen=True)
+class _CannedReply:
+    """The assistant left out: a fixed answer with no tool call, so only the chat flow's own trips count."""
+
+    text: str = "You have nothing due today."
+    tool_calls: tuple[()] = ()
+    task_ids: tuple[str, ...] = ()
+    mode: str = "benchmark"
+
+
+async def _canned(history: object, text: str) -> _CannedReply:
+    return _CannedReply()
+
+
+async def _chat_round_trips(settings: Settings, messages: int = CHAT_MESSAGES) -> dict[str, Any]:
+    """Measurement 1 with the merged chat service (shared/chat, on main): ChatService.send with the LLM left out."""
+    deps = build_deps(settings)
+    try:
+        service = chat_service(deps)
+        container = await deps.cosmos.container(CHAT_CONTAINER.name)
+        who = Principal(workspace_id=f"bench-chat-{uuid.uuid4().hex[:6]}", user_id="bench", source="dev")
+        before = container.requests
+        first = await service.send(who, None, "hello", _canned)  # a new chat: the session comes in the batch
+        new_chat = container.requests - before
+
+        async def send(i: int) -> object:
+            return await service.send(who, first.chat_id, PROMPTS[i % len(PROMPTS)], _canned)
+
+        result = await chat_message_round_trips(send, [container], messages)
+    finally:
+        await deps.aclose()
+    return {**result, "round_trips_new_chat": new_chat}
+
+
+def run(settings: Settings) -> list[dict[str, Any]]:
+    """What runs today: measurement 1 (chat is merged). Measurements 2 and 3 wait for shared/tasks and the
+    REST routes: the integrator adds `by_date_p95(seed)` with a tasks seed and `concurrent_sessions(host)`."""
+    return [asyncio.run(_chat_round_trips(settings))]
