@@ -24,6 +24,7 @@ from benchmarks import (
     perf_roundtrip,
     slowlog_parser,
     spx_trace,
+    tasks_chat,
 )
 from devhost.processes import HostProcess, start_stack
 from devhost.stack import ROOT
@@ -40,6 +41,7 @@ NAMES = (
     "perf_roundtrip",
     "memory_ranking",
     "neubird",
+    "tasks_chat",
 )
 _NEED_STACK = set(NAMES) - {"cold_start", "slowlog_parser", "spx_trace"}
 
@@ -106,6 +108,10 @@ def _with_stack(want: set[str]) -> list[dict[str, Any]]:
                 )
             if "neubird" in want:
                 results += neubird.run(stack.app_settings())
+            if "tasks_chat" in want:  # issue #14; today only the chat round trips (see the module)
+                results += tasks_chat.run(
+                    load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-chat-{uuid.uuid4().hex[:6]}"})
+                )
         finally:
             stack.stop()
     return results

@@ -21,12 +21,14 @@ async def serve_route(call: Call, name: str) -> func.HttpResponse:
     from pydantic import BaseModel
 
     from shared.core.errors import MethodNotFound
-    from shared.tools.routes import Answer, RouteCall, parse_body, parse_params
+    from shared.tools.routes import FUNCTION_KEY_PARAM, Answer, RouteCall, parse_body, parse_params
 
     route = wiring.catalogue().routes.get(name)
     if route is None:  # the manifest names a route the catalogue lost: `make manifest` was not run
         raise MethodNotFound(f"route {name!r} is not declared", recovery_suggestions=["Run `make manifest`."])
-    params = parse_params(route, dict(call.req.route_params), dict(call.req.params))
+    # `?code=` is the function key (the host has checked it and passes it on, as Azure does): not a parameter.
+    query = {k: v for k, v in call.req.params.items() if k != FUNCTION_KEY_PARAM}
+    params = parse_params(route, dict(call.req.route_params), query)
     body = parse_body(route, call.json_body()) if route.body is not None else None
     if route.body is None and (call.req.get_body() or b"").strip():
         from shared.core.errors import InvalidRequest

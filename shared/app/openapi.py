@@ -29,12 +29,14 @@ _WHY = {
     404: "Not found, or not the caller's (NOT_FOUND: another user's id looks like an unknown one).",
     409: "The state changed (CONFLICT), e.g. an expired or used confirmation token.",
     413: "The body is over the size limit.",
+    415: "The body is not declared JSON (INVALID_REQUEST): send Content-Type: application/json.",
     429: "Too many requests (RATE_LIMITED): retry after the Retry-After header.",
     502: "A service the app depends on failed (UPSTREAM_ERROR), e.g. the LLM.",
     503: "Not configured (NOT_CONFIGURED), or a store is unavailable.",
 }
-# Every authenticated route may answer these, whatever its own errors.
+# Every authenticated route may answer these, whatever its own errors; one with a body also 415.
 _COMMON_ERRORS = (400, 401, 413, 429)
+_BODY_ERRORS = (415,)
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -79,6 +81,13 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
+def _body(ref: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A JSON request body. An empty body reads as `{}` (functions/http.py), so the body is required only
+    when the model has required fields (then an empty one is a 400 anyway)."""
+    schema = defs[ref["$ref"].rsplit("/", 1)[-1]] if "$ref" in ref else ref
+    return {"required": bool(schema.get("required")), "content": _json(ref)}
+
+
 def _params(route: Route, params_schema: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
     schema = params_schema
     if "$ref" in schema:  # a top-level model comes back as a reference; parameters need its fields
@@ -119,13 +128,13 @@ def build(cat: Catalogue) -> dict[str, Any]:
             "tags": list(r.tags),
             "responses": {
                 str(r.status): {"description": r.summary, "content": _json(refs[(r.response, "serialization")])},
-                **_error_responses((*_COMMON_ERRORS, *r.errors)),
+                **_error_responses((*_COMMON_ERRORS, *(_BODY_ERRORS if r.body is not None else ()), *r.errors)),
             },
         }
         if r.params is not None:
             op["parameters"] = _params(r, refs[(r.params, "validation")], defs)
         if r.body is not None:
-            op["requestBody"] = {"required": True, "content": _json(refs[(r.body, "validation")])}
+            op["requestBody"] = _body(refs[(r.body, "validation")], defs)
         paths.setdefault(f"/api/{r.path}", {})[r.method.lower()] = op
     for t in tools:
         a = t.annotations
@@ -135,13 +144,13 @@ def build(cat: Catalogue) -> dict[str, Any]:
                 "summary": a.title or t.name,
                 "description": t.description,
                 "tags": [f"tools: {t.capability}"],
-                "requestBody": {"required": True, "content": _json(refs[(t.input_model, "validation")])},
+                "requestBody": _body(refs[(t.input_model, "validation")], defs),
                 "responses": {
                     "200": {
                         "description": "The tool's output.",
                         "content": _json(refs[(t.output_model, "serialization")]),
                     },
-                    **_error_responses((*_COMMON_ERRORS, 403, 404, 409, 502, 503)),
+                    **_error_responses((*_COMMON_ERRORS, *_BODY_ERRORS, 403, 404, 409, 502, 503)),
                 },
                 "x-mcp-annotations": {
                     "readOnlyHint": a.read_only,

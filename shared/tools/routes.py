@@ -26,6 +26,9 @@ Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 _PATH = re.compile(r"^[a-z][a-z0-9_-]*(/([a-z][a-z0-9_-]*|\{[a-z][a-z0-9_]*\}))*$")
 _PARAM = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# The query parameter that carries the function key (`?code=`, OpenAPI's functionKeyQuery): the Functions
+# host checks it and passes it on to the function, so it is never a route parameter.
+FUNCTION_KEY_PARAM = "code"
 
 
 class RouteParams(BaseModel):
@@ -178,6 +181,8 @@ def _check(route: Route) -> None:
     if not _PATH.match(route.path):
         raise ValueError(f"route {route.name}: path {route.path!r} is not lower-case segments and {{params}}")
     fields = set(route.params.model_fields) if route.params is not None else set()
+    if FUNCTION_KEY_PARAM in fields:
+        raise ValueError(f"route {route.name}: {FUNCTION_KEY_PARAM!r} is the function key's query parameter")
     missing = [p for p in route.path_params if p not in fields]
     if missing:
         raise ValueError(f"route {route.name}: path parameters {missing} are not fields of its params model")

@@ -1,0 +1,182 @@
+"""The OpenAPI document is a contract the running app keeps: schemathesis fuzzes it against a real host.
+
+The schema is loaded from the host's own GET /api/openapi.json. For every operation carrying one of the
+CONTRACT_TAGS, schemathesis sends generated requests (valid ones and, from the same schemas, invalid ones)
+with the headers of a fresh dev workspace and checks that the app never answers 5xx, that every status is
+one the operation documents, and that every answer's content type and body match the document. The
+plugin app (tests/fixtures/plugin_app) adds the throwaway capability's REST routes.
+
+A capability joins the contract by adding its tags to CONTRACT_TAGS, nothing else. Generation is seeded
+and derandomized, the example count per operation bounded, so a run is the same run every time.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import hypothesis
+import pytest
+import schemathesis
+from openapi_spec_validator import validate
+from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from devhost.processes import HostProcess
+
+# Operations (by OpenAPI tag) the contract covers on the app; the plugin app's own ones below. Not here:
+# "tools: neubird" (503 NOT_CONFIGURED without NEUBIRD_* settings, and not_a_server_error counts every 5xx).
+CONTRACT_TAGS: tuple[str, ...] = ("platform", "tools: memory", "tools: chat")
+PLUGIN_CONTRACT_TAGS: tuple[str, ...] = ("throwaway",)
+
+EXAMPLES_PER_OPERATION = 25
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+PLUGIN_APP = Path(__file__).resolve().parents[1] / "fixtures" / "plugin_app"
+
+
+# Derandomized (the seed comes from the test), no example database, no shrinking: the same requests every
+# run, and a failure is reported as the request that failed (with its curl line) rather than minimised.
+SETTINGS = hypothesis.settings(
+    max_examples=EXAMPLES_PER_OPERATION,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
+    suppress_health_check=list(hypothesis.HealthCheck),
+)
+
+
+def _config() -> schemathesis.Config:
+    # The dev host resolves the caller from x-dev-workspace: generated credentials would only test 401s.
+    return schemathesis.Config.from_dict({"generation": {"with-security-parameters": False}})
+
+
+def _load(base_url: str) -> Any:
+    return schemathesis.openapi.from_url(f"{base_url}/api/openapi.json", config=_config(), timeout=30)
+
+
+@pytest.fixture(scope="module")
+def app_schema(host: HostProcess) -> Any:
+    return _load(host.base_url)
+
+
+@pytest.fixture(scope="module")
+def plugin_host(start_host: Callable[..., HostProcess]) -> HostProcess:
+    return start_host({"FIREBREAK_THROWAWAY_GREETING": "contract"}, app_dir=PLUGIN_APP)
+
+
+@pytest.fixture(scope="module")
+def plugin_schema(plugin_host: HostProcess) -> Any:
+    return _load(plugin_host.base_url)
+
+
+def _fresh_workspace() -> dict[str, str]:
+    return {"x-dev-workspace": f"ws-contract-{uuid.uuid4().hex[:12]}", "x-dev-user": "contract"}
+
+
+def _keep_the_contract(schema: Any, tag: str) -> None:
+    """Fuzz every operation tagged `tag`: valid requests, then invalid ones; all failures in one report."""
+    operations = [r.ok() for r in schema.include(tag=tag).get_all_operations()]
+    assert operations, f"no operation is tagged {tag!r}"
+    failures: list[str] = []
+    for operation in operations:
+        headers = _fresh_workspace()
+        # An operation with no parameters and no body has no invalid request to send.
+        takes_input = bool(operation.body) or any(True for _ in operation.iter_parameters())
+        modes = [schemathesis.GenerationMode.POSITIVE] + ([schemathesis.GenerationMode.NEGATIVE] if takes_input else [])
+        for mode in modes:
+            try:
+                _fuzz(operation, mode, headers)
+            # Collected, so one report names every failing operation. Schemathesis raises its check failures
+            # as a FailureGroup (a BaseExceptionGroup); anything else (a refused connection) is a failure too.
+            except (Exception, BaseExceptionGroup) as exc:
+                failures.append(f"{operation.label} ({mode.value}):\n{_describe(exc)}")
+    assert not failures, "\n\n".join(failures)
+
+
+def _fuzz(operation: Any, mode: schemathesis.GenerationMode, headers: dict[str, str]) -> None:
+    @hypothesis.settings(SETTINGS)
+    @hypothesis.given(case=operation.as_strategy(generation_mode=mode))
+    def run(case: schemathesis.Case) -> None:
+        case.call_and_validate(headers=headers, checks=CHECKS, timeout=30)
+
+    run()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    if isinstance(exc, BaseExceptionGroup):  # the group's message is the report: checks, response and curl
+        text = "\n".join([text, *(f"- {type(e).__name__}: {e}" for e in exc.exceptions)])
+    return text
+
+
+@pytest.mark.parametrize("tag", CONTRACT_TAGS)
+def test_the_app_keeps_its_openapi_contract(tag: str, app_schema: Any) -> None:
+    _keep_the_contract(app_schema, tag)
+
+
+@pytest.mark.parametrize("tag", PLUGIN_CONTRACT_TAGS)
+def test_a_plugged_in_capability_keeps_the_contract(tag: str, plugin_schema: Any) -> None:
+    _keep_the_contract(plugin_schema, tag)
+
+
+@pytest.mark.parametrize("which", ["app", "plugin"])
+def test_the_document_is_valid_openapi_3_1(which: str, request: pytest.FixtureRequest) -> None:
+    host: HostProcess = request.getfixturevalue("host" if which == "app" else "plugin_host")
+    doc = httpx.get(f"{host.base_url}/api/openapi.json", timeout=30).json()
+    assert doc["openapi"] == "3.1.0"
+    validate(doc)  # raises OpenAPIValidationError naming the first problem
+    # The validator does reject a broken copy (one response without its required description).
+    broken = copy.deepcopy(doc)
+    operation = next(iter(next(iter(broken["paths"].values())).values()))
+    del next(iter(operation["responses"].values()))["description"]
+    with pytest.raises(OpenAPIValidationError):
+        validate(broken)
+    tags = {t for ops in doc["paths"].values() for op in ops.values() for t in op.get("tags", [])}
+    wanted = set(CONTRACT_TAGS) | (set(PLUGIN_CONTRACT_TAGS) if which == "plugin" else set())
+    assert wanted <= tags, f"contract tags the document does not have: {sorted(wanted - tags)}"
+
+
+@pytest.fixture(scope="module")
+def keyed_plugin_host(start_host: Callable[..., HostProcess]) -> HostProcess:
+    """Function keys enforced, as on Azure: the host checks `?code=` and passes it on to the function."""
+    return start_host({"DEVHOST_FUNCTION_KEY": "contract-key"}, app_dir=PLUGIN_APP)
+
+
+def test_the_function_key_in_the_query_is_not_a_route_parameter(keyed_plugin_host: HostProcess) -> None:
+    base, key, dev = keyed_plugin_host.base_url, {"code": "contract-key"}, _fresh_workspace()
+    assert httpx.post(f"{base}/api/throwaway/notes", json={"text": "k"}, headers=dev, timeout=30).status_code == 401
+    made = httpx.post(f"{base}/api/throwaway/notes", params=key, json={"text": "keyed"}, headers=dev, timeout=30)
+    assert made.status_code == 201, made.text
+    url = f"{base}/api/throwaway/notes/{made.json()['note_id']}"
+    got = httpx.get(url, params={**key, "upper": "true"}, headers=dev, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.json()["text"] == "KEYED"
+    # Any other unknown query parameter is still refused, naming it.
+    other = httpx.get(url, params={**key, "surprise": "1"}, headers=dev, timeout=30)
+    assert other.status_code == 400
+    assert [e["field"] for e in other.json()["error"]["details"]["errors"]] == ["surprise"]
+
+
+def test_a_body_not_declared_json_is_a_documented_415(plugin_host: HostProcess) -> None:
+    doc = httpx.get(f"{plugin_host.base_url}/api/openapi.json", timeout=30).json()
+    for path in ("/api/throwaway/notes", "/api/tools/throwaway_note"):
+        r = httpx.post(
+            plugin_host.base_url + path,
+            content=b'{"text": "plain"}',
+            headers={**_fresh_workspace(), "content-type": "text/plain"},
+            timeout=30,
+        )
+        assert r.status_code == 415, (path, r.text)
+        assert r.json()["error"]["code"] == "INVALID_REQUEST"
+        assert "415" in doc["paths"][path]["post"]["responses"], path
