@@ -19,15 +19,22 @@ from shared.chat.models import (
     CreateChatSessionRequest,
     CreateChatSessionResult,
     ExchangeResult,
-    GetRecentChatSessionsRequest,
     HistoryItem,
     RecentChatSessionsResult,
 )
 from shared.chat.service import chat_service, check_user
-from shared.tools.routes import Answer, RouteBody, RouteCall, RouteParams, RouteSet
+from shared.tools.routes import (
+    CONTINUATION_MAX,
+    CONTINUATION_PATTERN,
+    Answer,
+    RouteBody,
+    RouteCall,
+    RouteParams,
+    RouteSet,
+)
 
-# Session bodies and listing parameters are the tools' own input models (create_chat_session,
-# get_recent_chat_sessions): one definition for MCP, per-tool HTTP and REST.
+# The session body is the tool's own input model (create_chat_session): one definition for MCP, per-tool
+# HTTP and REST. Query parameters get models of their own (lax types, continuations short enough for a URL).
 
 routes = RouteSet("chat")
 
@@ -47,7 +54,20 @@ class HistoryParams(RouteParams):
     chat_id: str = Field(pattern=CHAT_ID_PATTERN, description="The chat session's id.")
     limit: int = Field(50, ge=1, le=MAX_LIMIT, description="How many of the newest messages (oldest first).")
     include_metadata: bool = Field(True, description="Include each message's metadata.")
-    continuation: str | None = Field(None, max_length=4_000, description=_CONTINUATION + " It pages to older ones.")
+    continuation: str | None = Field(
+        None,
+        max_length=CONTINUATION_MAX,
+        pattern=CONTINUATION_PATTERN,
+        description=_CONTINUATION + " It pages to older ones.",
+    )
+
+
+class SessionsParams(RouteParams):
+    limit: int = Field(10, ge=1, le=MAX_LIMIT, description="How many sessions, most recently active first.")
+    user_id: str | None = Field(None, max_length=128, description=_USER_ID)
+    continuation: str | None = Field(
+        None, max_length=CONTINUATION_MAX, pattern=CONTINUATION_PATTERN, description=_CONTINUATION
+    )
 
 
 @routes.route("POST", "chat/message", name="chat_send_message", errors=(403, 404, 502))
@@ -102,7 +122,7 @@ async def create_session(call: RouteCall, *, body: CreateChatSessionRequest) -> 
 
 
 @routes.route("GET", "chat/sessions", name="chat_sessions", errors=(403,))
-async def sessions(call: RouteCall, *, params: GetRecentChatSessionsRequest) -> RecentChatSessionsResult:
+async def sessions(call: RouteCall, *, params: SessionsParams) -> RecentChatSessionsResult:
     """List your chat sessions, most recently active first (`limit` default 10; page with `continuation`)."""
     return await chat_service(call.deps).recent_sessions(
         call.principal, params.limit, params.continuation, user_id=params.user_id

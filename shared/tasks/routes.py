@@ -15,7 +15,6 @@ from pydantic import Field
 from shared.tasks import tools
 from shared.tasks.models import (
     MAX_CATEGORY,
-    MAX_CONTINUATION,
     MAX_DATE,
     MAX_DESCRIPTION,
     MAX_ID,
@@ -33,7 +32,16 @@ from shared.tasks.models import (
     TaskResult,
     UpdateTaskRequest,
 )
-from shared.tools.routes import Answer, RouteBody, RouteCall, RouteParams, RouteSet
+from shared.tools.routes import (
+    CONTINUATION_MAX,
+    CONTINUATION_PATTERN,
+    Answer,
+    RouteBody,
+    RouteCall,
+    RouteParams,
+    RouteSet,
+    as_model,
+)
 
 routes = RouteSet("tasks")
 
@@ -47,7 +55,10 @@ class TaskListParams(RouteParams):
     limit: int = Field(100, ge=1, le=100, description="Tasks per page (1..100).")
     include_deleted: bool = Field(False, description="Include soft-deleted tasks.")
     continuation: str | None = Field(
-        None, max_length=MAX_CONTINUATION, description="The continuation of the previous page."
+        None,
+        max_length=CONTINUATION_MAX,
+        pattern=CONTINUATION_PATTERN,
+        description="The continuation of the previous page.",
     )
 
 
@@ -72,18 +83,6 @@ class UpdateTaskBody(RouteBody):
     user_id: str | None = Field(None, max_length=128, description="Your own user id (optional; else 403).")
 
 
-def _tool_input(model: type[TaskIdRequest], **values: object) -> TaskIdRequest:
-    """The tool's model from route values, its validation errors as the route's (VALIDATION_ERROR)."""
-    from pydantic import ValidationError
-
-    from shared.core.errors import validation_failed_from_pydantic
-
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        raise validation_failed_from_pydantic(exc, what="request") from None
-
-
 @routes.route("GET", "tasks", name="tasks_list")
 async def list_tasks(call: RouteCall, *, params: TaskListParams) -> TaskList:
     """List your tasks, newest first, with filters and continuation paging.
@@ -91,7 +90,7 @@ async def list_tasks(call: RouteCall, *, params: TaskListParams) -> TaskList:
     `status` pending|completed|all (default all), `category`, `priority`, `limit` (default 100),
     `include_deleted`; pass `continuation` from the previous page for the next one (null: last page).
     """
-    args = GetAllTasksRequest.model_validate(params.model_dump())
+    args = as_model(GetAllTasksRequest, params.model_dump())
     return cast(TaskList, await tools.get_all_tasks(call.tool_context(), args))
 
 
@@ -110,8 +109,7 @@ async def create(call: RouteCall, *, body: CreateTaskRequest) -> Answer:
 @routes.route("GET", "tasks/{task_id}", name="tasks_get", errors=(404,))
 async def get(call: RouteCall, *, params: GetTaskParams) -> TaskResult:
     """Get one of your tasks. Another user's id, an unknown one or a deleted one (without include_deleted) is 404."""
-    args = _tool_input(GetTaskRequest, task_id=params.task_id, include_deleted=params.include_deleted)
-    assert isinstance(args, GetTaskRequest)
+    args = as_model(GetTaskRequest, {"task_id": params.task_id, "include_deleted": params.include_deleted})
     return cast(TaskResult, await tools.get_task(call.tool_context(), args))
 
 
@@ -122,8 +120,7 @@ async def update(call: RouteCall, *, params: TaskIdParams, body: UpdateTaskBody)
     Completing (`status: completed`) records `completed_at`; `pending` clears it. Another user's id is 404.
     """
     changes = body.model_dump(exclude_unset=True)
-    args = _tool_input(UpdateTaskRequest, task_id=params.task_id, **changes)
-    assert isinstance(args, UpdateTaskRequest)
+    args = as_model(UpdateTaskRequest, {**changes, "task_id": params.task_id})
     return cast(TaskResult, await tools.update_task(call.tool_context(), args))
 
 
@@ -133,5 +130,5 @@ async def delete(call: RouteCall, *, params: TaskIdParams) -> DeleteTaskResult:
 
     Another user's id, an unknown one or an already deleted one is 404.
     """
-    args = _tool_input(TaskIdRequest, task_id=params.task_id)
+    args = as_model(TaskIdRequest, {"task_id": params.task_id})
     return cast(DeleteTaskResult, await tools.delete_task(call.tool_context(), args))

@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from shared.tools.deps import Deps
     from shared.tools.invoke import ToolContext
 
+M = TypeVar("M", bound=BaseModel)
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 _PATH = re.compile(r"^[a-z][a-z0-9_-]*(/([a-z][a-z0-9_-]*|\{[a-z][a-z0-9_]*\}))*$")
 _PARAM = re.compile(r"\{([a-z][a-z0-9_]*)\}")
@@ -35,6 +36,24 @@ class RouteParams(BaseModel):
     """Base of a route's path and query parameters: unknown query parameters are an error, not ignored."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+# A continuation in a query string: printable ASCII, short enough that the URL stays well inside the
+# front ends' limits (Azure's and the offline host's 8 KB request line) even when percent-encoded.
+CONTINUATION_PATTERN = r"^[!-~]+$"
+CONTINUATION_MAX = 2_000
+
+
+def as_model(model: type[M], values: Any, *, what: str = "request") -> M:
+    """`model` from a route's values (its params or body turned into a tool's input), or VALIDATION_ERROR."""
+    from pydantic import ValidationError
+
+    from shared.core.errors import validation_failed_from_pydantic
+
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise validation_failed_from_pydantic(exc, what=what) from None
 
 
 class RouteBody(BaseModel):

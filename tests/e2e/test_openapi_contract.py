@@ -35,7 +35,7 @@ from devhost.processes import HostProcess
 
 # Operations (by OpenAPI tag) the contract covers on the app; the plugin app's own ones below. Not here:
 # "tools: neubird" (503 NOT_CONFIGURED without NEUBIRD_* settings, and not_a_server_error counts every 5xx).
-CONTRACT_TAGS: tuple[str, ...] = ("platform", "tools: memory", "tools: chat")
+CONTRACT_TAGS: tuple[str, ...] = ("platform", "tools: memory", "tools: chat", "tools: tasks", "tasks", "chat")
 PLUGIN_CONTRACT_TAGS: tuple[str, ...] = ("throwaway",)
 
 EXAMPLES_PER_OPERATION = 25

@@ -40,7 +40,9 @@ def test_sessions_and_history_over_rest(host: HostProcess) -> None:
     assert listed.status_code == 200, listed.text
     assert len(listed.json()["sessions"]) == 1
     assert listed.json()["continuation"]
-    rest = req(host, "GET", f"/api/chat/sessions?limit=10&continuation={listed.json()['continuation']}", me)
+    token = listed.json()["continuation"]
+    rest = req(host, "GET", "/api/chat/sessions?" + str(httpx.QueryParams({"limit": 10, "continuation": token})), me)
+    assert rest.status_code == 200, (token, rest.text)
     ids = {s["chat_id"] for s in listed.json()["sessions"]} | {s["chat_id"] for s in rest.json()["sessions"]}
     assert ids == {chat_id, second.json()["chat_id"]}
     empty = req(host, "GET", f"/api/chat/{chat_id}/history", me)
