@@ -35,7 +35,7 @@ _TASK = re.compile(
     r"remind me|(add|put) .{0,60}\b(to|on) my (list|tasks)|"
     r"what('?s| is| do i have)? (due|on my (list|plate))|what did i (do|complete|finish|get done)|"
     r"(delete|remove|clear|erase) .{0,40}\b(tasks?|todos?|completed|done|finished)|"
-    r"(my|the) (list|to-?do)"
+    r"(my|the) (list|to-?do)|time ?zone"
     r")\b"
 )
 _INJECTION = re.compile(
@@ -49,6 +49,9 @@ _INJECTION = re.compile(
     r"(reveal|show|print|repeat|leak) (me )?(your|the) (system |hidden |original )?(prompt|instructions|rules)|"
     r"\b(other|another|every|all|someone else'?s?) (users?|people|accounts?|workspaces?)('s?)?\b|"
     r"\b(user_id|userid|owner_key)\b|(tasks|data|list|chats?) of (user|alice|bob|everyone)\b|"
+    r"\b(everyone|everybody|anyone|someone|somebody) else\b|\bother people\b|"
+    r"\b(?!(my|your|today|tomorrow|yesterday|week|month|year|this|next|last|everyone)'s\b)"
+    r"[a-z]+'s (tasks|list|to-?dos?)\b|"
     r"</?(system|assistant|tool)>|\[/?inst\]|<\|im_(start|end)\|>"
     r")"
 )

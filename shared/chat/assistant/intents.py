@@ -14,10 +14,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 Action = Literal[
-    "list", "search", "due", "completed", "summary", "complete", "reopen", "create", "delete", "confirm", "cancel"
+    "timezone",
+    "rename",
+    "list",
+    "search",
+    "due",
+    "completed",
+    "summary",
+    "complete",
+    "reopen",
+    "create",
+    "delete",
+    "confirm",
+    "cancel",
 ]
 
 
@@ -95,11 +108,50 @@ def parse_confirmation(message: str) -> Literal["confirm", "cancel"] | None:
 def parse(message: str) -> Intent | None:
     """The intent of one message, or None when no rule recognises it."""
     text = _norm(message)
-    for parser in (_delete, _complete, _create, _completed, _due, _summary, _search, _list):
+    for parser in (_timezone, _rename, _delete, _complete, _create, _completed, _due, _summary, _search, _list):
         intent = parser(text)
         if intent is not None:
-            return intent
+            return _with_case(intent, message)
     return None
+
+
+def _with_case(intent: Intent, message: str) -> Intent:
+    """A title as the user wrote it ("Write Q4 report"), not as the lower-cased text the rules read."""
+    title = intent.args.get("title")
+    if isinstance(title, str):
+        found = re.search(re.escape(title), " ".join(message.split()), re.IGNORECASE)
+        if found:
+            written = found.group(0)
+            return Intent(intent.action, {**intent.args, "title": written[:1].upper() + written[1:]}, intent.target)
+    return intent
+
+
+def _timezone(text: str) -> Intent | None:
+    m = re.search(r"\btime ?zone (?:to |is |as )?([a-z]+(?:/[a-z0-9_+-]+){1,2}|utc)\b", text)
+    if m:
+        return Intent("timezone", {"tz": _zones().get(m.group(1), m.group(1))})
+    return None
+
+
+@lru_cache(maxsize=1)
+def _zones() -> dict[str, str]:
+    """IANA zone names by their lower-case spelling (users type "europe/berlin")."""
+    from zoneinfo import available_timezones
+
+    return {z.lower(): z for z in available_timezones()}
+
+
+def _rename(text: str) -> Intent | None:
+    m = re.match(
+        r"^(?:please )?(?:rename|retitle|change)\s+(?:the\s+)?(.+?)\s+(?:task\s+)?(?:to|into|as)\s+(.+)$", text
+    )
+    if not m:
+        return None
+    target = _words(re.sub(r"\b(task|todo|item|title|name|of)\b", " ", m.group(1)))
+    title = m.group(2).strip(" \"'")
+    if not target or not title:
+        return None
+    return Intent("rename", {"title": title[:1].upper() + title[1:]}, target=target)
 
 
 def _delete(text: str) -> Intent | None:
@@ -244,7 +296,7 @@ def _search(text: str) -> Intent | None:
 def _list(text: str) -> Intent | None:
     if not re.search(r"\b(tasks?|to-?dos?|my list)\b", text):
         return None
-    if not re.search(r"\b(show|list|what|which|see|view|display|give|get|tell)\b|^(my |all )?(\w+ )?tasks$", text):
+    if not re.search(r"\b(show|list|what|which|see|view|display|give|get|tell|any)\b|^(my |all )?(\w+ )?tasks$", text):
         return None
     args: dict[str, Any] = {}
     status = _status(text)

@@ -7,7 +7,7 @@ help text with examples, and a note (once per chat) that richer answers need an 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -136,45 +136,56 @@ async def answer(
 
 async def _run(ctx: ToolContext, intent: Intent) -> AssistantReply:
     a = RuleAnswer(ctx)
-    args = dict(intent.args)
-    if intent.action == "list":
-        run = await a.call("get_all_tasks", {**args, "limit": 100})
-        label = f"{args.get('status', '')} {args.get('category', '')} task(s)".replace("  ", " ").strip()
-        if run.ok and not run.output.get("tasks") and "category" in args:
-            # "show my dentist tasks": not a category after all, so search for the word.
-            run = await a.call("search_tasks", {"query": args["category"], "limit": 20})
-            return a.reply(_listing(run, f"task(s) matching {args['category']!r}", "No tasks match that."))
-        return a.reply(_listing(run, label, "You have no tasks like that."))
-    if intent.action == "search":
-        run = await a.call("search_tasks", {**args, "limit": 20})
-        return a.reply(_listing(run, f"task(s) matching {args['query']!r}", f"No tasks match {args['query']!r}."))
-    if intent.action == "due":
-        run = await a.call("get_tasks_by_date", {"date_type": "due_date", **args})
-        rng = str(args["date_range"]).replace("_", " ")
-        what = "overdue task(s)" if rng == "overdue" else f"task(s) due {rng}"
-        return a.reply(_listing(run, what, "Nothing is overdue." if rng == "overdue" else f"Nothing is due {rng}."))
-    if intent.action == "completed":
-        run = await a.call("get_completed_tasks", args)
-        rng = str(args.get("date_range", "")).replace("_", " ")
-        return a.reply(_listing(run, f"completed task(s){' ' + rng if rng else ''}", "No completed tasks there."))
-    if intent.action == "summary":
-        run = await a.call("get_tasks_summary", args)
-        if not run.ok:
-            return a.reply(_failed(run))
-        t = run.output.get("totals") or {}
-        groups = ", ".join(f"{g.get('group')}: {g.get('count')}" for g in run.output.get("grouped_data") or [])
-        return a.reply(
-            f"You have {t.get('total', 0)} task(s): {t.get('total_pending', 0)} pending "
-            f"({t.get('pending_high_priority', 0)} high priority, {t.get('overdue', 0)} overdue) and "
-            f"{t.get('total_completed', 0)} completed." + (f" By {args['group_by']}: {groups}." if groups else "")
-        )
-    if intent.action in ("complete", "reopen"):
-        return await _set_status(a, intent)
-    if intent.action == "create":
-        return await _create(a, args)
-    if intent.action == "delete":
-        return await _delete(a, intent)
-    return a.reply(HELP)
+    handler = _HANDLERS.get(intent.action)
+    return await handler(a, intent, dict(intent.args)) if handler else a.reply(HELP)
+
+
+async def _timezone(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    run = await a.call("set_task_preferences", args)
+    if not run.ok:
+        return a.reply(_failed(run) + " Use an IANA zone name such as Europe/Berlin or America/New_York.")
+    return a.reply(f"Your time zone is now {run.output.get('tz')}: today, this week and the rest use it.")
+
+
+async def _list(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    run = await a.call("get_all_tasks", {**args, "limit": 100})
+    label = f"{args.get('status', '')} {args.get('category', '')} task(s)".replace("  ", " ").strip()
+    if run.ok and not run.output.get("tasks") and "category" in args:
+        # "show my dentist tasks": not a category after all, so search for the word.
+        run = await a.call("search_tasks", {"query": args["category"], "limit": 20})
+        return a.reply(_listing(run, f"task(s) matching {args['category']!r}", "No tasks match that."))
+    return a.reply(_listing(run, label, "You have no tasks like that."))
+
+
+async def _search(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    run = await a.call("search_tasks", {**args, "limit": 20})
+    return a.reply(_listing(run, f"task(s) matching {args['query']!r}", f"No tasks match {args['query']!r}."))
+
+
+async def _due(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    run = await a.call("get_tasks_by_date", {"date_type": "due_date", **args})
+    rng = str(args["date_range"]).replace("_", " ")
+    what = "overdue task(s)" if rng == "overdue" else f"task(s) due {rng}"
+    return a.reply(_listing(run, what, "Nothing is overdue." if rng == "overdue" else f"Nothing is due {rng}."))
+
+
+async def _completed(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    run = await a.call("get_completed_tasks", args)
+    rng = str(args.get("date_range", "")).replace("_", " ")
+    return a.reply(_listing(run, f"completed task(s){' ' + rng if rng else ''}", "No completed tasks there."))
+
+
+async def _summary(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    run = await a.call("get_tasks_summary", args)
+    if not run.ok:
+        return a.reply(_failed(run))
+    t = run.output.get("totals") or {}
+    groups = ", ".join(f"{g.get('group')}: {g.get('count')}" for g in run.output.get("grouped_data") or [])
+    return a.reply(
+        f"You have {t.get('total', 0)} task(s): {t.get('total_pending', 0)} pending "
+        f"({t.get('pending_high_priority', 0)} high priority, {t.get('overdue', 0)} overdue) and "
+        f"{t.get('total_completed', 0)} completed." + (f" By {args['group_by']}: {groups}." if groups else "")
+    )
 
 
 async def _find_one(a: RuleAnswer, target: str, status: str | None) -> tuple[dict[str, Any] | None, str | None]:
@@ -196,7 +207,7 @@ async def _find_one(a: RuleAnswer, target: str, status: str | None) -> tuple[dic
     return tasks[0], None
 
 
-async def _set_status(a: RuleAnswer, intent: Intent) -> AssistantReply:
+async def _set_status(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
     new = "completed" if intent.action == "complete" else "pending"
     task, question = await _find_one(a, intent.target or "", "pending" if new == "completed" else "completed")
     if task is None:
@@ -206,6 +217,16 @@ async def _set_status(a: RuleAnswer, intent: Intent) -> AssistantReply:
         return a.reply(_failed(run))
     done = "Marked" if new == "completed" else "Reopened"
     return a.reply(f'{done} "{task.get("title")}"{" as done" if new == "completed" else ""}.')
+
+
+async def _rename(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    task, question = await _find_one(a, intent.target or "", None)
+    if task is None:
+        return a.reply(question or HELP)
+    run = await a.call("update_task", {"task_id": task["id"], "title": args["title"]})
+    if not run.ok:
+        return a.reply(_failed(run))
+    return a.reply(f'Renamed "{task.get("title")}" to "{args["title"]}".')
 
 
 async def _local_day(a: RuleAnswer, relative: str) -> str | None:
@@ -222,7 +243,7 @@ async def _local_day(a: RuleAnswer, relative: str) -> str | None:
         return None
 
 
-async def _create(a: RuleAnswer, args: dict[str, Any]) -> AssistantReply:
+async def _create(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
     relative = args.pop("due", None)
     if relative and "due_date" not in args:
         day = await _local_day(a, relative)
@@ -235,7 +256,7 @@ async def _create(a: RuleAnswer, args: dict[str, Any]) -> AssistantReply:
     return a.reply(f'Created "{task.get("title")}" ({task.get("priority")} priority{_when(task)}).')
 
 
-async def _delete(a: RuleAnswer, intent: Intent) -> AssistantReply:
+async def _delete(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
     selection = dict(intent.args)
     if intent.target:
         task, question = await _find_one(a, intent.target, None)
@@ -263,3 +284,18 @@ async def _delete(a: RuleAnswer, intent: Intent) -> AssistantReply:
         "to keep them (the preview is valid for 5 minutes).",
         metadata={"pending_confirmation": pending.model_dump()},
     )
+
+
+_HANDLERS: dict[str, Callable[[RuleAnswer, Intent, dict[str, Any]], Awaitable[AssistantReply]]] = {
+    "timezone": _timezone,
+    "rename": _rename,
+    "list": _list,
+    "search": _search,
+    "due": _due,
+    "completed": _completed,
+    "summary": _summary,
+    "complete": _set_status,
+    "reopen": _set_status,
+    "create": _create,
+    "delete": _delete,
+}
