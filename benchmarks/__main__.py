@@ -108,10 +108,14 @@ def _with_stack(want: set[str]) -> list[dict[str, Any]]:
                 )
             if "neubird" in want:
                 results += neubird.run(stack.app_settings())
-            if "tasks_chat" in want:  # issue #14; today only the chat round trips (see the module)
-                results += tasks_chat.run(
-                    load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-chat-{uuid.uuid4().hex[:6]}"})
-                )
+            if "tasks_chat" in want:
+                chat_env = {**env, "FIREBREAK_COSMOS_DATABASE": f"bench-chat-{uuid.uuid4().hex[:6]}"}
+                host = HostProcess(chat_env, Path(tmp) / "chat-host.log")
+                try:
+                    host.wait_ready()
+                    results += tasks_chat.run(load_settings(chat_env), host.base_url)
+                finally:
+                    host.stop()
         finally:
             stack.stop()
     return results

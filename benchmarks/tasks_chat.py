@@ -1,11 +1,7 @@
 """Issue #14's three measurements: Cosmos round trips per chat message (LLM excluded), the p95 of
 get_tasks_by_date for one owner with 5,000 tasks vs 50, and 50 concurrent chat sessions on a local host.
 
-PARTLY A SKELETON: shared/chat is on main, so measurement 1 runs (`python -m benchmarks tasks_chat`);
-shared/tasks and the REST routes are not, so 2 and 3 are written but not called yet. The measuring
-(counting, timing, the concurrent HTTP load and the count afterwards) is written here; what measurements
-2 and 3 do to the capabilities comes in through small hooks (`ByDateSeed`, the host's URL) the integrator
-adds to `run()`:
+`python -m benchmarks tasks_chat` runs all three (the third on a host it starts):
 
 1. `chat_message_round_trips(send, containers)`: `send()` is one ChatService.send (store the user message,
    read the history, answer, store the answer) with a canned answer in place of the assistant: the LLM and
@@ -14,17 +10,16 @@ adds to `run()`:
    RU per message is NOT measurable locally: the local Cosmos-API server (@vercel/cosmosdb-server) answers
    `x-ms-request-charge: 1` to every request, so "RU" there only restates the round trips. The result
    says so rather than inventing a figure; measure RU against a real account (or the Azure emulator).
-2. `by_date_p95(seed)`: `seed(n)` writes n tasks for a fresh owner, due across the coming weeks (one
-   owner per size), and returns the query to time, e.g. `get_tasks_by_date(date_range="this_week")` for
-   that owner through the tasks service. Reports p50/p95 at 50 and 5,000 and the ratio (budget 2.0,
-   as memory_ranking's 10k vs 1k).
+2. `by_date_p95(seed)`: `seed(n)` writes n tasks for a fresh owner (one owner per size), 10 of them due
+   in the coming week and the rest months later, and returns the query to time: `get_tasks_by_date` for
+   that week through the tasks service (one range query on the owner's partition). Reports p50/p95 at 50
+   and 5,000 and the ratio (budget 2.0, as memory_ranking's 10k vs 1k). The local Cosmos-API server has no
+   index: it evaluates the query on every document of the partition, so its ratio is a scan's; Cosmos
+   serves the range from its index.
 3. `concurrent_sessions(base_url)`: fully written against the REST API of the spec (POST /api/chat/session,
    POST /api/chat/message, GET /api/chat/{chat_id}/history): 50 sessions, each its own dev user, send
    their messages at the same time; then every session's history is read and every answered message id
    must be in it (user + assistant, no duplicates). Adjust the field names if the merged routes differ.
-
-After the merge: in `run()`, add `by_date_p95(seed)` and `concurrent_sessions(base_url)`; __main__ then needs
-to pass a host started from `env` (as for mcp_overhead) besides the settings.
 """
 
 from __future__ import annotations
@@ -50,6 +45,7 @@ CHAT_MESSAGES = 40
 TASK_SIZES = (50, 5_000)
 BY_DATE_CALLS = 100
 BY_DATE_BUDGET = 2.0
+IN_WINDOW = 10  # tasks due in the queried week, at every size
 SESSIONS = 50
 MESSAGES_PER_SESSION = 4
 RU_NOT_MEASURABLE = (
@@ -236,7 +232,61 @@ async def _chat_round_trips(settings: Settings, messages: int = CHAT_MESSAGES) -
     return {**result, "round_trips_new_chat": new_chat}
 
 
-def run(settings: Settings) -> list[dict[str, Any]]:
-    """What runs today: measurement 1 (chat is merged). Measurements 2 and 3 wait for shared/tasks and the
-    REST routes: the integrator adds `by_date_p95(seed)` with a tasks seed and `concurrent_sessions(host)`."""
-    return [asyncio.run(_chat_round_trips(settings))]
+async def _seed_tasks(settings: Settings, deps_box: list[Any]) -> ByDateSeed:
+    """`seed(n)`: n tasks for a fresh owner, due over the next 10 weeks; returns its this_week query."""
+    from datetime import UTC, datetime, timedelta
+
+    from shared.tasks.models import CreateTaskRequest, GetTasksByDateRequest
+    from shared.tasks.service import TaskService
+    from shared.tasks.store import TaskStore
+
+    deps = build_deps(settings)
+    deps_box.append(deps)
+    service = TaskService(TaskStore(deps.cosmos), deps.clock)
+
+    async def seed(n: int) -> Callable[[], Awaitable[object]]:
+        # The same 10 tasks fall in the queried week at every size; the rest are due months later. So the
+        # ratio is what the other tasks cost the query (scan or index), not a 100x bigger answer.
+        who = Principal(workspace_id=f"bench-tasks-{uuid.uuid4().hex[:6]}", user_id="bench", source="dev")
+        start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        gate = asyncio.Semaphore(16)
+
+        async def one(i: int) -> None:
+            hours = 6 + i * 12 if i < IN_WINDOW else 24 * 40 + (i * 1681) % (24 * 300)
+            due = (start + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            async with gate:
+                await service.create_task(who, CreateTaskRequest(title=f"task {i}", due_date=due))
+
+        await asyncio.gather(*(one(i) for i in range(n)))
+        query = GetTasksByDateRequest(
+            date_range="custom",
+            custom_start=start.date().isoformat(),
+            custom_end=(start + timedelta(days=6)).date().isoformat(),
+        )
+
+        async def run_query() -> object:
+            found = await service.get_tasks_by_date(who, query)
+            assert found.count == IN_WINDOW, found.count
+            return found
+
+        return run_query
+
+    return seed
+
+
+async def _by_date(settings: Settings) -> dict[str, Any]:
+    box: list[Any] = []
+    try:
+        return await by_date_p95(await _seed_tasks(settings, box))
+    finally:
+        for deps in box:
+            await deps.aclose()
+
+
+def run(settings: Settings, base_url: str | None = None) -> list[dict[str, Any]]:
+    """The three measurements: chat round trips (LLM left out), by-date p95 5,000 vs 50 tasks, and with a
+    running host (`base_url`) 50 concurrent chat sessions over the REST API (the rule-based assistant)."""
+    results = [asyncio.run(_chat_round_trips(settings)), asyncio.run(_by_date(settings))]
+    if base_url is not None:
+        results.append(concurrent_sessions(base_url))
+    return results
