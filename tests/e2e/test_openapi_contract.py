@@ -39,9 +39,21 @@ CONTRACT_TAGS: tuple[str, ...] = ("platform", "tools: memory", "tools: chat", "t
 PLUGIN_CONTRACT_TAGS: tuple[str, ...] = ("throwaway",)
 
 EXAMPLES_PER_OPERATION = 25
+
+# Operations whose answers feed others (an id created, then read, changed, deleted): schemathesis infers the
+# links from path parameters and Location headers and chains them in short scenarios, so reads and changes
+# run on ids that exist. One entry per host ("app" or "plugin") and tag set.
+STATEFUL: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("app", ("tasks",)),
+    ("app", ("chat",)),  # a set of its own: together with tasks, only task operations started scenarios
+    ("plugin", ("throwaway",)),
+)
+STATEFUL_SCENARIOS = 30
+STATEFUL_STEPS = 5
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 PLUGIN_APP = Path(__file__).resolve().parents[1] / "fixtures" / "plugin_app"
+FUNCTION_KEY = "contract-key"
 
 
 # Derandomized (the seed comes from the test), no example database, no shrinking: the same requests every
@@ -62,7 +74,9 @@ def _config() -> schemathesis.Config:
 
 
 def _load(base_url: str) -> Any:
-    return schemathesis.openapi.from_url(f"{base_url}/api/openapi.json", config=_config(), timeout=30)
+    return schemathesis.openapi.from_url(
+        f"{base_url}/api/openapi.json", config=_config(), headers={"x-functions-key": FUNCTION_KEY}, timeout=30
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +86,8 @@ def app_schema(host: HostProcess) -> Any:
 
 @pytest.fixture(scope="module")
 def plugin_host(start_host: Callable[..., HostProcess]) -> HostProcess:
-    return start_host({"FIREBREAK_THROWAWAY_GREETING": "contract"}, app_dir=PLUGIN_APP)
+    """Function keys enforced, as on Azure (the app's `host` has none): every call here carries the key."""
+    return start_host({"DEVHOST_FUNCTION_KEY": FUNCTION_KEY}, app_dir=PLUGIN_APP)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +96,12 @@ def plugin_schema(plugin_host: HostProcess) -> Any:
 
 
 def _fresh_workspace() -> dict[str, str]:
-    return {"x-dev-workspace": f"ws-contract-{uuid.uuid4().hex[:12]}", "x-dev-user": "contract"}
+    # The function key is for the plugin host, which enforces keys; the app's host ignores it.
+    return {
+        "x-dev-workspace": f"ws-contract-{uuid.uuid4().hex[:12]}",
+        "x-dev-user": "contract",
+        "x-functions-key": FUNCTION_KEY,
+    }
 
 
 def _keep_the_contract(schema: Any, tag: str) -> None:
@@ -130,10 +150,42 @@ def test_a_plugged_in_capability_keeps_the_contract(tag: str, plugin_schema: Any
     _keep_the_contract(plugin_schema, tag)
 
 
+@pytest.mark.parametrize(("which", "tags"), STATEFUL, ids=[f"{w}: {', '.join(t)}" for w, t in STATEFUL])
+def test_linked_operations_keep_the_contract(which: str, tags: tuple[str, ...], request: pytest.FixtureRequest) -> None:
+    schema = request.getfixturevalue("app_schema" if which == "app" else "plugin_schema")
+    answered: dict[str, set[int]] = {}
+
+    class Scenario(schema.include(tag=list(tags)).as_state_machine()):  # type: ignore[misc]
+        def setup(self) -> None:
+            self.headers = _fresh_workspace()  # one workspace per scenario: its ids are its own
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            return {"headers": self.headers, "timeout": 30}
+
+        def validate_response(
+            self, response: Any, case: schemathesis.Case, additional_checks: Any = None, **kwargs: Any
+        ) -> None:
+            answered.setdefault(case.operation.label, set()).add(response.status_code)
+            case.validate_response(response, checks=CHECKS, headers=self.headers, transport_kwargs=kwargs)
+
+    Scenario.run(
+        settings=hypothesis.settings(
+            SETTINGS,
+            max_examples=STATEFUL_SCENARIOS,
+            stateful_step_count=STATEFUL_STEPS,
+            phases=[hypothesis.Phase.generate],
+        )
+    )
+    # The links worked: an operation taking an id in its path answered a success (the id existed). Not every
+    # one must: generated bodies rarely pass every rule of a PATCH (those are the capability's own tests).
+    by_id = [codes for label, codes in answered.items() if "{" in label]
+    assert any(200 <= s < 300 for codes in by_id for s in codes), answered
+
+
 @pytest.mark.parametrize("which", ["app", "plugin"])
 def test_the_document_is_valid_openapi_3_1(which: str, request: pytest.FixtureRequest) -> None:
     host: HostProcess = request.getfixturevalue("host" if which == "app" else "plugin_host")
-    doc = httpx.get(f"{host.base_url}/api/openapi.json", timeout=30).json()
+    doc = httpx.get(f"{host.base_url}/api/openapi.json", headers={"x-functions-key": FUNCTION_KEY}, timeout=30).json()
     assert doc["openapi"] == "3.1.0"
     validate(doc)  # raises OpenAPIValidationError naming the first problem
     # The validator does reject a broken copy (one response without its required description).
@@ -147,14 +199,10 @@ def test_the_document_is_valid_openapi_3_1(which: str, request: pytest.FixtureRe
     assert wanted <= tags, f"contract tags the document does not have: {sorted(wanted - tags)}"
 
 
-@pytest.fixture(scope="module")
-def keyed_plugin_host(start_host: Callable[..., HostProcess]) -> HostProcess:
-    """Function keys enforced, as on Azure: the host checks `?code=` and passes it on to the function."""
-    return start_host({"DEVHOST_FUNCTION_KEY": "contract-key"}, app_dir=PLUGIN_APP)
-
-
-def test_the_function_key_in_the_query_is_not_a_route_parameter(keyed_plugin_host: HostProcess) -> None:
-    base, key, dev = keyed_plugin_host.base_url, {"code": "contract-key"}, _fresh_workspace()
+def test_the_function_key_in_the_query_is_not_a_route_parameter(plugin_host: HostProcess) -> None:
+    # The host checks `?code=` and passes it on to the function, as Azure does.
+    base, key = plugin_host.base_url, {"code": FUNCTION_KEY}
+    dev = {k: v for k, v in _fresh_workspace().items() if k != "x-functions-key"}
     assert httpx.post(f"{base}/api/throwaway/notes", json={"text": "k"}, headers=dev, timeout=30).status_code == 401
     made = httpx.post(f"{base}/api/throwaway/notes", params=key, json={"text": "keyed"}, headers=dev, timeout=30)
     assert made.status_code == 201, made.text
@@ -169,7 +217,9 @@ def test_the_function_key_in_the_query_is_not_a_route_parameter(keyed_plugin_hos
 
 
 def test_a_body_not_declared_json_is_a_documented_415(plugin_host: HostProcess) -> None:
-    doc = httpx.get(f"{plugin_host.base_url}/api/openapi.json", timeout=30).json()
+    doc = httpx.get(
+        f"{plugin_host.base_url}/api/openapi.json", headers={"x-functions-key": FUNCTION_KEY}, timeout=30
+    ).json()
     for path in ("/api/throwaway/notes", "/api/tools/throwaway_note"):
         r = httpx.post(
             plugin_host.base_url + path,
