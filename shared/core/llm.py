@@ -142,7 +142,9 @@ class LlmUnavailable(UpstreamError):
         super().__init__(
             message,
             details={"reason": reason, **({"status": status} if status is not None else {})},
-            recovery_suggestions=["The investigation continues on its rule-based path."],
+            recovery_suggestions=[
+                "The model could not be reached: retry later; features with a rule-based path use it."
+            ],
         )
         self.reason = reason
         self.status = status
@@ -212,6 +214,7 @@ class LlmClient:
         purpose: str,
         json_mode: bool | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
     ) -> Completion:
         """One chat completion within the deadline; LlmUnavailable on any transport or HTTP failure.
 
@@ -227,6 +230,8 @@ class LlmClient:
             extra["response_format"] = {"type": "json_object"}
         if tools:
             extra["tools"] = [dict(t) for t in tools]
+            if tool_choice:
+                extra["tool_choice"] = tool_choice
         if cfg.temperature is not None:
             extra["temperature"] = cfg.temperature
         chars = sum(len(str(m.get("content") or "")) for m in messages)

@@ -211,5 +211,6 @@ async def answer(
             )
     # Out of tool rounds: one last turn without tools, so the user gets an answer from what was found.
     messages.append({"role": "system", "content": "No more tool calls: answer the user now from the data above."})
-    final = await llm.complete(messages, purpose="chat_final", json_mode=False)
+    # The tools stay declared (the history holds tool calls) but none may be called.
+    final = await llm.complete(messages, purpose="chat_final", json_mode=False, tools=tools, tool_choice="none")
     return turn.reply((final.content or "").strip() or "I could not finish that; please ask again more simply.")

@@ -35,7 +35,7 @@ _TASK = re.compile(
     r"remind me|(add|put) .{0,60}\b(to|on) my (list|tasks)|"
     r"what('?s| is| do i have)? (due|on my (list|plate))|what did i (do|complete|finish|get done)|"
     r"(delete|remove|clear|erase) .{0,40}\b(tasks?|todos?|completed|done|finished)|"
-    r"(my|the) (list|to-?do)|time ?zone"
+    r"(my|the) (list|to-?do)|time ?zone|(still |i )(need|have) to do\b|\bleft to do\b"
     r")\b"
 )
 _INJECTION = re.compile(
@@ -44,6 +44,7 @@ _INJECTION = re.compile(
     r"(instructions|rules|prompts?|guardrails)|"
     r"disregard (all |any |the |your )?(previous|prior|above|earlier)? ?(instructions|rules)|"
     r"forget (all |your |the )?(previous |prior )?(instructions|rules)|"
+    r"\bignore\b.{0,30}\b(rules|instructions|guardrails|restrictions)\b|\buser ?ids? #?\w+|"
     r"\byou are now\b|\bfrom now on you\b|\bact as\b|\bpretend (to be|you)\b|\broleplay\b|"
     r"\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bdan mode\b|"
     r"(reveal|show|print|repeat|leak) (me )?(your|the) (system |hidden |original )?(prompt|instructions|rules)|"

@@ -186,6 +186,7 @@ def _complete(text: str) -> Intent | None:
         (r"^(?:please )?(?:mark|set|flag)\s+(.+?)\s+(?:as\s+)?(?:done|complete|completed|finished)$", "complete"),
         (r"^(?:please )?(?:complete|finish|tick off|check off|close)\s+(.+)$", "complete"),
         (r"^i (?:just |have )?(?:finished|completed|did)\s+(.+)$", "complete"),
+        (r"^i'?m (?:done|finished) with\s+(.+)$", "complete"),
         (r"^(?:please )?(?:mark|set)\s+(.+?)\s+(?:as\s+)?(?:not done|pending|open|incomplete)$", "reopen"),
         (r"^(?:please )?(?:reopen|re-open|undo|uncomplete)\s+(.+)$", "reopen"),
     )
@@ -240,7 +241,9 @@ def _create(text: str) -> Intent | None:
 def _completed(text: str) -> Intent | None:
     listed = re.search(r"\b(?:completed|finished|done) (?:([a-z][a-z0-9_-]{1,30}) )?tasks\b", text)
     if (
-        re.search(r"\bwhat (?:did|have) i (?:do|done|complete|completed|finish|finished|get done)\b", text)
+        re.search(
+            r"\bwhat (?:did |have )?i (?:do|done|did|complete|completed|finish|finished|get done|got done)\b", text
+        )
         or listed
         or (re.search(r"\btasks (?:i )?(?:completed|finished)\b", text))
     ):
@@ -294,6 +297,8 @@ def _search(text: str) -> Intent | None:
 
 
 def _list(text: str) -> Intent | None:
+    if re.search(r"\b(everything|all|what) (that )?i (still )?(need|have) to do\b|\bleft to do\b", text):
+        return Intent("list", {"status": "pending"})
     if not re.search(r"\b(tasks?|to-?dos?|my list)\b", text):
         return None
     if not re.search(r"\b(show|list|what|which|see|view|display|give|get|tell|any)\b|^(my |all )?(\w+ )?tasks$", text):

@@ -154,12 +154,15 @@ async def test_deleting_needs_the_users_words_and_a_confirmed_preview(
 
 async def test_tool_rounds_are_bounded(deps: Deps, llm: FakeLlm, client: LlmClient) -> None:
     me = ctx_for(deps)
-    llm.responder = lambda r: tool_calls(("get_all_tasks", {})) if r.body.get("tools") else text("Found.")
+    llm.responder = lambda r: (
+        text("Found.") if r.body.get("tool_choice") == "none" else tool_calls(("get_all_tasks", {}))
+    )
     limits = AssistantLimits(max_tool_rounds=3)
     reply = await respond(me, [], "show my tasks again and again", llm=client, limits=limits)
     assert reply.text == "Found."
     assert len(reply.tool_calls) == 3
-    assert [bool(r.body.get("tools")) for r in llm.requests] == [True, True, True, False]
+    assert [r.body.get("tool_choice") for r in llm.requests] == [None, None, None, "none"]
+    assert all(r.body.get("tools") for r in llm.requests)
 
 
 async def test_a_500_message_chat_fits_the_budget(deps: Deps, llm: FakeLlm, client: LlmClient) -> None:
