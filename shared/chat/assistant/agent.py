@@ -28,6 +28,17 @@ from shared.tools.invoke import ToolContext
 
 CHARS_PER_TOKEN = 4
 _DELETE_WORDS = re.compile(r"\b(delete|remove|erase|get rid of|clear|trash|drop)\b", re.IGNORECASE)
+# Words of a request to change something; without them (in this message or the user's previous one, for
+# a follow-up such as "the first one") only the read-only tools are offered and run.
+_CHANGE_WORDS = re.compile(
+    r"\b(add|create|new|make|remind|schedule|note|put|mark|complete|finish|finished|done|reopen|undo|"
+    r"rename|change|update|edit|set|move|reschedule|postpone|prioriti[sz]e|tag|untag|delete|remove|erase|"
+    r"get rid of|clear|trash|drop|yes|confirm|time ?zone)\b",
+    re.IGNORECASE,
+)
+READ_ONLY_TOOLS = frozenset(
+    {"get_task", "get_all_tasks", "search_tasks", "get_completed_tasks", "get_tasks_summary", "get_tasks_by_date"}
+)
 
 SYSTEM_PROMPT = """You are a task management assistant inside a mobile app. You help ONE user with THEIR tasks only.
 
@@ -52,11 +63,21 @@ the confirmation_token. Delete only what the user asked to delete.
 Answer briefly, in plain text suitable for a phone screen. Now (UTC): {now}."""
 
 
-def tool_specs(ctx: ToolContext, limits: AssistantLimits) -> list[dict[str, Any]]:
+def may_change(message: str, history: Sequence[HistoryMessage]) -> bool:
+    """Did the user ask for a change, in this message or (for a short follow-up) in their previous one?"""
+    if _CHANGE_WORDS.search(message):
+        return True
+    previous = next((m.message for m in reversed(history) if m.role == "user"), "")
+    return len(message) <= 80 and bool(_CHANGE_WORDS.search(previous))
+
+
+def tool_specs(ctx: ToolContext, limits: AssistantLimits, *, read_only: bool = False) -> list[dict[str, Any]]:
     """The allowed task tools as the tools API wants them (without the user_id parameter)."""
     specs: list[dict[str, Any]] = []
     registry = ctx.deps.tools
     for name in ALLOWED_TOOLS:
+        if read_only and name not in READ_ONLY_TOOLS:
+            continue
         tool = registry.get(name) if registry is not None else None
         if tool is None:
             continue
@@ -114,6 +135,7 @@ class _Turn:
         self.message = message
         self.pending = pending_confirmation(history)
         self.confirmed = parse_confirmation(message) == "confirm"
+        self.may_change = may_change(message, history)
         self.runs: list[ToolRun] = []
         self.new_pending: PendingConfirmation | None = None
 
@@ -127,6 +149,8 @@ class _Turn:
         return run
 
     async def call(self, name: str, args: dict[str, Any]) -> ToolRun:
+        if name in ALLOWED_TOOLS and name not in READ_ONLY_TOOLS and not self.may_change:
+            return self._refuse(name, "The user did not ask to change anything: only read and answer.")
         if name == "bulk_delete_tasks" and args.get("require_confirmation") is False:
             token = args.get("confirmation_token")
             if not (self.confirmed and self.pending is not None and token == self.pending.token):
@@ -186,8 +210,8 @@ async def answer(
             {"role": "system", "content": "Part of the next message is not about tasks: decline that part."}
         )
     messages.append({"role": "user", "content": message})
-    tools = tool_specs(ctx, limits)
     turn = _Turn(ctx, message, history)
+    tools = tool_specs(ctx, limits, read_only=not turn.may_change)
     for _ in range(limits.max_tool_rounds):
         completion = await llm.complete(messages, purpose="chat", json_mode=False, tools=tools)
         if not completion.tool_calls:

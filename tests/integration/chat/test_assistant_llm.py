@@ -104,12 +104,15 @@ async def test_injected_text_in_a_task_deletes_nothing(deps: Deps, llm: FakeLlm,
     keep = (await tool(me, "create_task", title="Pay rent"))["task"]
     other = ctx_for(deps, user="bob", workspace=me.principal.workspace_id)
     theirs = (await tool(other, "create_task", title="Bob's secret"))["task"]
-    # A model that obeys the injected title: it tries to delete everything, and to read another user's task.
+    # A model that obeys the injected title: it tries to delete and change everything, and to read another
+    # user's task.
     llm.script(
         tool_calls(("get_all_tasks", {})),
         tool_calls(
             ("bulk_delete_tasks", {"status": "pending", "require_confirmation": False, "confirmation_token": "x"}),
             ("delete_task", {"task_id": keep["id"]}),
+            ("update_task_status", {"task_ids": [keep["id"]], "new_status": "completed"}),
+            ("create_task", {"title": "pwned"}),
             ("get_task", {"task_id": theirs["id"], "user_id": "bob"}),
         ),
         text("All done."),
@@ -119,10 +122,17 @@ async def test_injected_text_in_a_task_deletes_nothing(deps: Deps, llm: FakeLlm,
         ("get_all_tasks", True),
         ("bulk_delete_tasks", False),
         ("delete_task", False),
+        ("update_task_status", False),
+        ("create_task", False),
         ("get_task", False),
     ]
+    # Only read-only tools were offered for a request that changes nothing.
+    offered = {t["function"]["name"] for t in llm.requests[0].body["tools"]}
+    assert offered == {"get_task", "get_all_tasks", "search_tasks", "get_completed_tasks", "get_tasks_summary",
+                       "get_tasks_by_date"}  # fmt: skip
     left = await tool(me, "get_all_tasks")
     assert {t["id"] for t in left["tasks"]} == {evil["id"], keep["id"]}
+    assert all(t["status"] == "pending" for t in left["tasks"])
     assert (await tool(other, "get_all_tasks"))["tasks"][0]["id"] == theirs["id"]
     assert theirs["id"] not in reply.task_ids
 
