@@ -286,14 +286,18 @@ class ChatService:
             await self._store.sync_index(owner, session, new=new)
             raise
         answer_at = max(self._clock(), datetime.fromisoformat(user_doc["timestamp"]) + timedelta(microseconds=1))
+        # The answer quotes task titles and tool results, which may hold what a user pasted: it is redacted
+        # like the user's own message before it is stored or returned.
         calls = [
-            ToolCallView(name=c.name, arguments=dict(c.arguments), ok=c.ok, summary=c.summary[:300])
+            ToolCallView(
+                name=c.name, arguments=redact(dict(c.arguments)), ok=c.ok, summary=redact_text(c.summary[:300])
+            )
             for c in reply.tool_calls
         ]
         assistant_doc = self._message_doc(
             principal,
             chat_id,
-            reply.text[:MAX_REPLY_CHARS] or "(no answer)",
+            redact_text(reply.text[:MAX_REPLY_CHARS]) or "(no answer)",
             "assistant",
             _reply_metadata(reply, calls),
             iso(answer_at),
@@ -314,9 +318,15 @@ class ChatService:
 def _reply_metadata(reply: ReplyLike, calls: list[ToolCallView]) -> dict[str, Any]:
     """The spec's {task_ids, tool_calls (a count)}, the calls' names and the assistant's own metadata
     (such as a pending confirmation, which its next turn reads back from the history)."""
-    extra = getattr(reply, "metadata", None) or {}
+    extra = dict(getattr(reply, "metadata", None) or {})
+    # A pending delete confirmation is kept as it is (its token is the owner's own, single use, 5 minutes,
+    # and the next turn needs it); everything else the assistant adds is redacted like any stored text.
+    pending = extra.pop("pending_confirmation", None)
+    kept = redact(extra)
+    if pending is not None:
+        kept["pending_confirmation"] = pending
     return {
-        **dict(extra),
+        **kept,
         "task_ids": list(reply.task_ids)[:100],
         "tool_calls": len(calls),
         "tools": [c.name for c in calls][:MAX_TOOL_CALLS_KEPT],

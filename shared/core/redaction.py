@@ -82,6 +82,23 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}"), REDACTED),
     (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"), REDACTED),
+    # Prose and YAML-ish forms people type into chats and tickets: "password: hunter2", "my password is x".
+    (
+        re.compile(
+            r"(?i)\b((?:password|passwd|passphrase|pwd|client_secret|secret|api[_ -]?key|token)\s*:\s*)" + _VALUE_END
+        ),
+        r"\1" + REDACTED,
+    ),
+    (re.compile(r"(?i)\b((?:password|passphrase|pin)\s+(?:is|was)\s+)" + _VALUE_END), r"\1" + REDACTED),
+    # Credentials in a URL's user info: scheme://user:password@host.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^\s/:@]{1,200}:)[^\s/@]{1,200}(@)"), r"\1" + REDACTED + r"\2"),
+    # PEM private keys (the body, and the END line when present).
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]{0,30}PRIVATE KEY-----[A-Za-z0-9+/=\s]*(?:-----END [A-Z ]{0,30}PRIVATE KEY-----)?"
+        ),
+        REDACTED,
+    ),
 ]
 # `Basic <base64 of user:password>`; only when it decodes to something with a colon, so prose
 # ("a basic restart fixed it") is left alone.

@@ -27,7 +27,6 @@ from shared.core.llm import LlmClient
 from shared.tools.invoke import ToolContext
 
 CHARS_PER_TOKEN = 4
-_DELETE_WORDS = re.compile(r"\b(delete|remove|erase|get rid of|clear|trash|drop)\b", re.IGNORECASE)
 # Words of a request to change something; without them (in this message or the user's previous one, for
 # a follow-up such as "the first one") only the read-only tools are offered and run.
 _CHANGE_WORDS = re.compile(
@@ -76,7 +75,7 @@ def tool_specs(ctx: ToolContext, limits: AssistantLimits, *, read_only: bool = F
     specs: list[dict[str, Any]] = []
     registry = ctx.deps.tools
     for name in ALLOWED_TOOLS:
-        if read_only and name not in READ_ONLY_TOOLS:
+        if (read_only and name not in READ_ONLY_TOOLS) or name == "delete_task":
             continue
         tool = registry.get(name) if registry is not None else None
         if tool is None:
@@ -159,8 +158,13 @@ class _Turn:
                     "Deleting needs the user's explicit yes to a preview: call bulk_delete_tasks with "
                     "require_confirmation=true, show the tasks and ask the user to confirm.",
                 )
-        if name == "delete_task" and not (_DELETE_WORDS.search(self.message) or self.confirmed):
-            return self._refuse(name, "The user did not ask to delete anything; do not delete.")
+        if name == "delete_task":
+            # One delete is a preview too: a model (or a task title it read) never picks what goes.
+            return self._refuse(
+                name,
+                "Deleting goes through a preview: call bulk_delete_tasks with task_ids=[...] and "
+                "require_confirmation=true, show the tasks and ask the user to confirm.",
+            )
         run = await run_tool(self.ctx, name, args)
         self.runs.append(run)
         if name == "bulk_delete_tasks" and run.ok and run.output.get("confirmation_token"):

@@ -149,3 +149,16 @@ def test_vendor_tokens_standing_alone_are_redacted(token: str) -> None:
 def test_words_that_merely_look_alike_are_kept() -> None:
     text = "task-force alpha; desk-sharing rota; AKIA is short; ghp_short"
     assert redact_text(text) == text
+
+
+def test_prose_url_and_pem_secrets_are_redacted() -> None:
+    from shared.core.redaction import redact_text
+
+    assert redact_text("password: hunter2 now") == "password: [REDACTED] now"
+    assert redact_text("my password is hunter2, ok") == "my password is [REDACTED], ok"
+    assert redact_text("postgres://app:p4ssw0rd@db:5432/x") == "postgres://app:[REDACTED]@db:5432/x"
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1x+/=\n-----END RSA PRIVATE KEY-----"
+    assert redact_text(f"key {pem} end") == "key [REDACTED] end"
+    # Ordinary prose and URLs stay.
+    for kept in ("a task: buy milk", "https://example.com/a:b", "the password reset page", "user@example.com"):
+        assert redact_text(kept) == kept
