@@ -103,6 +103,11 @@ def test_a_section_may_not_alias_a_variable_the_platform_reads_by_hand() -> None
 def test_platform_functions_are_exactly_what_the_app_indexes_besides_the_catalogue() -> None:
     indexed = {f.name for f in index_functions(load_app(ROOT))}
     cat = catalogue()
-    declared = {t.function_name for t in cat.registry} | set(cat.orchestrations) | set(cat.activities)
+    declared = (
+        {t.function_name for t in cat.registry}
+        | {r.function_name for r in cat.routes}
+        | set(cat.orchestrations)
+        | set(cat.activities)
+    )
     assert indexed - declared == set(PLATFORM_FUNCTIONS)
     assert declared <= indexed
