@@ -21,7 +21,6 @@ sha256(workspace_id + "\\n" + user_id). Lower-case hex only, so it is safe to in
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from shared.chat.models import CHAT_ID
@@ -45,7 +44,7 @@ _INDEX_FIELDS = ("chat_id", "session_name", "created_at", "last_message_at", "me
 
 
 def owner_key(principal: Principal) -> str:
-    return hashlib.sha256(f"{principal.workspace_id}\n{principal.user_id}".encode()).hexdigest()[:32]
+    return principal.owner_key
 
 
 def index_partition(owner: str) -> str:

@@ -17,6 +17,14 @@ class Principal(BaseModel):
     source: Literal["entra", "appservice", "api_key", "dev"]
     key_id: str | None = None
 
+    @property
+    def owner_key(self) -> str:
+        """The user-in-a-workspace as one opaque key (a partition key for per-user data): the first 32 hex
+        digits of sha256(workspace_id + "\n" + user_id). Lower-case hex, so it is safe anywhere in a query."""
+        import hashlib
+
+        return hashlib.sha256(f"{self.workspace_id}\n{self.user_id}".encode()).hexdigest()[:32]
+
 
 class ApiKeyDoc(BaseModel):
     """A stored workspace API key: only the SHA-256 of the secret is kept."""

@@ -347,35 +347,34 @@ class TaskService:
             params["@priority"] = priority
         return where, params
 
+    async def _page(
+        self,
+        owner: str,
+        where: list[str],
+        params: dict[str, Any],
+        order_by: str,
+        args: Any,
+        window_out: WindowOut | None = None,
+    ) -> TaskList:
+        """One page of the owner's tasks matching `where`, with `args.limit` and `args.continuation`."""
+        docs, token = await self.store.page(
+            owner, " AND ".join(where), params, order_by=order_by, limit=args.limit, continuation=args.continuation
+        )
+        return TaskList(count=len(docs), tasks=[task_out(d) for d in docs], continuation=token, window=window_out)
+
     async def get_all_tasks(self, principal: Principal, args: GetAllTasksRequest) -> TaskList:
         owner = self.owner(principal, args.user_id)
         where, params = self._filters(
             status=args.status, category=args.category, priority=args.priority, include_deleted=args.include_deleted
         )
-        docs, token = await self.store.page(
-            owner,
-            " AND ".join(where),
-            params,
-            order_by="c.created_at DESC",
-            limit=args.limit,
-            continuation=args.continuation,
-        )
-        return TaskList(count=len(docs), tasks=[task_out(d) for d in docs], continuation=token)
+        return await self._page(owner, where, params, "c.created_at DESC", args)
 
     async def search_tasks(self, principal: Principal, args: SearchTasksRequest) -> TaskList:
         owner = self.owner(principal, args.user_id)
         where, params = self._filters(status=args.status)
         where.append("CONTAINS(c.search_text, @q)")
         params["@q"] = args.query.lower()
-        docs, token = await self.store.page(
-            owner,
-            " AND ".join(where),
-            params,
-            order_by="c.created_at DESC",
-            limit=args.limit,
-            continuation=args.continuation,
-        )
-        return TaskList(count=len(docs), tasks=[task_out(d) for d in docs], continuation=token)
+        return await self._page(owner, where, params, "c.created_at DESC", args)
 
     async def _window(self, owner: str, range_name: str, start: str | None, end: str | None) -> tuple[Window, str]:
         tz = await self._tz(owner)
@@ -391,15 +390,7 @@ class TaskService:
             params["@start"] = iso(w.start) if w.start else _FAR_PAST
             params["@end"] = iso(w.end)
             w_out = _window_out(w, tz)
-        docs, token = await self.store.page(
-            owner,
-            " AND ".join(where),
-            params,
-            order_by="c.completed_at DESC",
-            limit=args.limit,
-            continuation=args.continuation,
-        )
-        return TaskList(count=len(docs), tasks=[task_out(d) for d in docs], continuation=token, window=w_out)
+        return await self._page(owner, where, params, "c.completed_at DESC", args, w_out)
 
     async def get_tasks_by_date(self, principal: Principal, args: GetTasksByDateRequest) -> TaskList:
         """One range query on the owner's partition: `date_type` in [start, end), ordered by it."""
@@ -410,17 +401,7 @@ class TaskService:
         where.append(f"c.{field} >= @start AND c.{field} < @end")
         params["@start"] = iso(w.start) if w.start else _FAR_PAST
         params["@end"] = iso(w.end)
-        docs, token = await self.store.page(
-            owner,
-            " AND ".join(where),
-            params,
-            order_by=f"c.{field} ASC",
-            limit=args.limit,
-            continuation=args.continuation,
-        )
-        return TaskList(
-            count=len(docs), tasks=[task_out(d) for d in docs], continuation=token, window=_window_out(w, tz)
-        )
+        return await self._page(owner, where, params, f"c.{field} ASC", args, _window_out(w, tz))
 
     # ---- summary -------------------------------------------------------------------------------
 

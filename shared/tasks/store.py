@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from shared.core.errors import Conflict, ValidationFailed
+from shared.identity.models import Principal
 from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosContainer, CosmosDatabase
 
@@ -58,8 +59,8 @@ TASK_FIELDS = (
 
 
 def owner_key(workspace_id: str, user_id: str) -> str:
-    """The partition of one user in one workspace: lower-case hex, so it is safe anywhere in a query."""
-    return hashlib.sha256(f"{workspace_id}\n{user_id}".encode()).hexdigest()[:32]
+    """The partition of one user in one workspace (`Principal.owner_key`, shared with chat)."""
+    return Principal(workspace_id=workspace_id, user_id=user_id, source="dev").owner_key
 
 
 def _scope(owner: str, clause: str, params: dict[str, Any], order_by: str) -> str:
