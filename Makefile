@@ -11,9 +11,10 @@ DATA   ?= .local
 WORKER_PYTHON ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do \
 	"$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 WORKER_VENV := .venv-worker
+INFRA_VENV  := .venv-infra
 UV_VERSION  := 0.13.9
 
-.PHONY: setup run stop status lint test test-unit bench api-key conformance manifest clean worker-venv lock lock-check clean-venvs
+.PHONY: setup run stop status lint test test-unit bench api-key conformance manifest package clean worker-venv infra-venv lock lock-check clean-venvs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,15 +35,26 @@ $(WORKER_VENV)/.installed: requirements.txt requirements-worker.txt requirements
 
 worker-venv: $(WORKER_VENV)/.installed
 
+# checkov for the infra checks (tests/infra), in its own venv: it pins packaging<24, which pytest 9 cannot share.
+$(INFRA_VENV)/.installed: requirements-infra.txt requirements-infra.lock | $(PY)
+	rm -rf $(INFRA_VENV)
+	$(PYTHON) -m venv $(INFRA_VENV)
+	$(INFRA_VENV)/bin/python -m pip install -q -r requirements-infra.txt -c requirements-infra.lock
+	touch $@
+
+infra-venv: $(INFRA_VENV)/.installed
+
 # Regenerate both locks after editing requirements*.txt (uv in its own venv, .venv-tools).
 lock:
 	[ -x .venv-tools/bin/uv ] || { $(PYTHON) -m venv .venv-tools && .venv-tools/bin/python -m pip install -q uv==$(UV_VERSION); }
 	.venv-tools/bin/uv pip compile --quiet --universal --python-version 3.11 requirements-dev.txt -o requirements.lock
 	.venv-tools/bin/uv pip compile --quiet --python-version 3.13 requirements-worker.txt -o requirements-worker.lock
+	.venv-tools/bin/uv pip compile --quiet --python-version 3.11 requirements-infra.txt -o requirements-infra.lock
 
 # The locks match the requirements' pins, and both venvs match their lock.
-lock-check: setup worker-venv
-	$(PY) -m devhost.lockcheck --installed requirements.lock $(PY) --installed requirements-worker.lock $(WORKER_VENV)/bin/python
+lock-check: setup worker-venv infra-venv
+	$(PY) -m devhost.lockcheck --installed requirements.lock $(PY) --installed requirements-worker.lock $(WORKER_VENV)/bin/python \
+		--installed requirements-infra.lock $(INFRA_VENV)/bin/python
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -74,7 +86,7 @@ lint: setup
 	exit $$rc
 
 # Lint first (seconds), then the suite; the test session starts its own emulators on free ports and stops them.
-test: setup worker-venv lock-check lint
+test: setup worker-venv infra-venv lock-check lint
 	$(PY) -m pytest -q
 
 test-unit: setup
@@ -92,12 +104,16 @@ conformance: setup
 manifest: setup
 	$(PY) -m shared.app.manifest
 
+# dist/firebreak.zip: the app plus its locked dependencies as Linux wheels, for zip deploy without a remote build.
+package: setup manifest
+	$(PY) -m devhost.package --out dist/firebreak.zip
+
 # make api-key WORKSPACE=my-team USER_ID=alice  (against the stack in local.settings.json)
 api-key: setup
 	$(PY) -m shared.app.api_keys_cli mint --workspace "$(WORKSPACE)" --user "$(USER_ID)" --name "$(NAME)"
 
 clean-venvs:
-	rm -rf $(VENV) $(WORKER_VENV) .venv-tools
+	rm -rf $(VENV) $(WORKER_VENV) $(INFRA_VENV) .venv-tools
 
 clean: stop clean-venvs
-	rm -rf node_modules $(DATA) .pytest_cache
+	rm -rf node_modules $(DATA) .pytest_cache dist

@@ -3,7 +3,8 @@
 Two locks, both written by `make lock` (uv pip compile):
 - requirements.lock: requirements-dev.txt (which includes requirements.txt) for every Python from 3.11
   (`--universal`, with environment markers), installed into .venv by `make setup`;
-- requirements-worker.lock: requirements-worker.txt for Python 3.13, installed into .venv-worker.
+- requirements-worker.lock: requirements-worker.txt for Python 3.13, installed into .venv-worker;
+- requirements-infra.lock: requirements-infra.txt (checkov) for Python 3.11, installed into .venv-infra.
 
 Checks, each failing with what to run:
 1. every direct requirement (following `-r`) is pinned `==` and the lock holds the same version for each
@@ -31,6 +32,7 @@ _TOOLING = {"pip", "setuptools", "wheel"}
 LOCKS = {  # lock file -> (requirements it locks, Pythons it covers)
     "requirements.lock": ("requirements-dev.txt", PYTHONS),
     "requirements-worker.lock": ("requirements-worker.txt", ("3.13",)),
+    "requirements-infra.lock": ("requirements-infra.txt", ("3.11",)),
 }
 
 

@@ -42,6 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         default=Path("local.settings.json"),
         help="read settings from this file first (local runs)",
     )
+    parser.add_argument(
+        "--no-local-settings",
+        action="store_true",
+        help="read the environment only (against a deployment: FIREBREAK_COSMOS_ENDPOINT and your az login)",
+    )
     sub = parser.add_subparsers(dest="action", required=True)
     mint = sub.add_parser("mint", help="create a key for a workspace and user")
     mint.add_argument("--workspace", required=True)
@@ -50,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     revoke = sub.add_parser("revoke", help="revoke a key by its key id")
     revoke.add_argument("key_id")
     args = parser.parse_args(argv)
-    _load_local_settings(args.local_settings)
+    if not args.no_local_settings:
+        _load_local_settings(args.local_settings)
     return asyncio.run(_run(args))
 
 

@@ -66,23 +66,27 @@ def render(cat: Any) -> str:
 
 
 def stale_reason(cat: Any) -> str | None:
-    """Why manifest.json does not match the catalogue, or None when it does."""
+    """Why manifest.json (or infra/generated/app.json) does not match the catalogue, or None when both do."""
+    from shared.app import infra_spec
+
     if not MANIFEST_PATH.exists():
         return f"{MANIFEST_PATH} is missing"
     if MANIFEST_PATH.read_text() != render(cat):
         return f"{MANIFEST_PATH} does not match the capabilities' declarations"
-    return None
+    return infra_spec.stale_reason(cat)
 
 
 def main() -> int:
+    from shared.app import infra_spec
     from shared.app.capabilities import catalogue
     from shared.app.docs import README, render_readme
 
     cat = catalogue()
     MANIFEST_PATH.write_text(render(cat))
+    infra_spec.write(cat)
     README.write_text(render_readme(README.read_text(), cat))
     print(
-        f"wrote {MANIFEST_PATH.name} and the README sections"
+        f"wrote {MANIFEST_PATH.name}, infra/generated/app.json and the README sections"
         f" ({len(cat.registry)} tools, {len(cat.orchestrations)} orchestrations)"
     )
     return 0

@@ -1,4 +1,4 @@
-"""The deployment package (issue #15, first piece): what `.funcignore` leaves in is all the app needs at run
+"""The deployment package: what `.funcignore` leaves in is all the app needs at run
 time, and `requirements.txt` installs from wheels alone on the deployed platform (Linux x86_64, CPython 3.11).
 
 The package test copies exactly the tracked files `.funcignore` keeps into an empty folder and, in a fresh
@@ -11,12 +11,11 @@ outside the copy (tests, devhost).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pathspec
+from devhost.package import copy_package, packaged_files, wheel_install_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,14 +50,8 @@ print(json.dumps({"tools": len(cat.registry), "routes": len(cat.routes), "paths"
 """
 
 
-def _packaged_files() -> list[str]:
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    ignore = pathspec.PathSpec.from_lines("gitignore", (ROOT / ".funcignore").read_text().splitlines())
-    return [f for f in tracked.splitlines() if f and not ignore.match_file(f)]
-
-
 def test_funcignore_leaves_out_the_dev_parts() -> None:
-    files = _packaged_files()
+    files = packaged_files()
     assert "function_app.py" in files
     assert "host.json" in files
     assert "requirements.txt" in files
@@ -70,10 +63,7 @@ def test_funcignore_leaves_out_the_dev_parts() -> None:
 
 def test_the_package_holds_everything_the_app_imports(tmp_path: Path) -> None:
     package = tmp_path / "package"
-    for name in _packaged_files():
-        target = package / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, target)
+    copy_package(package)
     found = subprocess.run(
         [sys.executable, "-c", _PROBE],
         cwd=package,
@@ -99,30 +89,7 @@ def test_requirements_install_from_wheels_on_linux_x86_64_python_311(tmp_path: P
     """
     report = tmp_path / "report.json"
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--dry-run",
-            "--ignore-installed",
-            "--only-binary=:all:",
-            "--platform",
-            "manylinux2014_x86_64",
-            "--platform",
-            "manylinux_2_28_x86_64",
-            "--python-version",
-            "3.11",
-            "--implementation",
-            "cp",
-            "-r",
-            str(ROOT / "requirements.txt"),
-            "-c",
-            str(ROOT / "requirements.lock"),
-            "--report",
-            str(report),
-        ],
+        wheel_install_command("--dry-run", "--ignore-installed", "--report", str(report)),
         capture_output=True,
         text=True,
         timeout=600,

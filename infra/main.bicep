@@ -1,0 +1,281 @@
+// Firebreak on Azure: one Function App (Flex Consumption, Python 3.11) with everything it reads and writes.
+// Deploy into a resource group:
+//   az deployment group create -g <rg> -f infra/main.bicep -p infra/params/prod.parameters.json
+// or `azd up` (azure.yaml; infra/main.parameters.json maps azd's environment onto these parameters).
+// Every data-plane call the app makes uses its user-assigned managed identity; account keys are off.
+targetScope = 'resourceGroup'
+
+@minLength(2)
+@maxLength(16)
+@description('Short name of this deployment (dev, prod, ...): it goes into every resource name.')
+param environmentName string
+
+@description('Region of every resource (one where the Flex Consumption plan is offered).')
+param location string = resourceGroup().location
+
+@description('Tags on every resource.')
+param tags object = {}
+
+// ---- Function App ---------------------------------------------------------------------------------
+@allowed([512, 2048, 4096])
+@description('Memory of each Flex Consumption instance, in MB (the perf parsers want 2048 for large artifacts).')
+param instanceMemoryMB int = 2048
+
+@minValue(1)
+@maxValue(1000)
+@description('Most instances the app scales out to (also caps what one burst of requests can cost).')
+param maximumInstanceCount int = 40
+
+@minValue(0)
+@description('Always-ready instances for the HTTP group (0 = scale to zero; 1 removes cold starts at a price).')
+param alwaysReadyHttpInstances int = 0
+
+@minValue(1)
+@maxValue(1000)
+@description('HTTP requests one instance serves at once before the platform adds an instance.')
+param httpPerInstanceConcurrency int = 16
+
+@description('Zone-redundant Flex Consumption plan (only in regions that offer it).')
+param zoneRedundant bool = false
+
+@allowed(['Standard_LRS', 'Standard_ZRS', 'Standard_GRS', 'Standard_GZRS'])
+@description('Replication of the Storage account (Blob artifacts and the Durable task hub).')
+param storageSku string = 'Standard_LRS'
+
+@description('Origins the mobile app and browser clients call from (CORS and the MCP Origin check), e.g. https://app.example.com.')
+param corsAllowedOrigins array = []
+
+@description('Extra Host header values the app answers (custom domain, Front Door, APIM); its own host name is always allowed.')
+param allowedHosts array = []
+
+@description('Application log level of the app\'s own loggers.')
+@allowed(['DEBUG', 'INFO', 'WARNING', 'ERROR'])
+param logLevel string = 'INFO'
+
+@description('Commit the code comes from (health.check reports it).')
+param buildCommit string = 'unknown'
+
+@description('Non-secret app settings to add or override (FIREBREAK_* names, see README "Settings"). Secrets go in the secure parameters below.')
+param appSettings object = {}
+
+// ---- Durable Functions backend --------------------------------------------------------------------
+@allowed(['azureStorage', 'durableTaskScheduler'])
+@description('Durable Functions backend: the Storage account (default) or the Durable Task Scheduler (managed, for deployments that outgrow it).')
+param durableBackend string = 'azureStorage'
+
+@allowed(['Consumption', 'Dedicated'])
+@description('Durable Task Scheduler SKU (only with durableBackend = durableTaskScheduler).')
+param durableTaskSchedulerSku string = 'Consumption'
+
+@description('Durable task hub name (letters and digits, starting with a letter).')
+@minLength(3)
+@maxLength(45)
+param taskHubName string = 'firebreak'
+
+// ---- Cosmos DB ------------------------------------------------------------------------------------
+@description('Serverless Cosmos DB (pay per request). false = provisioned autoscale throughput on the database.')
+param cosmosServerless bool = true
+
+@minValue(1000)
+@description('Autoscale maximum RU/s of the database when cosmosServerless is false.')
+param cosmosAutoscaleMaxThroughput int = 1000
+
+// ---- Identity -------------------------------------------------------------------------------------
+@description('App Service authentication (Easy Auth) with Entra ID in front of the app. Off: callers use function keys with workspace API keys or Entra tokens the app validates itself.')
+param easyAuthEnabled bool = false
+
+@description('Entra ID application (client) id of the app registration: the token audience (Easy Auth and the app\'s own validation).')
+param entraClientId string = ''
+
+@description('Entra ID tenant of the app registration (defaults to this subscription\'s tenant).')
+param entraTenantId string = tenant().tenantId
+
+@description('Object id of a user or group that may read and write the app\'s data plane for operations (mint API keys, inspect data). Empty: none.')
+param operatorPrincipalId string = ''
+
+@allowed(['User', 'Group', 'ServicePrincipal'])
+@description('Kind of operatorPrincipalId.')
+param operatorPrincipalType string = 'User'
+
+// ---- Secrets (kept in Key Vault; the app reads them as Key Vault references) -----------------------
+@secure()
+@description('Base64 of 32 random bytes (`openssl rand -base64 32`): seals run secrets at rest. Empty: runs that need sealing answer NOT_CONFIGURED.')
+param runSecretsKey string = ''
+
+@secure()
+@description('NeuBird password (with FIREBREAK_NEUBIRD_BASE_URL and _EMAIL in appSettings). Empty: the NeuBird tools answer NOT_CONFIGURED.')
+param neubirdPassword string = ''
+
+@secure()
+@description('API key of the LLM endpoint. Empty with an Azure OpenAI endpoint: the managed identity is used (grant it Cognitive Services OpenAI User).')
+param llmApiKey string = ''
+
+@secure()
+@description('GitHub token for private runbooks. Empty: public runbooks only.')
+param githubToken string = ''
+
+@secure()
+@description('MCP servers the investigations may call (FIREBREAK_INVESTIGATIONS_MCP_SERVERS; may hold auth headers). Empty: none.')
+param investigationsMcpServers string = ''
+
+var token = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
+var names = {
+  identity: 'id-firebreak-${environmentName}-${token}'
+  logAnalytics: 'log-firebreak-${environmentName}-${token}'
+  appInsights: 'appi-firebreak-${environmentName}-${token}'
+  storage: take('stfb${token}${toLower(replace(environmentName, '-', ''))}', 24)
+  cosmos: 'cosmos-firebreak-${environmentName}-${token}'
+  keyVault: take('kv-${token}-${replace(environmentName, '-', '')}', 24)
+  plan: 'plan-firebreak-${environmentName}-${token}'
+  functionApp: 'func-firebreak-${environmentName}-${token}'
+  scheduler: take('dts-firebreak-${environmentName}-${token}', 64)
+}
+var deploymentContainerName = 'app-package-${take(token, 12)}'
+// The app's Blob container (FIREBREAK_BLOB_CONTAINER): artifacts, reports and large payloads.
+var appBlobContainerName = 'firebreak'
+// Containers, partition keys, indexing and TTL as the app declares them (generated by `make manifest` from
+// shared/storage/containers.py declarations; tests/infra checks it is current).
+var app = loadJsonContent('generated/app.json')
+
+module identity 'modules/identity.bicep' = {
+  name: 'identity'
+  params: {
+    name: names.identity
+    location: location
+    tags: tags
+  }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    logAnalyticsName: names.logAnalytics
+    appInsightsName: names.appInsights
+    location: location
+    tags: tags
+    principalId: identity.outputs.principalId
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  params: {
+    name: names.storage
+    location: location
+    tags: tags
+    containerNames: [deploymentContainerName, appBlobContainerName]
+    sku: storageSku
+    principalId: identity.outputs.principalId
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+  }
+}
+
+module cosmos 'modules/cosmos.bicep' = {
+  name: 'cosmos'
+  params: {
+    name: names.cosmos
+    location: location
+    tags: tags
+    databaseName: app.cosmosDatabase
+    containers: app.containers
+    serverless: cosmosServerless
+    autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    principalId: identity.outputs.principalId
+    operatorPrincipalId: operatorPrincipalId
+  }
+}
+
+// The secrets that were given: each becomes a Key Vault secret and its app setting a Key Vault reference.
+// (union, not concat: the names differ, and checkov's bicep parser reads only a multi-line union.)
+var secretEntries = union(
+  empty(runSecretsKey) ? [] : [{ name: 'run-secrets-key', value: runSecretsKey }],
+  empty(neubirdPassword) ? [] : [{ name: 'neubird-password', value: neubirdPassword }],
+  empty(llmApiKey) ? [] : [{ name: 'llm-api-key', value: llmApiKey }],
+  empty(githubToken) ? [] : [{ name: 'github-token', value: githubToken }],
+  empty(investigationsMcpServers) ? [] : [{ name: 'investigations-mcp-servers', value: investigationsMcpServers }]
+)
+
+module keyVault 'modules/keyvault.bicep' = {
+  name: 'keyvault'
+  params: {
+    name: names.keyVault
+    location: location
+    tags: tags
+    principalId: identity.outputs.principalId
+    secrets: { entries: secretEntries }
+  }
+}
+
+// App setting -> Key Vault reference for each secret given (the platform resolves it with the identity).
+var vaultRef = '@Microsoft.KeyVault(VaultName=${keyVault.outputs.name};SecretName='
+var secretReferences = union(
+  empty(runSecretsKey) ? {} : { FIREBREAK_SECRETS_KEY: '${vaultRef}run-secrets-key)' },
+  empty(neubirdPassword) ? {} : { FIREBREAK_NEUBIRD_PASSWORD: '${vaultRef}neubird-password)' },
+  empty(llmApiKey) ? {} : { FIREBREAK_LLM_API_KEY: '${vaultRef}llm-api-key)' },
+  empty(githubToken) ? {} : { FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: '${vaultRef}github-token)' },
+  empty(investigationsMcpServers) ? {} : { FIREBREAK_INVESTIGATIONS_MCP_SERVERS: '${vaultRef}investigations-mcp-servers)' }
+)
+
+module scheduler 'modules/durable-task-scheduler.bicep' = if (durableBackend == 'durableTaskScheduler') {
+  name: 'durable-task-scheduler'
+  params: {
+    name: names.scheduler
+    location: location
+    tags: tags
+    sku: durableTaskSchedulerSku
+    taskHubName: taskHubName
+    principalId: identity.outputs.principalId
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+  }
+}
+
+module functionApp 'modules/function-app.bicep' = {
+  name: 'function-app'
+  params: {
+    planName: names.plan
+    name: names.functionApp
+    location: location
+    tags: tags
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    blobEndpoint: storage.outputs.blobEndpoint
+    deploymentContainerName: deploymentContainerName
+    appBlobContainerName: appBlobContainerName
+    appInsightsConnectionString: monitoring.outputs.connectionString
+    cosmosEndpoint: cosmos.outputs.endpoint
+    cosmosDatabase: app.cosmosDatabase
+    secretSettings: secretReferences
+    instanceMemoryMB: instanceMemoryMB
+    maximumInstanceCount: maximumInstanceCount
+    alwaysReadyHttpInstances: alwaysReadyHttpInstances
+    zoneRedundant: zoneRedundant
+    httpPerInstanceConcurrency: httpPerInstanceConcurrency
+    corsAllowedOrigins: corsAllowedOrigins
+    allowedHosts: allowedHosts
+    logLevel: logLevel
+    buildCommit: buildCommit
+    appSettings: appSettings
+    taskHubName: taskHubName
+    durableBackend: durableBackend
+    schedulerEndpoint: durableBackend == 'durableTaskScheduler' ? scheduler.outputs.endpoint : ''
+    easyAuthEnabled: easyAuthEnabled
+    entraClientId: entraClientId
+    entraTenantId: entraTenantId
+  }
+}
+
+@description('The Function App\'s base URL.')
+output functionAppUrl string = functionApp.outputs.url
+@description('The MCP endpoint (Streamable HTTP): add ?code=<function key> or the x-functions-key header.')
+output mcpEndpointUrl string = '${functionApp.outputs.url}/api/mcp'
+@description('The Cosmos DB endpoint (FIREBREAK_COSMOS_ENDPOINT for `make api-key` against this deployment).')
+output cosmosEndpoint string = cosmos.outputs.endpoint
+@description('The Function App\'s name (for `func azure functionapp publish` and `az functionapp keys list`).')
+output functionAppName string = functionApp.outputs.name
+@description('The Key Vault holding the app\'s secrets.')
+output keyVaultName string = keyVault.outputs.name
+@description('The Storage account (Blob and the Durable task hub).')
+output storageAccountName string = storage.outputs.name
