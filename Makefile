@@ -85,9 +85,11 @@ lint: setup
 	$(VENV)/bin/lint-imports || rc=1; \
 	exit $$rc
 
-# Lint first (seconds), then the suite; the test session starts its own emulators on free ports and stops them.
+# Lint first (seconds), then the suite on TEST_WORKERS processes (pytest-xdist; each file stays on one worker, so
+# its module-scoped hosts start once); each worker starts its own emulators on free ports and stops them.
+TEST_WORKERS ?= 2
 test: setup worker-venv infra-venv lock-check lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-unit: setup
 	$(PY) -m pytest -q tests/unit
