@@ -38,6 +38,9 @@ param entraClientId string = ''
 param entraTenantId string = ''
 
 var useScheduler = durableBackend == 'durableTaskScheduler'
+// Easy Auth needs the app registration: without a client id it stays off, and with it off the app never
+// trusts X-MS-CLIENT-PRINCIPAL headers (anyone could send them).
+var easyAuthOn = easyAuthEnabled && !empty(entraClientId)
 var entraIssuer = '${environment().authentication.loginEndpoint}${entraTenantId}/v2.0'
 
 resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
@@ -122,7 +125,7 @@ var identitySettings = {
   // host.json: "hubName": "%FIREBREAK_TASK_HUB%".
   FIREBREAK_TASK_HUB: taskHubName
   // Only behind Easy Auth may the app believe X-MS-CLIENT-PRINCIPAL headers.
-  FIREBREAK_TRUST_APPSERVICE_AUTH: easyAuthEnabled ? 'true' : 'false'
+  FIREBREAK_TRUST_APPSERVICE_AUTH: easyAuthOn ? 'true' : 'false'
 }
 
 var entraSettings = empty(entraClientId) ? {} : {
@@ -163,7 +166,7 @@ resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@20
 
 // Easy Auth: Entra ID sign-in in front of every route but /api/health. Unauthenticated requests get 401
 // (an API, not a browser app), and the app trusts the principal headers the platform adds.
-resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthEnabled) {
+resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthOn) {
   parent: site
   name: 'authsettingsV2'
   properties: {

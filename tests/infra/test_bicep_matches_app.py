@@ -181,11 +181,16 @@ def test_secret_values_never_reach_an_output() -> None:
 
 def test_app_service_headers_are_trusted_only_behind_easy_auth() -> None:
     trust = bicep.object_entries(APP, "identitySettings")["FIREBREAK_TRUST_APPSERVICE_AUTH"]
-    assert trust["operator"]["operands"]["condition"] == "easyAuthEnabled"
+    assert trust["operator"]["operands"]["condition"] == "easyAuthOn"
+    # On only with the app registration: Easy Auth without a client id would leave the headers open to forgery.
+    on = bicep.variable(APP, "easyAuthOn")
+    assert bicep.mentions(on, "easyAuthEnabled")
+    assert bicep.mentions(on, "entraClientId")
+    assert on["operator"]["type"] == "and"
     assert trust["operator"]["operands"]["true_value"] == "true"
     assert trust["operator"]["operands"]["false_value"] == "false"
     auth = bicep.resources(APP, "Microsoft.Web/sites/config")["auth"]
-    assert bicep.condition(auth) == "easyAuthEnabled"
+    assert bicep.condition(auth) == "easyAuthOn"
     assert bicep.body(auth)["name"] == "authsettingsV2"
     validation = bicep.body(auth)["properties"]["globalValidation"]
     assert validation["unauthenticatedClientAction"] == "Return401"
