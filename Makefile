@@ -36,7 +36,7 @@ $(WORKER_VENV)/.installed: requirements.txt requirements-worker.txt requirements
 worker-venv: $(WORKER_VENV)/.installed
 
 # checkov for the infra checks (tests/infra), in its own venv: it pins packaging<24, which pytest 9 cannot share.
-$(INFRA_VENV)/.installed: requirements-infra.txt requirements-infra.lock | $(PY)
+$(INFRA_VENV)/.installed: requirements-infra.txt requirements-infra.lock
 	rm -rf $(INFRA_VENV)
 	$(PYTHON) -m venv $(INFRA_VENV)
 	$(INFRA_VENV)/bin/python -m pip install -q -r requirements-infra.txt -c requirements-infra.lock
@@ -88,7 +88,10 @@ lint: setup
 # Lint first (seconds), then the suite on TEST_WORKERS processes (pytest-xdist; each file stays on one worker, so
 # its module-scoped hosts start once); each worker starts its own emulators on free ports and stops them.
 TEST_WORKERS ?= 2
-test: setup worker-venv infra-venv lock-check lint
+# The three venvs and node_modules are independent: built side by side (most of a fresh clone's setup time).
+test:
+	$(MAKE) --no-print-directory -j4 setup worker-venv infra-venv
+	$(MAKE) --no-print-directory lock-check lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-unit: setup

@@ -41,7 +41,12 @@ async def test_mint_from_the_environment_only_then_revoke(app_env: dict[str, str
         revoked = _cli(app_env, "--no-local-settings", "revoke", key["key_id"], cwd=tmp_path)
         assert revoked.returncode == 0
         assert revoked.stdout.strip() == "revoked"
-        assert await deps.api_keys.verify(key["key"]) is None
+        # Another process's store (this one cached the key: workers re-read it after CACHE_SECONDS).
+        fresh = build_deps(load_settings(app_env))
+        try:
+            assert await fresh.api_keys.verify(key["key"]) is None
+        finally:
+            await fresh.aclose()
         unknown = _cli(app_env, "--no-local-settings", "revoke", "0000000000000000", cwd=tmp_path)
         assert unknown.returncode == 1
         assert unknown.stdout.strip() == "no such key"
