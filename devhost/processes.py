@@ -128,6 +128,11 @@ class HostProcess:
         self._log.flush()
         return self.log_path.read_text(errors="replace")
 
+    def signal_stop(self) -> None:
+        """Ask the host to stop without waiting (stopping many hosts: signal all, then `stop` each)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()

@@ -87,6 +87,9 @@ def start_host(
         return host
 
     yield start
+    # Signal every host first: they shut down side by side (about 0.5 s each when stopped one by one).
+    for h in hosts:
+        h.signal_stop()
     for h in hosts:
         h.stop()
 
