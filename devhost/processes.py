@@ -135,7 +135,7 @@ class HostProcess:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self.signal_stop()
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:

@@ -12,7 +12,6 @@ import fnmatch
 import json
 import shutil
 import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,6 @@ resource bad 'Microsoft.Storage/storageAccounts@2023-05-01' = {
 """
 
 
-@cache
 def _scan(workdir: Path) -> dict[str, Any]:
     if not CHECKOV.exists():
         raise AssertionError(f"{CHECKOV} is missing: run `make infra-venv` (make test does)")
