@@ -1,4 +1,5 @@
-"""Perf artifact upload `POST /api/artifacts` and report download `GET /api/perf/reports/{file}`."""
+"""Perf artifact upload `POST /api/artifacts`, report download `GET /api/perf/reports/{file}` and profile
+exports `GET /api/perf/snapshots/{snapshot_id}/{file}`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure-functions declar
 
 # The Functions host refuses request bodies over 100 MB; bigger artifacts go through create_upload_url.
 HOST_BODY_LIMIT = 100 * 1024 * 1024
-_CONTENT_TYPES = {".md": "text/markdown; charset=utf-8", ".json": "application/json", ".svg": "image/svg+xml"}
+_CONTENT_TYPES = {
+    ".md": "text/markdown; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+}
 
 
 @bp.function_name("artifacts_upload")
@@ -65,5 +71,32 @@ async def perf_report_file(call: Call) -> func.HttpResponse:
             "X-Content-Type-Options": "nosniff",
             # Reports are data: an SVG opened in a browser may not run or fetch anything.
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'",
+        },
+    )
+
+
+@bp.function_name("perf_profile_file")
+@bp.route(route="perf/snapshots/{snapshot_id}/{file}", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@endpoint()
+async def perf_profile_file(call: Call) -> func.HttpResponse:
+    """Download an SPX profile export named in runs.get's profiles[].downloads, from your workspace only.
+
+    `profile_N.collapsed.txt` is Brendan Gregg's collapsed stacks (self wall time in ns per call path, for
+    flamegraph.pl and friends); `profile_N.speedscope.json` opens in https://www.speedscope.app.
+    """
+    from shared.core.logging import CORRELATION_HEADER
+    from shared.perf.service import perf_service
+
+    sid, name = call.route("snapshot_id"), call.route("file")
+    store = await perf_service(call.deps).store(call.caller)
+    data = await store.profile_file(sid, name)
+    return func.HttpResponse(
+        data,
+        status_code=200,
+        mimetype=_CONTENT_TYPES[name[name.rfind(".") :]].split(";")[0],
+        headers={
+            CORRELATION_HEADER: call.correlation_id,
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "X-Content-Type-Options": "nosniff",
         },
     )

@@ -45,6 +45,7 @@ PLATFORM_FUNCTIONS: tuple[str, ...] = (
     "diagnostics_start",
     "artifacts_upload",
     "perf_report_file",
+    "perf_profile_file",
     "runs_status",
     "runs_cancel",
     "runs_claim",

@@ -6,7 +6,7 @@ python -m shared.perf analyze FILE... [--format json|md] [--top-n N] [--threshol
         [--fail-on P0|P1|P2]
     SPX pairs, slow logs and collector-v1 timings -> the analysis.run JSON or the report.export Markdown,
     the same as the tools give (same snapshot and report ids); --out also writes the report files and
-    charts; --fail-on exits 3 when a finding of that severity or worse exists (a CI gate).
+    charts and each SPX profile as speedscope JSON and collapsed stacks; --fail-on exits 3 when a finding of that severity or worse exists (a CI gate).
 """
 
 from __future__ import annotations
@@ -82,6 +82,10 @@ def analyze(args: argparse.Namespace) -> int:
         )
         for name, svg in rendered.charts.items():
             (args.out / name).write_text(svg)
+        for i, key in enumerate(sorted(built.speedscopes)):
+            # Each SPX profile as speedscope JSON (https://www.speedscope.app) beside its collapsed stacks.
+            (args.out / f"profile_{i + 1}.speedscope.json").write_text(json.dumps(built.speedscopes[key]))
+            (args.out / f"profile_{i + 1}.collapsed.txt").write_text(built.flamegraphs[key])
     sys.stdout.write(json.dumps(result, indent=1) + "\n" if args.format == "json" else rendered.markdown)
     if args.fail_on:
         worst = [f for f in result["findings"] if f["severity"] <= args.fail_on]  # "P0" < "P1" < "P2"
@@ -105,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--format", choices=["json", "md"], default="md")
     a.add_argument("--top-n", type=int, default=None, help="items ranked per metric (1..20, default 5)")
     a.add_argument("--thresholds", help='JSON, e.g. \'{"span_self_ms": {"P0": 700, "P1": 280, "P2": 90}}\'')
-    a.add_argument("--out", type=Path, help="also write report_<id>.md/.json and the SVG charts here")
+    a.add_argument(
+        "--out",
+        type=Path,
+        help="also write report_<id>.md/.json, the SVG charts and profile_N.speedscope.json/.collapsed.txt here",
+    )
     a.add_argument(
         "--fail-on", choices=["P0", "P1", "P2"], help="exit 3 when a finding at this severity or worse exists"
     )

@@ -229,7 +229,10 @@ class RunDetail(ToolOutput):
     run: RunSummary
     snapshot_path: str
     metadata_path: str
-    profiles: list[dict[str, Any]]
+    profiles: list[dict[str, Any]] = Field(
+        description="SPX profiles: key, kind, endpoint, wall_ms and downloads {collapsed, speedscope} (GET, same "
+        "credentials; open the speedscope JSON in https://www.speedscope.app)."
+    )
     reports: list[dict[str, Any]]
     next_action: str
 

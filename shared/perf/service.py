@@ -49,6 +49,7 @@ from shared.storage.cosmos import CosmosDatabase
 from shared.tools.invoke import Orchestrations, ProgressFn
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
+PROFILE_ROUTE = "/api/perf/snapshots/"
 
 
 async def _tell(progress: ProgressFn | None, done: float, total: float, message: str) -> None:
@@ -141,7 +142,9 @@ class PerfService:
         }
         store = await self.store(principal)
         now = self.clock()
-        created = await store.save_snapshot(built.snapshot_id, content, metadata, built.flamegraphs, now)
+        created = await store.save_snapshot(
+            built.snapshot_id, content, metadata, built.flamegraphs, now, built.speedscopes
+        )
         retention = req.retention or Retention()
         removed = await store.prune(
             retention.keep_last_n or self.settings.section(PerfSettings).keep_last_n,
@@ -218,13 +221,21 @@ class PerfService:
     async def runs_get(self, principal: Principal, req: RunsGetRequest) -> RunDetail:
         store = await self.store(principal)
         doc = await store.index(req.id)
-        reports = await store.reports(req.id)
+        reports, exports = await asyncio.gather(store.reports(req.id), store.profile_files(req.id))
         base = store.snapshot_dir(req.id)
         return RunDetail(
             run=_summary(doc),
             snapshot_path=f"{base}/snapshot.json",
             metadata_path=f"{base}/metadata.json",
-            profiles=doc.get("profiles", []),
+            profiles=[
+                {
+                    **p,
+                    "downloads": {
+                        kind: f"{PROFILE_ROUTE}{req.id}/{name}" for kind, name in exports.get(p["key"], {}).items()
+                    },
+                }
+                for p in doc.get("profiles", [])
+            ],
             reports=[
                 {
                     "report_id": r["report_id"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,6 +30,15 @@ def _flame_name(index: int) -> str:
     return f"profile_{index + 1}.collapsed.txt"
 
 
+def _speedscope_name(index: int) -> str:
+    return f"profile_{index + 1}.speedscope.json"
+
+
+# The only file names a profile download may ask for (the route passes the caller's text through this).
+_SNAPSHOT = re.compile(r"[0-9a-f]{64}")
+PROFILE_FILE = re.compile(r"profile_[1-9][0-9]{0,4}\.(?:collapsed\.txt|speedscope\.json)")
+
+
 class PerfStore:
     def __init__(self, blobs: BlobStore, runs: CosmosContainer, workspace_id: str) -> None:
         self.blobs, self.runs, self.workspace = blobs, runs, workspace_id
@@ -42,9 +52,18 @@ class PerfStore:
 
     # -- snapshots -------------------------------------------------------------------------------
     async def save_snapshot(
-        self, sid: str, content: dict[str, Any], metadata: dict[str, Any], flames: dict[str, str], now: datetime
+        self,
+        sid: str,
+        content: dict[str, Any],
+        metadata: dict[str, Any],
+        flames: dict[str, str],
+        now: datetime,
+        speedscopes: dict[str, dict[str, Any]] | None = None,
     ) -> bool:
-        """Store a snapshot; False (and only the index refreshed) when this content is already stored."""
+        """Store a snapshot; False (and only the index refreshed) when this content is already stored.
+
+        Each SPX profile's collapsed stacks and speedscope JSON are stored beside it (profile_files)."""
+        speedscopes = speedscopes or {}
         existing = await self.runs.read(f"snapshot_{sid}", self.workspace)
         stamp = now.isoformat()
         if existing is not None:
@@ -69,11 +88,17 @@ class PerfStore:
                     "normalized_snapshot_id": sid,
                     "created_at": stamp,
                     "flamegraphs": {k: _flame_name(i) for i, k in enumerate(keys) if k in flames},
+                    "speedscope": {k: _speedscope_name(i) for i, k in enumerate(keys) if k in speedscopes},
                 },
                 indent=1,
             ),
         }
         files.update({f"{base}/{_flame_name(i)}": flames[k] for i, k in enumerate(keys) if k in flames})
+        for i, k in enumerate(keys):
+            if k in speedscopes:
+                files[f"{base}/{_speedscope_name(i)}"] = await asyncio.to_thread(
+                    json.dumps, speedscopes[k], separators=(",", ":")
+                )
         await asyncio.gather(
             *(
                 self.blobs.put(name, data, content_type=JSON if name.endswith(".json") else "text/plain")
@@ -131,6 +156,35 @@ class PerfStore:
         names = {k: n for k, n in metadata.get("flamegraphs", {}).items() if k in keys}
         texts = await asyncio.gather(*(self.blobs.get(f"{self.snapshot_dir(sid)}/{n}") for n in names.values()))
         return {k: t.decode() for k, t in zip(names, texts, strict=False) if t is not None}
+
+    async def profile_files(self, sid: str) -> dict[str, dict[str, str]]:
+        """Per profile key, the file names of its collapsed stacks and speedscope JSON (what was stored)."""
+        await self.index(sid)
+        meta_raw = await self.blobs.get(f"{self.snapshot_dir(sid)}/metadata.json")
+        if meta_raw is None:
+            return {}
+        meta = json.loads(meta_raw)
+        out: dict[str, dict[str, str]] = {}
+        for kind, names in (("collapsed", meta.get("flamegraphs", {})), ("speedscope", meta.get("speedscope", {}))):
+            for key, name in names.items():
+                out.setdefault(key, {})[kind] = name
+        return out
+
+    async def profile_file(self, sid: str, file_name: str) -> bytes:
+        """One stored profile export of a snapshot of this workspace (the index read checks the owner)."""
+        if not (_SNAPSHOT.fullmatch(sid) and PROFILE_FILE.fullmatch(file_name)):
+            raise NotFound(
+                f"No profile file {file_name[:100]!r}",
+                recovery_suggestions=["Use a name from runs.get's profiles[].downloads."],
+            )
+        await self.index(sid)
+        data = await self.blobs.get(f"{self.snapshot_dir(sid)}/{file_name}")
+        if data is None:
+            raise NotFound(
+                f"Snapshot {sid} has no {file_name}",
+                recovery_suggestions=["Use a name from runs.get's profiles[].downloads."],
+            )
+        return data
 
     # -- reports -----------------------------------------------------------------------------------
     async def save_report(

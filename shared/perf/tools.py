@@ -114,7 +114,12 @@ async def runs_list(ctx: ToolContext, args: models.RunsListRequest) -> models.Ru
 
 @toolset.tool("runs.get", title="Show one perf snapshot", read_only=True, idempotent=True)
 async def runs_get(ctx: ToolContext, args: models.RunsGetRequest) -> models.RunDetail:
-    """Show one snapshot: counts, sources, environment hints, SPX profiles and its reports with download links."""
+    """Show one snapshot: counts, sources, environment hints, SPX profiles and its reports with download links.
+
+    Each SPX profile has downloads.collapsed (Brendan Gregg's collapsed stacks, self wall time in ns per
+    call path) and downloads.speedscope (a speedscope JSON file: open it in https://www.speedscope.app);
+    GET them with the same credentials as the tools.
+    """
     return await _service(ctx).runs_get(ctx.principal, args)
 
 

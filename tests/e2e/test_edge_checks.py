@@ -29,6 +29,7 @@ ROUTES = [
     ),
     ("POST", "/api/artifacts?name=x.log", b"# Time: 2026-01-01T00:00:00Z\n", "application/octet-stream"),
     ("GET", "/api/perf/reports/report_x.md", None, None),
+    ("GET", f"/api/perf/snapshots/{'0' * 64}/profile_1.speedscope.json", None, None),
     ("POST", "/api/diagnostics", None, None),
 ]
 

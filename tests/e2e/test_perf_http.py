@@ -234,3 +234,46 @@ async def test_spec_examples_over_mcp(paths_host: HostProcess) -> None:
         assert error["code"] == "VALIDATION_ERROR"
         assert error["details"]["results"][0]["metadata"]["pair_status"] == "partial"
     assert json.dumps(rep["report"])  # the JSON report is plain JSON
+
+
+def test_profile_exports_download_as_speedscope_and_collapsed_stacks_from_the_owner_only(host: HostProcess) -> None:
+    headers = ws()
+    files = [
+        ("file", (f"{TINY.name}.json", Path(f"{TINY}.json").read_bytes())),
+        ("file", (f"{TINY.name}.txt.gz", Path(f"{TINY}.txt.gz").read_bytes())),
+    ]
+    up = httpx.post(f"{host.base_url}/api/artifacts", files=files, headers=headers, timeout=60)
+    assert up.status_code == 201, up.text
+    refs = [{"blob": a["blob"]} for a in up.json()["artifacts"]]
+    sid = call(host, "artifacts.ingest", {"artifacts": refs}, headers).json()["normalized_snapshot_id"]
+    run = call(host, "runs.get", {"snapshot_id": sid}, headers).json()
+    [profile] = run["profiles"]
+    downloads = profile["downloads"]
+    assert set(downloads) == {"collapsed", "speedscope"}
+    scope = httpx.get(f"{host.base_url}{downloads['speedscope']}", headers=headers, timeout=30)
+    assert scope.status_code == 200, scope.text
+    assert scope.headers["content-type"].startswith("application/json")
+    doc = scope.json()
+    assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    [sampled] = doc["profiles"]
+    assert sampled["type"] == "sampled"
+    assert sampled["unit"] == "nanoseconds"
+    assert len(sampled["samples"]) == len(sampled["weights"]) > 0
+    frames = len(doc["shared"]["frames"])
+    assert all(0 <= f < frames for sample in sampled["samples"] for f in sample)
+    folded = httpx.get(f"{host.base_url}{downloads['collapsed']}", headers=headers, timeout=30)
+    assert folded.status_code == 200
+    lines = folded.text.splitlines()
+    # Both exports carry the same call paths' self times: their totals agree (collapsed rounds each path).
+    assert abs(sum(int(line.rsplit(" ", 1)[1]) for line in lines) - sum(sampled["weights"])) <= len(lines)
+    # Another workspace, a made-up name, a path escape or a malformed id: 404 in the envelope, never the file.
+    for path, who in [
+        (downloads["speedscope"], ws()),
+        (f"/api/perf/snapshots/{sid}/profile_9.speedscope.json", headers),
+        (f"/api/perf/snapshots/{sid}/metadata.json", headers),
+        (f"/api/perf/snapshots/{sid}/..%2Fsnapshot.json", headers),
+        (f"/api/perf/snapshots/{sid[:-1]}X/profile_1.speedscope.json", headers),
+    ]:
+        r = httpx.get(f"{host.base_url}{path}", headers=who, timeout=30)
+        assert r.status_code == 404, (path, r.status_code, r.text[:200])
+        assert r.json()["error"]["code"] == "NOT_FOUND"

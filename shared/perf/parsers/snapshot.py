@@ -25,7 +25,7 @@ from shared.perf.parsers.slowlog.aggregate import digest
 from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, SlowEntry, open_log
 from shared.perf.parsers.slowlog.parser import parse as parse_slowlog
 from shared.perf.parsers.spx import metadata as spx_metadata
-from shared.perf.parsers.spx.export import collapsed
+from shared.perf.parsers.spx.export import collapsed, speedscope
 from shared.perf.parsers.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
 from shared.perf.parsers.timings import TimingsFile, aggregate_timings, percentile
 
@@ -82,6 +82,7 @@ class Built:
     content: dict[str, Any]
     snapshot_id: str
     flamegraphs: dict[str, str] = field(default_factory=dict)  # profile key -> collapsed stacks
+    speedscopes: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile key -> speedscope JSON
 
 
 def _invalid(name: str, problem: str) -> ValidationFailed:
@@ -301,7 +302,7 @@ def build(
                 timing_samples.extend(TimingsFile.model_validate_json(_local_file(item).read_bytes()).samples)
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
-    profiles, spans, flames = [], [], {}
+    profiles, spans, flames, speedscopes = [], [], {}, {}
     metas = {d.name: str(d.metadata.get("key")) for d in detections if d.detected_version == "spx-json-v2"}
     # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
     for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
@@ -312,6 +313,8 @@ def build(
         spans.extend(profile_spans)
         if "wt" in profile.metrics:
             flames[info["key"]] = collapsed(profile, "wt")
+            label = info["endpoint"] or info["command"] or info["key"]
+            speedscopes[info["key"]] = speedscope(profile, f"{label} ({info['key']})", "wt")
 
     def entries() -> Iterator[SlowEntry]:
         for item in sorted(slowlogs, key=lambda a: a.sha256):
@@ -333,4 +336,4 @@ def build(
         "spans": sorted(spans, key=lambda s: (s["profile"], s["function"])),
         "profiles": profiles,
     }
-    return Built(content, snapshot_id(content), flames), detections
+    return Built(content, snapshot_id(content), flames, speedscopes), detections

@@ -83,6 +83,11 @@ def test_analyze_prints_the_tools_analysis_and_report(tmp_path: Path) -> None:
     assert any(n.endswith(".md") for n in written)
     assert any(n.endswith("_top.svg") for n in written)
     assert any("_flame_" in n for n in written)
+    # The one SPX profile, exported for speedscope and as collapsed stacks.
+    assert "profile_1.collapsed.txt" in written
+    scope = json.loads((tmp_path / "profile_1.speedscope.json").read_text())
+    assert scope["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    assert scope["profiles"][0]["endValue"] == sum(scope["profiles"][0]["weights"])
     again = analyze(*reversed(files))  # order does not matter: same snapshot, same report
     assert again.stdout == md.stdout
 
