@@ -28,6 +28,7 @@ skipped and counted in the subtitle. Same inputs, same bytes.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal
 
 from shared.perf.analysis.svg import FONT, MAX_ROWS, MIN_PX, ROW, SEVERITY_COLOURS, WIDTH, escape_text, fit_label
@@ -40,10 +41,18 @@ MAX_INPUT_LINES = 200_000
 MAX_NODES = 250_000
 MAX_FRAMES = 20_000
 _LEVELS = (("P2", "2,2"), ("P1", "4,2"), ("P0", ""))
+_GRADES = ("P0", "P1", "P2")
 _OFF_SCALE = 3.0  # thresholds beyond this many times the group's largest value are written, not drawn
 _BASELINE_FILL = "#c7c7c7"
 _FASTER_FILL = "#2ca02c"
+# Characters XML 1.0 forbids (and lone surrogates, which no encoder writes): a name with one would make
+# the whole picture unreadable, so each becomes U+FFFD.
+_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _SUFFIX = {"ms": " ms", "ratio": "x", "count": " count", "rows": " rows"}
+
+
+def _safe(s: str) -> str:
+    return escape_text(_ILLEGAL.sub("\ufffd", s))
 
 
 def _header(height: int, background: str) -> list[str]:
@@ -103,19 +112,19 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
     biggest = max([abs(v) for v in (base, cand) if v is not None] + [0.0])
     top = max([biggest] + [v for v in levels.values() if v <= _OFF_SCALE * biggest or biggest == 0]) * 1.05
     scale = bar_w / top if top > 0 else 0.0
-    if severity in SEVERITY_COLOURS:
+    if severity in _GRADES:
         fill = SEVERITY_COLOURS[severity]
     else:
         fill = _FASTER_FILL if direction in ("faster", "gone") else SEVERITY_COLOURS[None]
-    tip = escape_text(label[:MAX_LABEL] + (".." if len(label) > MAX_LABEL else ""))
-    grade = severity if severity in SEVERITY_COLOURS else "below P2"
+    tip = _safe(label[:MAX_LABEL] + (".." if len(label) > MAX_LABEL else ""))
+    grade = severity if severity in _GRADES else "below P2"
     out = [
         '<g class="change">',
-        f"<title>{tip}: {escape_text(f'{metric} {_change(base, cand, unit)} ({grade})')}</title>",
-        f'<text x="10" y="{y + 12}">{escape_text(fit_label(label, label_w - 10))}</text>',
+        f"<title>{tip}: {_safe(f'{metric} {_change(base, cand, unit)} ({grade})')}</title>",
+        f'<text x="10" y="{y + 12}">{_safe(fit_label(label, label_w - 10))}</text>',
         (
             f'<text x="10" y="{y + 26}" font-size="9" fill="#555555">'
-            f"{escape_text(fit_label(f'{metric} · {direction}', label_w - 10))}</text>"
+            f"{_safe(fit_label(f'{metric} · {direction}', label_w - 10))}</text>"
         ),
     ]
     off_scale = []
@@ -125,8 +134,8 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         out.append(f'<rect class="{kind}" x="{label_w}" y="{row_y}" width="{w:.1f}" height="12" fill="{colour}"/>')
         words = f"{kind} {_amount(value, unit)}"
         if kind == "candidate":
-            words += f", {_change(base, cand, unit)}" + (f", {severity}" if severity in SEVERITY_COLOURS else "")
-        out.append(f'<text x="{label_w + w + 4:.1f}" y="{row_y + 10}" font-size="10">{escape_text(words)}</text>')
+            words += f", {_change(base, cand, unit)}" + (f", {severity}" if severity in _GRADES else "")
+        out.append(f'<text x="{label_w + w + 4:.1f}" y="{row_y + 10}" font-size="10">{_safe(words)}</text>')
     for level, dash in _LEVELS:
         if level not in levels:
             continue
@@ -137,12 +146,13 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         dashes = f' stroke-dasharray="{dash}"' if dash else ""
         out.append(
             f'<line class="threshold {level}" x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 30}" '
-            f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1.5"{dashes}/>'
+            f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1.5"{dashes}>'
+            f"<title>{level} starts at {_safe(_amount(levels[level], unit))}</title></line>"
         )
     if off_scale:
         out.append(
             f'<text x="{WIDTH - 10}" y="{y + 12}" font-size="9" text-anchor="end" fill="#555555">'
-            f"{escape_text(' / '.join(off_scale))} (off scale)</text>"
+            f"{_safe(' / '.join(off_scale))} (off scale)</text>"
         )
     out.append("</g>")
     return out
@@ -156,7 +166,7 @@ def diff_bars(changes: list[dict[str, Any]], title: str, limit: int = 20) -> str
     height = 44 + group * len(shown) + (20 if more or not shown else 0)
     out = [
         *_header(height, "#ffffff"),
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape_text(fit_label(title, WIDTH - 20))}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{_safe(fit_label(title, WIDTH - 20))}</text>',
         (
             '<text x="10" y="34">Upper bar = baseline, lower bar = candidate (colour = severity); '
             "ticks = where P2 / P1 / P0 start. Each group has its own scale.</text>"
@@ -198,7 +208,7 @@ class _Tree:
         n, i = 0, 0
         while i < len(frames) and (n, frames[i]) in self.index:
             n, i = self.index[n, frames[i]], i + 1
-        if len(self.parent) + len(frames) - i > MAX_NODES:
+        if i < len(frames) and len(self.parent) + len(frames) - i > MAX_NODES:
             return self._node(0, MORE)  # one node past the cap at most: the same MORE every time
         for name in frames[i:]:
             n = self._node(n, name)
@@ -218,8 +228,10 @@ class _Tree:
                 break
             end = text.find("\n", start)
             end = len(text) if end < 0 else end
-            stack, _, value = text[start:end].rstrip("\r").rpartition(" ")
-            start = end + 1
+            line, start = text[start:end].rstrip("\r"), end + 1
+            if not line.strip():
+                continue  # blank lines are no stack, not a malformed one
+            stack, _, value = line.rpartition(" ")
             try:
                 cost = float(value)
             except ValueError:
@@ -255,7 +267,7 @@ def _heat(delta: float, biggest: float) -> str:
     """Gregg's differential hues, in proportion: white at no change, full red/blue at the largest change."""
     if biggest <= 0 or delta == 0:
         return "rgb(255,255,255)"
-    c = round(255 - 215 * min(1.0, abs(delta) / biggest))
+    c = 255 - max(1, round(215 * min(1.0, abs(delta) / biggest)))  # any change is off white, if barely
     return f"rgb(255,{c},{c})" if delta > 0 else f"rgb({c},{c},255)"
 
 
@@ -300,7 +312,8 @@ def differential_flame_graph(
         base_inc = tree.inclusive(0)
     drawn, other = (1, 0) if widths == "candidate" else (0, 1)
     incs = (base_inc, cand_inc)
-    deltas = [c - b for b, c in zip(tree.own[0], tree.own[1], strict=True)]
+    # A change within float error (normalizing scales the baseline) is no change: such frames stay white.
+    deltas = [0.0 if abs(c - b) <= 1e-9 * max(b, c) else c - b for b, c in zip(tree.own[0], tree.own[1], strict=True)]
     biggest = max((abs(d) for d in deltas), default=0.0)
     total = incs[drawn][0]
     frames, capped = _layout(tree, incs[drawn], (WIDTH - 20) / total if total > 0 else 0.0)
@@ -311,13 +324,14 @@ def differential_flame_graph(
     height = top + depth * ROW + 10
     what = "wall time" if unit == "ns" else unit
     names = ("baseline", "candidate")
+    scale_note = f"full colour = {_time(biggest, unit)}" if biggest > 0 else "no frame's self time changed"
     out = [
         *_header(height, "#f2f2f2"),
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape_text(title)}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{_safe(title)}</text>',
         (
             f'<text x="10" y="34">Differential flame graph: width = {names[drawn]} inclusive {what}; colour = change '
-            f"in a frame's self {what}: red grew, blue shrank, white unchanged (full colour = "
-            f"{_time(biggest, unit)}). Hover a frame for its numbers.</text>"
+            f"in a frame's self {what}: red grew, blue shrank, white unchanged ({scale_note}). "
+            "Hover a frame for its numbers.</text>"
         ),
         (
             f'<text x="10" y="50">Baseline {_time(base_inc[0], unit)}{" (normalized)" if normalize else ""}, '
@@ -327,16 +341,16 @@ def differential_flame_graph(
         ),
     ]
     if notes:
-        out.append(f'<text x="10" y="66" fill="#a00000">Input bounded: {escape_text("; ".join(notes))}.</text>')
+        out.append(f'<text x="10" y="66" fill="#a00000">Input bounded: {_safe("; ".join(notes))}.</text>')
     for row, x, w, n in frames:
         y = height - 10 - (row + 1) * ROW
         b, c = base_inc[n], cand_inc[n]
         out.append(
-            f"<g><title>{escape_text(tree.name[n])}: baseline {_time(b, unit)}, candidate {_time(c, unit)}, "
+            f"<g><title>{_safe(tree.name[n])}: baseline {_time(b, unit)}, candidate {_time(c, unit)}, "
             f"delta {_time(c - b, unit, True)} ({_percent(c - b, b)}); self {_time(deltas[n], unit, True)}</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_heat(deltas[n], biggest)}" '
             f'stroke="#d0d0d0" stroke-width="0.5" rx="1"/>'
-            f'<text x="{x + 3:.2f}" y="{y + 11}">{escape_text(fit_label(tree.name[n], w - 6))}</text></g>'
+            f'<text x="{x + 3:.2f}" y="{y + 11}">{_safe(fit_label(tree.name[n], w - 6))}</text></g>'
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
