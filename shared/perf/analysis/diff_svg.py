@@ -7,7 +7,7 @@ How to read them:
   against other groups). The candidate bar is coloured by severity (P0 red, P1 orange, P2 yellow; green
   for a faster/gone change below every grade, grey otherwise). Vertical ticks mark the candidate values
   where P2 (dotted), P1 (dashed) and P0 (solid) start; a threshold far off the group's scale is written
-  at the right instead of drawn. Values carry their unit; "absent" means the run did not have it.
+  next to the metric instead of drawn. Values carry their unit; "absent" means the run did not have it.
 - `differential_flame_graph`: Brendan Gregg's differential flame graph (difffolded.pl + flamegraph.pl,
   2014). The two collapsed-stack texts are merged into one tree; a frame's width is its inclusive time in
   the candidate (or in the baseline with `widths="baseline"`, Gregg's "diff1.svg": the before picture
@@ -35,7 +35,7 @@ from shared.perf.analysis.svg import FONT, MAX_ROWS, MIN_PX, ROW, SEVERITY_COLOU
 from shared.perf.parsers.spx.export import DEEPER, MAX_COLLAPSED_BYTES, MORE
 
 MAX_BARS = 200
-MAX_LABEL = 500  # characters of a label kept for its tooltip
+MAX_LABEL = 500  # characters of a label (or metric name) kept for its tooltip
 MAX_INPUT_BYTES = 2 * MAX_COLLAPSED_BYTES
 MAX_INPUT_LINES = 200_000
 MAX_NODES = 250_000
@@ -90,7 +90,8 @@ def _change(baseline: float | None, candidate: float | None, unit: str) -> str:
     sign = "+" if delta >= 0 else "-"
     text = f"{sign}{_amount(abs(delta), unit)}"
     if baseline != 0 and math.isfinite(delta):
-        text += f" ({delta / abs(baseline) * 100:+,.1f}%)"
+        pct = delta / abs(baseline) * 100
+        text += f" ({pct:+,.1f}%)" if abs(pct) < 1e4 else f" ({pct:+,.0f}%)" if abs(pct) < 1e7 else f" ({pct:+.3g}%)"
     return text
 
 
@@ -101,7 +102,7 @@ def _finite(value: Any) -> float | None:
 def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list[str]:
     """One change: label and metric on the left, baseline and candidate bars with threshold ticks."""
     unit = str(change.get("unit", ""))
-    label, metric = str(change.get("label", "")), str(change.get("metric", ""))
+    label, metric = str(change.get("label", "")), str(change.get("metric", ""))[:MAX_LABEL]
     base, cand = _finite(change.get("baseline")), _finite(change.get("candidate"))
     severity, direction = change.get("severity"), str(change.get("direction", ""))
     levels = {
@@ -118,16 +119,31 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         fill = _FASTER_FILL if direction in ("faster", "gone") else SEVERITY_COLOURS[None]
     tip = _safe(label[:MAX_LABEL] + (".." if len(label) > MAX_LABEL else ""))
     grade = severity if severity in _GRADES else "below P2"
+    ticks, off_scale = [], []
+    for level, dash in _LEVELS:
+        if level not in levels:
+            continue
+        x = label_w + levels[level] * scale
+        if x > label_w + bar_w:
+            off_scale.append(f"{level} {_amount(levels[level], unit)}")
+            continue
+        dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        ticks.append(
+            f'<line class="threshold {level}" x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 30}" '
+            f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1.5"{dashes}>'
+            f"<title>{level} starts at {_safe(_amount(levels[level], unit))}</title></line>"
+        )
+    off = f" · off scale: {', '.join(off_scale)}" if off_scale else ""
+    about = f"{metric} · {direction}{off}"
     out = [
         '<g class="change">',
-        f"<title>{tip}: {_safe(f'{metric} {_change(base, cand, unit)} ({grade})')}</title>",
+        f"<title>{tip}: {_safe(f'{metric} · {direction} · {_change(base, cand, unit)} ({grade}){off}')}</title>",
         f'<text x="10" y="{y + 12}">{_safe(fit_label(label, label_w - 10))}</text>',
-        (
+        (  # 9 px type: about 1.25 times the characters fit_label counts for 11 px
             f'<text x="10" y="{y + 26}" font-size="9" fill="#555555">'
-            f"{_safe(fit_label(f'{metric} · {direction}', label_w - 10))}</text>"
+            f"{_safe(fit_label(about, (label_w - 10) * 1.25))}</text>"
         ),
     ]
-    off_scale = []
     for i, (kind, value, colour) in enumerate((("baseline", base, _BASELINE_FILL), ("candidate", cand, fill))):
         w = 0.0 if value is None else max(1.0, value * scale)
         row_y = y + 2 + i * 14
@@ -135,25 +151,9 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         words = f"{kind} {_amount(value, unit)}"
         if kind == "candidate":
             words += f", {_change(base, cand, unit)}" + (f", {severity}" if severity in _GRADES else "")
-        out.append(f'<text x="{label_w + w + 4:.1f}" y="{row_y + 10}" font-size="10">{_safe(words)}</text>')
-    for level, dash in _LEVELS:
-        if level not in levels:
-            continue
-        x = label_w + levels[level] * scale
-        if x > label_w + bar_w * 1.06:
-            off_scale.append(f"{level} {_amount(levels[level], unit)}")
-            continue
-        dashes = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(
-            f'<line class="threshold {level}" x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 30}" '
-            f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1.5"{dashes}>'
-            f"<title>{level} starts at {_safe(_amount(levels[level], unit))}</title></line>"
-        )
-    if off_scale:
-        out.append(
-            f'<text x="{WIDTH - 10}" y="{y + 12}" font-size="9" text-anchor="end" fill="#555555">'
-            f"{_safe(' / '.join(off_scale))} (off scale)</text>"
-        )
+        x = min(label_w + w + 4, WIDTH - 5 - 6 * len(words))  # a long text moves over its bar, not off the page
+        out.append(f'<text x="{x:.1f}" y="{row_y + 10}" font-size="10">{_safe(words)}</text>')
+    out += ticks
     out.append("</g>")
     return out
 
@@ -162,7 +162,7 @@ def diff_bars(changes: list[dict[str, Any]], title: str, limit: int = 20) -> str
     """Baseline vs candidate bars for the first `limit` changes (at most MAX_BARS), a "+N more" note after."""
     shown = changes[: max(0, min(limit, MAX_BARS))]
     more = len(changes) - len(shown)
-    label_w, bar_w, group = 360, 560, 36
+    label_w, bar_w, group = 360, 520, 36
     height = 44 + group * len(shown) + (20 if more or not shown else 0)
     out = [
         *_header(height, "#ffffff"),
