@@ -260,7 +260,9 @@ def _time(value: float, unit: str, signed: bool = False) -> str:
 
 
 def _percent(delta: float, base: float) -> str:
-    return f"{delta / base * 100:+,.1f}%" if base > 0 else ("new" if delta > 0 else "n/a")
+    if base > 0:
+        return f"{delta / base * 100:+,.1f}%"
+    return "new" if delta > 0 else "unchanged"
 
 
 def _heat(delta: float, biggest: float) -> str:
@@ -325,29 +327,33 @@ def differential_flame_graph(
     what = "wall time" if unit == "ns" else unit
     names = ("baseline", "candidate")
     scale_note = f"full colour = {_time(biggest, unit)}" if biggest > 0 else "no frame's self time changed"
+    legend = (
+        f"Differential flame graph: width = {names[drawn]} inclusive {what}; colour = change in a frame's self "
+        f"{what}: red grew, blue shrank, white unchanged ({scale_note}). Hover a frame for its numbers."
+    )
+    totals = (
+        f"Baseline {_time(base_inc[0], unit)}{' (normalized)' if normalize else ''}, candidate "
+        f"{_time(cand_inc[0], unit)}: {_time(cand_inc[0] - base_inc[0], unit, True)} "
+        f"({_percent(cand_inc[0] - base_inc[0], base_inc[0])}). {_time(unseen, unit)} of {names[other]} time is in "
+        f"frames the {names[drawn]} lacks (not drawn)."
+    )
     out = [
         *_header(height, "#f2f2f2"),
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{_safe(title)}</text>',
-        (
-            f'<text x="10" y="34">Differential flame graph: width = {names[drawn]} inclusive {what}; colour = change '
-            f"in a frame's self {what}: red grew, blue shrank, white unchanged ({scale_note}). "
-            "Hover a frame for its numbers.</text>"
-        ),
-        (
-            f'<text x="10" y="50">Baseline {_time(base_inc[0], unit)}{" (normalized)" if normalize else ""}, '
-            f"candidate {_time(cand_inc[0], unit)}: {_time(cand_inc[0] - base_inc[0], unit, True)} "
-            f"({_percent(cand_inc[0] - base_inc[0], base_inc[0])}). {_time(unseen, unit)} of {names[other]} "
-            f"time is in frames the {names[drawn]} lacks (not drawn).</text>"
-        ),
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{_safe(fit_label(title, WIDTH - 20))}</text>',
+        f'<text x="10" y="34">{_safe(legend)}</text>',
+        f'<text x="10" y="50">{_safe(totals)}</text>',
     ]
     if notes:
         out.append(f'<text x="10" y="66" fill="#a00000">Input bounded: {_safe("; ".join(notes))}.</text>')
     for row, x, w, n in frames:
         y = height - 10 - (row + 1) * ROW
         b, c = base_inc[n], cand_inc[n]
+        numbers = (
+            f"baseline {_time(b, unit)}, candidate {_time(c, unit)}, delta {_time(c - b, unit, True)} "
+            f"({_percent(c - b, b)}); self {_time(deltas[n], unit, True)}"
+        )
         out.append(
-            f"<g><title>{_safe(tree.name[n])}: baseline {_time(b, unit)}, candidate {_time(c, unit)}, "
-            f"delta {_time(c - b, unit, True)} ({_percent(c - b, b)}); self {_time(deltas[n], unit, True)}</title>"
+            f"<g><title>{_safe(tree.name[n])}: {_safe(numbers)}</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_heat(deltas[n], biggest)}" '
             f'stroke="#d0d0d0" stroke-width="0.5" rx="1"/>'
             f'<text x="{x + 3:.2f}" y="{y + 11}">{_safe(fit_label(tree.name[n], w - 6))}</text></g>'

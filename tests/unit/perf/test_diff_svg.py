@@ -79,9 +79,9 @@ def frames(svg: str) -> dict[str, dict[str, str]]:
         x, w, y = float(rect.get("x", "nan")), float(rect.get("width", "nan")), float(rect.get("y", "nan"))
         drawn.append((-y, x, w, (title.text or "").split(": baseline ")[0], rect.get("fill", ""), title.text or ""))
     out: dict[str, dict[str, str]] = {}
-    placed: list[tuple[float, float, float, str]] = []  # -y, x, x + w, path
+    placed: list[tuple[float, float, float, str]] = []  # -y, x, x + w, path (0.02: the SVG rounds to 0.01 px)
     for up, x, w, name, fill, tip in sorted(drawn):  # lowest row first: parents before children
-        below = [p for (u, a, b, p) in placed if u == up - ROW and a - 1e-6 <= x and x + w <= b + 1e-6]
+        below = [p for (u, a, b, p) in placed if u == up - ROW and a - 0.02 <= x and x + w <= b + 0.02]
         path = f"{below[0]};{name}" if below else name
         placed.append((up, x, x + w, path))
         out[path] = {"fill": fill, "title": tip, "width": str(w)}
@@ -183,6 +183,13 @@ def test_hostile_names_and_titles_are_escaped() -> None:
     texts = [t.text or "" for t in root.iter(f"{NS}text")]
     assert "<script>&\"'" in texts
     assert max(len(t) for t in texts[3:]) < 200  # frame labels are fitted to their frames
+
+
+def test_a_hostile_unit_is_escaped_too() -> None:
+    svg = differential_flame_graph("a;b 1\n", "a;b 2\n", "t", unit="<u&>")
+    texts = [t.text or "" for t in ET.fromstring(svg).iter(f"{NS}text")]
+    assert any("inclusive <u&>" in t for t in texts)
+    assert "<u&>" not in svg
 
 
 def test_inputs_past_the_caps_are_bounded_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
