@@ -14,18 +14,20 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 WIDTH = 1200
-_FONT = 'font-family="Verdana,Arial,sans-serif" font-size="11"'
-_SEVERITY_COLOURS = {"P0": "#d62728", "P1": "#ff7f0e", "P2": "#e6c229", None: "#9e9e9e"}
+FONT = 'font-family="Verdana,Arial,sans-serif" font-size="11"'
+SEVERITY_COLOURS = {"P0": "#d62728", "P1": "#ff7f0e", "P2": "#e6c229", None: "#9e9e9e"}
 MIN_PX = 0.5
 ROW = 16
 MAX_ROWS = 1024
 
 
-def _text(s: str) -> str:
+def escape_text(s: str) -> str:
+    """`s` safe as SVG text or a double-quoted attribute value (shared with diff_svg)."""
     return escape(s, {'"': "&quot;"})
 
 
-def _fit(label: str, pixels: float) -> str:
+def fit_label(label: str, pixels: float) -> str:
+    """`label` cut to what fits `pixels` at about 7 px a character, ".." marking the cut; "" if under 3 fit."""
     chars = int(pixels / 7)
     if chars < 3:
         return ""
@@ -40,7 +42,7 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
     out = [
         (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-            f'viewBox="0 0 {WIDTH} {height}" {_FONT}>'
+            f'viewBox="0 0 {WIDTH} {height}" {FONT}>'
         ),
         '<rect width="100%" height="100%" fill="#ffffff"/>',
         (
@@ -58,15 +60,16 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
         levels = thresholds[metric]
         top = max([i["value_ms"] for i in items] + [levels["P0"]]) * 1.05
         scale = bar_w / top if top > 0 else 0.0
-        out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{_text(metric)}</text>')
+        out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{escape_text(metric)}</text>')
         y += 20
         for item in items:
             w = max(1.0, item["value_ms"] * scale)
-            colour = _SEVERITY_COLOURS.get(item["severity"], "#9e9e9e")
-            out.append(f'<text x="10" y="{y + 12}">{_text(_fit(str(item["subject"]), label_w - 10))}</text>')
+            colour = SEVERITY_COLOURS.get(item["severity"], "#9e9e9e")
+            out.append(f'<text x="10" y="{y + 12}">{escape_text(fit_label(str(item["subject"]), label_w - 10))}</text>')
             out.append(
                 f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{ROW - 4}" fill="{colour}">'
-                f"<title>{_text(str(item['subject']))}: {item['value_ms']:,.1f} ms ({item['severity'] or 'below P2'})"
+                f"<title>{escape_text(str(item['subject']))}: "
+                f"{item['value_ms']:,.1f} ms ({item['severity'] or 'below P2'})"
                 "</title></rect>"
             )
             out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{item["value_ms"]:,.1f} ms</text>')
@@ -77,10 +80,10 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
             dashes = f' stroke-dasharray="{dash}"' if dash else ""
             out.append(
                 f'<line x1="{x:.1f}" y1="{top_y}" x2="{x:.1f}" y2="{y}" '
-                f'stroke="{_SEVERITY_COLOURS[level]}" stroke-width="1"{dashes}/>'
+                f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1"{dashes}/>'
             )
             out.append(
-                f'<text x="{x + 2:.1f}" y="{top_y - 2}" font-size="9" fill="{_SEVERITY_COLOURS[level]}">'
+                f'<text x="{x + 2:.1f}" y="{top_y - 2}" font-size="9" fill="{SEVERITY_COLOURS[level]}">'
                 f"{level} {levels[level]:,}</text>"
             )
         y += pad
@@ -135,10 +138,10 @@ def flame_graph(collapsed_stacks: str, title: str, unit: str = "ns") -> str:
     out = [
         (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-            f'viewBox="0 0 {WIDTH} {height}" {_FONT}>'
+            f'viewBox="0 0 {WIDTH} {height}" {FONT}>'
         ),
         '<rect width="100%" height="100%" fill="#fdf8ef"/>',
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{_text(title)}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape_text(title)}</text>',
         (
             f'<text x="10" y="34">Flame graph: width = inclusive {"wall time" if unit == "ns" else unit}; '
             f"total {total / 1e6 if unit == 'ns' else total:,.1f} {'ms' if unit == 'ns' else unit}. "
@@ -151,9 +154,9 @@ def flame_graph(collapsed_stacks: str, title: str, unit: str = "ns") -> str:
         share = 100.0 * cost / total if total else 0.0
         amount = f"{cost / 1e6:,.3f} ms" if unit == "ns" else f"{cost:,.0f} {unit}"
         out.append(
-            f"<g><title>{_text(name)}: {amount} ({share:.1f}%)</title>"
+            f"<g><title>{escape_text(name)}: {amount} ({share:.1f}%)</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_colour(name)}" rx="1"/>'
-            f'<text x="{x + 3:.2f}" y="{y + 11}">{_text(_fit(name, w - 6))}</text></g>'
+            f'<text x="{x + 3:.2f}" y="{y + 11}">{escape_text(fit_label(name, w - 6))}</text></g>'
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
