@@ -12,7 +12,8 @@ change is reported when
 A slower change is graded P2/P1/P0 by the highest level whose relative and absolute steps it meets
 (below P2: listed without a severity). Subjects on one side only are `new` / `gone`, reported on their
 primary metric (endpoint TTFB p95, else total or wall p95; query total time; function total time)
-when its size clears the floor's absolute step. Deterministic: changes are sorted worst first (severity,
+when its size clears the floor's absolute step (and, for a query class, when the interval of its
+execution count excludes zero: a class seen once or twice in one run only is chance). Deterministic: changes are sorted worst first (severity,
 then slower / new / gone / faster, then size), ties by key, so the same snapshots and options give
 the same comparison.
 """
@@ -164,9 +165,15 @@ def _one_side(s: Subject, direction: str, opts: dict[str, Any], tally: _Tally) -
     metric = next((m for m in PRIMARY[s.kind] if m in s.measures), None)
     if metric is None:
         return
-    rule, value = opts["rules"][metric], s.measures[metric].value
+    measure = s.measures[metric]
+    if measure.needs_min_samples and measure.n < opts["min_samples"]:
+        tally.not_compared += 1
+        return
+    rule, value = opts["rules"][metric], measure.value
     level = level_reached(rule, None, value)
-    if level is None:
+    # A query class seen a few times in one run only is chance: its executions' interval must exclude zero.
+    sporadic = s.kind == "query" and measure.tests[0] is not None and measure.tests[0].lo <= 0
+    if level is None or sporadic:
         tally.unchanged += 1
         return
     graded = direction == "new" or opts["grade_gone"]

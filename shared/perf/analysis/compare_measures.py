@@ -61,7 +61,7 @@ def _endpoint(e: dict[str, Any], confidence: float) -> Subject:
         if not stats:
             continue
         for name, q in QUANTILES.items():
-            tests = [quantile_interval(samples, q, confidence)] if samples else []
+            tests: list[Interval | None] = [quantile_interval(samples, q, confidence)] if samples else []
             measures[f"{phase}_{name}_ms"] = Measure(float(stats[name]), len(samples), tests)
     if e.get("samples"):
         n = int(e["samples"])
@@ -119,7 +119,8 @@ def _functions(snapshot: dict[str, Any], confidence: float, min_samples: int) ->
         measures = {}
         for metric, by_profile in metrics.items():
             values = sorted(by_profile.get(p, 0.0) for p in profiles)
-            tests = [quantile_interval(values, 0.5, confidence)] if len(values) >= min_samples else []
+            enough = len(values) >= min_samples
+            tests: list[Interval | None] = [quantile_interval(values, 0.5, confidence)] if enough else []
             measures[metric] = Measure(sum(values) / len(values), len(values), tests, needs_min_samples=False)
         subjects.append(
             Subject(

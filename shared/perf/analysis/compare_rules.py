@@ -43,7 +43,7 @@ DEFAULT_RULES: dict[str, tuple[str, dict[str, tuple[float, float]]]] = {
     "total_ms": ("ms", _MS_FUNCTION),
     "share_of_wall": ("ratio", {"floor": (0.10, 0.02), "P2": (0.25, 0.05), "P1": (0.50, 0.15), "P0": (1.00, 0.30)}),
 }
-DEFAULT_OPTIONS = {"confidence": 0.95, "min_samples": 5, "grade_gone": False, "max_changes": 500}
+DEFAULT_OPTIONS: dict[str, Any] = {"confidence": 0.95, "min_samples": 5, "grade_gone": False, "max_changes": 500}
 
 
 def _invalid(field: str, problem: str) -> ValidationFailed:
@@ -90,7 +90,7 @@ def _metric_rule(metric: str, override: Any) -> dict[str, dict[str, float]]:
     return rule
 
 
-def _bounded(field: str, value: Any, lo: float, hi: float, kind: type) -> Any:
+def _bounded(field: str, value: Any, lo: float, hi: float, kind: type[int] | type[float]) -> Any:
     if isinstance(value, bool) or not isinstance(value, kind | int) or not lo <= value <= hi:
         raise _invalid(field, f"must be a {kind.__name__} in [{lo}, {hi}] (got {str(value)[:40]!r})")
     return kind(value)
@@ -127,11 +127,14 @@ def resolve(options: Any) -> dict[str, Any]:
 def level_reached(rule: dict[str, Any], relative: float | None, delta: float) -> str | None:
     """The highest level (floor < P2 < P1 < P0) whose relative and absolute steps the change meets.
 
-    `relative` None (no baseline) is graded on the absolute change alone."""
+    `relative` None (no baseline) is graded on the absolute change alone. Both are compared as reported
+    (delta to 3 decimals, relative to 4), so a value doubled exactly is +100 % even after rounding."""
     reached = None
+    size = round(abs(delta), 3)
+    ratio = None if relative is None else round(abs(relative), 4)
     for level in LEVELS:
         step = rule[level]
-        if abs(delta) >= step["absolute"] and (relative is None or abs(relative) >= step["relative"]):
+        if size >= step["absolute"] and (ratio is None or ratio >= step["relative"]):
             reached = level
         else:
             break
