@@ -13,9 +13,10 @@ A slower change is graded P2/P1/P0 by the highest level whose relative and absol
 (below P2: listed without a severity). Subjects on one side only are `new` / `gone`, reported on their
 primary metric (endpoint TTFB p95, else total or wall p95; query total time; function total time)
 when its size clears the floor's absolute step (and, for a query class, when the interval of its
-execution count excludes zero: a class seen once or twice in one run only is chance). Deterministic: changes are sorted worst first (severity,
-then slower / new / gone / faster, then size), ties by key, so the same snapshots and options give
-the same comparison.
+execution count excludes zero: a class seen once or twice in one run only is chance).
+
+Deterministic: changes are sorted worst first (severity, then slower / new / gone / faster, then
+size), ties by key, so the same snapshots and options give the same comparison.
 """
 
 from __future__ import annotations
