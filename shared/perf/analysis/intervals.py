@@ -101,7 +101,9 @@ def wilson_interval(successes: int, n: int, confidence: float) -> Interval:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return Interval(max(0.0, centre - half), min(1.0, centre + half), True)
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)  # exact ends: float error would leave 1e-17
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return Interval(lo, hi, True)
 
 
 def count_interval(count: float, confidence: float) -> Interval:

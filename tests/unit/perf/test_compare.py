@@ -175,7 +175,7 @@ def test_faster_and_gone_are_listed_without_a_grade(tmp_path: Path) -> None:
     ],
 )
 def test_bad_options_are_rejected(options: Any, field: str) -> None:
-    empty = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
+    empty: dict[str, Any] = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
     with pytest.raises(ValidationFailed) as caught:
         compare(empty, empty, options)
     assert caught.value.details["errors"][0]["field"] == field
@@ -183,7 +183,7 @@ def test_bad_options_are_rejected(options: Any, field: str) -> None:
 
 
 def test_options_are_echoed_with_their_overrides() -> None:
-    empty = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
+    empty: dict[str, Any] = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
     result = compare(empty, empty, {"confidence": 0.9, "rules": {"count": {"P0": {"absolute": 9000}}}})
     rules = result["options"]["rules"]
     assert result["options"]["confidence"] == 0.9
