@@ -184,6 +184,12 @@ def compare_command(args: argparse.Namespace) -> int:
         comparison = compare(sides[0], sides[1], options)
     except ValidationFailed as exc:
         return _cannot("cannot compare", exc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a hand-edited SNAPSHOT.json
+        print(
+            f"cannot compare: a snapshot file lacks what `snapshot` writes ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
+        return 2
     rendered = render(comparison)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -25,9 +25,11 @@ import hashlib
 import math
 from typing import Any
 
+from shared.core.errors import ValidationFailed
 from shared.perf.analysis.compare_measures import PRIMARY, Measure, Subject, function_groups, subjects
 from shared.perf.analysis.compare_rules import GRADES, grade_starts, level_reached, resolve
 from shared.perf.analysis.intervals import separated
+from shared.perf.parsers.snapshot import SCHEMA as SNAPSHOT_SCHEMA
 from shared.perf.parsers.snapshot import snapshot_id
 
 SCHEMA = "firebreak-perf-comparison-v1"
@@ -49,14 +51,12 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def _interval_pair(b: Measure, c: Measure) -> tuple[Any, bool | None]:
-    """(the first aligned interval pair for display, whether any aligned pair separates; None: no pair)."""
-    shown, real = None, None
-    for bi, ci in zip(b.tests, c.tests, strict=False):
-        if bi is None or ci is None:
-            continue
-        shown = shown or (bi, ci)
-        real = bool(real) or separated(bi, ci)
-    return shown, real
+    """(the interval pair to show: the first that separates, else the first; whether any separates, None: no pair)."""
+    pairs = [(of, bi, ci) for (of, bi), (_, ci) in zip(b.tests, c.tests, strict=False) if bi and ci]
+    if not pairs:
+        return None, None
+    apart = [pair for pair in pairs if separated(pair[1], pair[2])]
+    return (apart or pairs)[0], bool(apart)
 
 
 def _suggestion(subject: Subject, metric: str, direction: str) -> str:
@@ -100,7 +100,9 @@ def _change(
     delta = None if base is None or cand is None else cand - base
     relative = None if delta is None or base is None else (delta / base if base else math.inf)
     interval = (
-        {"baseline": shown[0].as_list(), "candidate": shown[1].as_list(), "confidence": confidence} if shown else None
+        {"of": shown[0], "baseline": shown[1].as_list(), "candidate": shown[2].as_list(), "confidence": confidence}
+        if shown
+        else None
     )
     what = f"{metric} of {subject.label}"
     if direction in ("new", "gone"):
@@ -113,7 +115,10 @@ def _change(
         if interval:
             lo_b, hi_b = interval["baseline"]
             lo_c, hi_c = interval["candidate"]
-            evidence += f"; {confidence:.0%} intervals [{lo_b:,}, {hi_b:,}] vs [{lo_c:,}, {hi_c:,}] do not overlap"
+            evidence += (
+                f"; {confidence:.0%} intervals of the {interval['of']} [{lo_b:,}, {hi_b:,}] vs [{lo_c:,}, {hi_c:,}] "
+                "do not overlap"
+            )
         evidence += "."
     return {
         "change_id": hashlib.sha256(f"{subject.kind}\x1f{subject.key}\x1f{metric}".encode()).hexdigest()[:12],
@@ -173,7 +178,8 @@ def _one_side(s: Subject, direction: str, opts: dict[str, Any], tally: _Tally) -
     rule, value = opts["rules"][metric], measure.value
     level = level_reached(rule, None, value)
     # A query class seen a few times in one run only is chance: its executions' interval must exclude zero.
-    sporadic = s.kind == "query" and measure.tests[0] is not None and measure.tests[0].lo <= 0
+    executions = measure.tests[0][1] if s.kind == "query" else None
+    sporadic = executions is not None and executions.lo <= 0
     if level is None or sporadic:
         tally.unchanged += 1
         return
@@ -196,10 +202,35 @@ def _order(change: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+def _check(side: str, snapshot: Any) -> None:
+    problem = None
+    if not isinstance(snapshot, dict):
+        problem = "must be a snapshot's content (an object)"
+    elif snapshot.get("schema", SNAPSHOT_SCHEMA) != SNAPSHOT_SCHEMA:
+        problem = f"schema {str(snapshot.get('schema'))[:60]!r} is not {SNAPSHOT_SCHEMA}"
+    else:
+        wrong = [
+            part
+            for part in ("endpoints", "queries", "spans", "profiles")
+            if not isinstance(snapshot.get(part, []), list)
+        ]
+        problem = f"{', '.join(wrong)} must be lists" if wrong else None
+    if problem:
+        raise ValidationFailed(
+            f"{side}: {problem}",
+            details={"errors": [{"field": side, "problem": problem}]},
+            recovery_suggestions=[
+                "Pass the content of a snapshot built by artifacts.ingest or `python -m shared.perf snapshot`."
+            ],
+        )
+
+
 def compare(
     baseline: dict[str, Any], candidate: dict[str, Any], options: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The comparison of two snapshot contents (see the module doc); VALIDATION_ERROR for bad options."""
+    _check("baseline", baseline)
+    _check("candidate", candidate)
     opts = resolve(options)
     conf, min_n = opts["confidence"], opts["min_samples"]
     before, after = subjects(baseline, conf, min_n), subjects(candidate, conf, min_n)

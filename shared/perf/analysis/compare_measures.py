@@ -17,6 +17,7 @@ samples behind it, and the confidence intervals that decide whether a change is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,8 @@ PRIMARY["function"] = ("total_ms",)
 class Measure:
     value: float
     n: int  # samples behind the value (executions, requests, profiles)
-    tests: list[Interval | None] = field(default_factory=list)  # a change is real if any aligned pair separates
+    # (what the interval is of, the interval): a change is real if any aligned pair of intervals separates
+    tests: Sequence[tuple[str, Interval | None]] = ()
     needs_min_samples: bool = True
 
 
@@ -61,11 +63,12 @@ def _endpoint(e: dict[str, Any], confidence: float) -> Subject:
         if not stats:
             continue
         for name, q in QUANTILES.items():
-            tests: list[Interval | None] = [quantile_interval(samples, q, confidence)] if samples else []
+            tests = [(name, quantile_interval(samples, q, confidence))] if samples else []
             measures[f"{phase}_{name}_ms"] = Measure(float(stats[name]), len(samples), tests)
     if e.get("samples"):
         n = int(e["samples"])
-        measures["error_rate"] = Measure(e["errors"] / n, n, [wilson_interval(int(e["errors"]), n, confidence)])
+        errors = int(e["errors"])
+        measures["error_rate"] = Measure(errors / n, n, [("error rate", wilson_interval(errors, n, confidence))])
     return Subject("endpoint", e["endpoint"], e["endpoint"], measures, {"profiles": e.get("profiles", [])})
 
 
@@ -77,13 +80,13 @@ def _query(q: dict[str, Any], confidence: float, min_samples: int) -> Subject:
     median = histogram_interval(histogram, 0.5, confidence) if histogram else None
     enough = histogram_count(histogram) >= min_samples if histogram else False
     measures = {
-        "count": Measure(float(n), n, [counted], needs_min_samples=False),
-        "p95_ms": Measure(float(q["p95_ms"]), n, [p95] if p95 else []),
+        "count": Measure(float(n), n, [("executions", counted)], needs_min_samples=False),
+        "p95_ms": Measure(float(q["p95_ms"]), n, [("p95", p95)] if p95 else []),
         # Total time moves with executions or with per-execution time; a few outliers alone are noise.
         "total_time_ms": Measure(
             float(q["total_time_ms"]),
             n,
-            [counted, median if enough else None, p95 if enough else None],
+            [("executions", counted), ("p50", median if enough else None), ("p95", p95 if enough else None)],
             needs_min_samples=False,
         ),
         "rows_examined_avg": Measure(float(q["rows_examined_avg"]), n),
@@ -120,7 +123,7 @@ def _functions(snapshot: dict[str, Any], confidence: float, min_samples: int) ->
         for metric, by_profile in metrics.items():
             values = sorted(by_profile.get(p, 0.0) for p in profiles)
             enough = len(values) >= min_samples
-            tests: list[Interval | None] = [quantile_interval(values, 0.5, confidence)] if enough else []
+            tests = [("per-profile median", quantile_interval(values, 0.5, confidence))] if enough else []
             measures[metric] = Measure(sum(values) / len(values), len(values), tests, needs_min_samples=False)
         subjects.append(
             Subject(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 
 EXACT_N = 1000
@@ -48,6 +49,7 @@ def _binomial_cdf(n: int, p: float) -> list[float]:
     return cdf
 
 
+@lru_cache(maxsize=4096)  # the same (n, q, confidence) recurs across classes and metrics
 def quantile_ranks(n: int, q: float, confidence: float) -> tuple[int, int, bool]:
     """1-based ranks (l, u) with P(x_(l) <= true q-quantile <= x_(u)) >= confidence, clamped to 1..n."""
     tail = (1 - confidence) / 2

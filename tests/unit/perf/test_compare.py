@@ -190,3 +190,18 @@ def test_options_are_echoed_with_their_overrides() -> None:
     assert rules["count"]["P0"] == {"relative": DEFAULT_RULES["count"][1]["P0"][0], "absolute": 9000.0}
     assert set(rules) == set(DEFAULT_RULES)
     assert result["summary"]["headline"].startswith("No change")
+
+
+@pytest.mark.parametrize(
+    ("baseline", "problem"),
+    [
+        ("not a snapshot", "must be a snapshot's content"),
+        ({"schema": "firebreak-perf-comparison-v1"}, "is not firebreak-perf-snapshot-v1"),
+        ({"queries": {"a": 1}}, "queries must be lists"),
+    ],
+)
+def test_sides_that_are_not_snapshots_are_rejected(baseline: Any, problem: str) -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        compare(baseline, {"endpoints": []})
+    assert caught.value.details["errors"][0]["field"] == "baseline"
+    assert problem in caught.value.message

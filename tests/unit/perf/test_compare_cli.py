@@ -76,3 +76,16 @@ def test_bad_input_exits_2_with_a_reason(args: list[str], message: str) -> None:
     assert out.returncode == 2
     assert message in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_damaged_snapshot_file_exits_2(tmp_path: Path) -> None:
+    saved = tmp_path / "base.json"
+    assert perf("snapshot", SMALL_LOG, "--out", saved).returncode == 0
+    doc = json.loads(saved.read_text())
+    for q in doc["content"]["queries"]:
+        del q["count"]
+    saved.write_text(json.dumps(doc))
+    out = perf("compare", "--baseline", saved, "--candidate", SMALL_LOG)
+    assert out.returncode == 2
+    assert "lacks what `snapshot` writes" in out.stderr
+    assert "Traceback" not in out.stderr
