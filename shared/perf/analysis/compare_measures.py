@@ -7,7 +7,7 @@ samples behind it, and the confidence intervals that decide whether a change is 
   from the endpoint's kept samples, `samples_ms`), error_rate (Wilson interval over the timing samples);
 - query classes (by fingerprint): count (Poisson interval), p95_ms (interval from the Query_time
   histogram), total_time_ms (real when the count moved or the per-execution median or p95 moved),
-  rows_examined_avg (no interval: compared on the floors, with min_samples executions on each side);
+  rows_examined_avg (Hoeffding interval from the class's min and max rows examined);
 - functions: SPX profile keys differ between runs, so a function is matched by (endpoint or CLI
   command, function name). Its value is the mean over that endpoint's profiles of the function's
   self_ms, total_ms and share_of_wall, a profile whose kept spans lack the function counting 0 (the
@@ -26,6 +26,7 @@ from shared.perf.analysis.intervals import (
     count_interval,
     histogram_count,
     histogram_interval,
+    hoeffding_interval,
     quantile_interval,
     wilson_interval,
 )
@@ -79,6 +80,10 @@ def _query(q: dict[str, Any], confidence: float, min_samples: int) -> Subject:
     p95 = histogram_interval(histogram, 0.95, confidence) if histogram else None
     median = histogram_interval(histogram, 0.5, confidence) if histogram else None
     enough = histogram_count(histogram) >= min_samples if histogram else False
+    rows: list[tuple[str, Interval | None]] = []
+    if "rows_examined_max" in q and n:
+        low, high = float(q["rows_examined_min"]), float(q["rows_examined_max"])
+        rows.append(("mean", hoeffding_interval(float(q["rows_examined_avg"]), low, high, n, confidence)))
     measures = {
         "count": Measure(float(n), n, [("executions", counted)], needs_min_samples=False),
         "p95_ms": Measure(float(q["p95_ms"]), n, [("p95", p95)] if p95 else []),
@@ -89,7 +94,7 @@ def _query(q: dict[str, Any], confidence: float, min_samples: int) -> Subject:
             [("executions", counted), ("p50", median if enough else None), ("p95", p95 if enough else None)],
             needs_min_samples=False,
         ),
-        "rows_examined_avg": Measure(float(q["rows_examined_avg"]), n),
+        "rows_examined_avg": Measure(float(q["rows_examined_avg"]), n, rows),
     }
     label = " ".join(str(q["fingerprint"]).split())[:80]
     return Subject("query", q["fingerprint"], label, measures, {"worst_sample": q.get("worst_sample")})

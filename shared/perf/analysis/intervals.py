@@ -7,7 +7,8 @@
   confidence promises, which is why comparisons also require a minimum number of samples.
 - Histograms (slow-log Query_time): the same ranks, read from the cumulative bucket counts.
 - Proportions (error rates): Wilson score interval. Counts (executions): normal approximation to the
-  Poisson, c ± z·√c.
+  Poisson, c ± z·√c. Means of values known to lie in [min, max] (rows examined): Hoeffding's bound,
+  mean ± (max - min)·√(ln(2 / (1 - confidence)) / 2n), wide but true whatever the distribution.
 
 No resampling, no randomness: the same inputs give the same bounds.
 """
@@ -111,6 +112,11 @@ def wilson_interval(successes: int, n: int, confidence: float) -> Interval:
 def count_interval(count: float, confidence: float) -> Interval:
     half = z_value(confidence) * math.sqrt(max(count, 0.0))
     return Interval(max(0.0, count - half), count + half, True)
+
+
+def hoeffding_interval(mean: float, lo: float, hi: float, n: int, confidence: float) -> Interval:
+    half = (hi - lo) * math.sqrt(math.log(2 / (1 - confidence)) / (2 * n))
+    return Interval(max(lo, mean - half), min(hi, mean + half), True)
 
 
 def separated(baseline: Interval, candidate: Interval) -> bool:

@@ -10,7 +10,8 @@ For comparisons (analysis.compare needs confidence intervals) each endpoint keep
 `samples_ms: {"ttfb": [...], "total": [...], "wall": [...]}` (sorted; a phase with more than
 MAX_SAMPLES values keeps MAX_SAMPLES evenly spaced order statistics, min and max included), and each
 query class its Query_time histogram, `query_time_histogram: [[upper_ms, count], ...]` (the
-aggregator's 5 %-wide log buckets, ascending).
+aggregator's 5 %-wide log buckets, ascending) and the range of its rows examined (`rows_examined_min`,
+`rows_examined_max`: with the average they bound its confidence interval).
 """
 
 from __future__ import annotations
@@ -243,6 +244,8 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000),
                 },
                 "truncated_statements": c["truncated_statements"],
+                "rows_examined_min": _r(c["rows_examined"]["min"]),
+                "rows_examined_max": _r(c["rows_examined"]["max"]),
                 "query_time_histogram": [
                     [_r(bucket_upper_ms(int(b))), n] for b, n in c["query_time_histogram"].items()
                 ],

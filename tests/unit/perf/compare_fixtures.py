@@ -7,6 +7,7 @@ comparison sees ordinary artifacts through the real parsers and snapshot builder
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -106,14 +107,14 @@ def slowlog_scaled(tmp: Path, fp: str, factor: float, source: Path = SMALL_LOG) 
 
 
 def slowlog_halves(tmp: Path, source: Path = SMALL_LOG) -> tuple[Path, Path]:
-    """Each class's executions dealt alternately into two logs (both keep the server header)."""
+    """The entries dealt into two logs by a hash of their position (both keep the server header).
+
+    A pseudo-random deal, not alternation: a log of two connections taking turns would put each
+    connection in its own half, and two connections are two workloads."""
     head, blocks = _blocks(source)
     halves: tuple[list[bytes], list[bytes]] = ([], [])
-    seen: dict[str, int] = {}
-    for fp, block in blocks:
-        i = seen.get(fp, 0)
-        seen[fp] = i + 1
-        halves[i % 2].append(block)
+    for i, (_, block) in enumerate(blocks):
+        halves[hashlib.sha256(str(i).encode()).digest()[0] % 2].append(block)
     paths = (tmp / "slow-half-a.log", tmp / "slow-half-b.log")
     for path, parts in zip(paths, halves, strict=True):
         path.write_bytes(head + b"".join(parts))
