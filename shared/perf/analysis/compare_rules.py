@@ -41,7 +41,7 @@ DEFAULT_RULES: dict[str, tuple[str, dict[str, tuple[float, float]]]] = {
     ),
     "self_ms": ("ms", _MS_FUNCTION),
     "total_ms": ("ms", _MS_FUNCTION),
-    "share_of_wall": ("ratio", {"floor": (0.10, 0.02), "P2": (0.25, 0.05), "P1": (0.50, 0.15), "P0": (1.00, 0.30)}),
+    "share_of_wall": ("ratio", {"floor": (0.20, 0.03), "P2": (0.50, 0.10), "P1": (1.00, 0.20), "P0": (2.00, 0.40)}),
 }
 DEFAULT_OPTIONS: dict[str, Any] = {"confidence": 0.95, "min_samples": 5, "grade_gone": False, "max_changes": 500}
 
