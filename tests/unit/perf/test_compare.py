@@ -43,18 +43,23 @@ def changes_of(comparison: dict[str, Any], key: str) -> dict[str, dict[str, Any]
     return {c["metric"]: c for c in comparison["changes"] if c["key"] == key}
 
 
+HTTP_GET = "spx-full-20261122_030653-vm-31191-1804289383"  # GET /tag/blue
+
+
 @pytest.fixture(scope="module")
 def framework() -> dict[str, Any]:
     return snapshot(spx_pair(SPX_DIR, FRAMEWORK))
 
 
-def test_a_function_with_doubled_self_time_is_found_and_graded(tmp_path: Path, framework: dict[str, Any]) -> None:
-    spans = [s for s in framework["spans"] if not s["is_root"]]
+@pytest.mark.parametrize("key", [FRAMEWORK, HTTP_GET])
+def test_a_function_with_doubled_self_time_is_found_and_graded(tmp_path: Path, key: str) -> None:
+    baseline = snapshot(spx_pair(SPX_DIR, key))
+    spans = [s for s in baseline["spans"] if not s["is_root"]]
     target = max(spans, key=lambda s: (s["self_ms"], s["function"]))
-    candidate = snapshot(spx_scaled(tmp_path, target["function"], 2.0))
-    result = compare(framework, candidate)
-    command = framework["profiles"][0]["command"]
-    found = changes_of(result, f"{command} :: {target['function']}")
+    candidate = snapshot(spx_scaled(tmp_path, target["function"], 2.0, key))
+    result = compare(baseline, candidate)
+    group = baseline["profiles"][0]["endpoint"] or baseline["profiles"][0]["command"]
+    found = changes_of(result, f"{group} :: {target['function']}")
     self_change = found["self_ms"]
     assert self_change["direction"] == "slower"
     assert self_change["kind"] == "function"
@@ -65,8 +70,9 @@ def test_a_function_with_doubled_self_time_is_found_and_graded(tmp_path: Path, f
     assert self_change["thresholds"]["P2"] <= self_change["thresholds"]["P1"] <= self_change["thresholds"]["P0"]
     # Nothing got faster, and no function whose time does not include the doubled one changed.
     assert result["summary"]["faster"] == 0
-    moved = {c["key"].split(" :: ", 1)[1] for c in result["changes"]}
-    callers = {s["function"] for s in framework["spans"] if s["total_ms"] >= target["self_ms"]}
+    moved = {c["key"].split(" :: ", 1)[1] for c in result["changes"] if c["kind"] == "function"}
+    assert {c["kind"] for c in result["changes"]} == {"function"}  # one profile per side: walls are not compared
+    callers = {s["function"] for s in baseline["spans"] if s["total_ms"] >= target["self_ms"]}
     assert moved <= callers | {target["function"]}
     assert worst_severity(result) == result["changes"][0]["severity"]
 
