@@ -100,7 +100,13 @@ def _change(
     delta = None if base is None or cand is None else cand - base
     relative = None if delta is None or base is None else (delta / base if base else math.inf)
     interval = (
-        {"of": shown[0], "baseline": shown[1].as_list(), "candidate": shown[2].as_list(), "confidence": confidence}
+        {
+            "of": shown[0],
+            "baseline": shown[1].as_list(),
+            "candidate": shown[2].as_list(),
+            "confidence": confidence,
+            "bounded": shown[1].bounded and shown[2].bounded,
+        }
         if shown
         else None
     )
@@ -119,6 +125,8 @@ def _change(
                 f"; {confidence:.0%} intervals of the {interval['of']} [{lo_b:,}, {hi_b:,}] vs [{lo_c:,}, {hi_c:,}] "
                 "do not overlap"
             )
+            if not interval["bounded"]:
+                evidence += " (too few samples for the full confidence: an end is the sample's extreme)"
         evidence += "."
     return {
         "change_id": hashlib.sha256(f"{subject.kind}\x1f{subject.key}\x1f{metric}".encode()).hexdigest()[:12],

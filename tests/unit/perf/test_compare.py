@@ -122,6 +122,8 @@ def test_an_endpoint_forty_percent_slower_is_found_and_graded(tmp_path: Path) ->
     assert change["severity"] is not None
     assert change["interval"]["confidence"] == 0.95
     assert change["interval"]["candidate"][0] > change["interval"]["baseline"][1]
+    # The p95's upper end can be bounded at 95 % only when all samples falling below it is that unlikely.
+    assert change["interval"]["bounded"] is (0.95 ** len(ttfb) <= 0.025)
     assert {c["key"] for c in result["changes"]} == {f"GET {path}"}  # /health and /checkout did not move
     assert "error_rate" not in found
 
