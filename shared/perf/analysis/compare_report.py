@@ -71,7 +71,7 @@ def _table(changes: list[dict[str, Any]], empty: str) -> list[str]:
     md.extend(
         f"| {c['severity'] or '-'} | {c['kind']}: {_cell(c['label'], 100)} | {c['metric']} "
         f"| {_value(c['baseline'], c['unit'])} | {_value(c['candidate'], c['unit'])} | {_change_text(c)} "
-        f"| {_interval_text(c)} | {_cell(c['evidence'])} |"
+        f"| {_interval_text(c)} | {_cell(c['evidence'], 400)} |"
         for c in changes
     )
     return md
