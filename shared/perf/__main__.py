@@ -6,7 +6,15 @@ python -m shared.perf analyze FILE... [--format json|md] [--top-n N] [--threshol
         [--fail-on P0|P1|P2]
     SPX pairs, slow logs and collector-v1 timings -> the analysis.run JSON or the report.export Markdown,
     the same as the tools give (same snapshot and report ids); --out also writes the report files and
-    charts and each SPX profile as speedscope JSON and collapsed stacks; --fail-on exits 3 when a finding of that severity or worse exists (a CI gate).
+    charts and each SPX profile as speedscope JSON and collapsed stacks; --fail-on exits 3 when a finding of
+    that severity or worse exists (a CI gate).
+python -m shared.perf snapshot FILE... --out SNAPSHOT.json
+    the normalised snapshot of SPX pairs, slow logs and timings: {"content", "snapshot_id", "flamegraphs"};
+python -m shared.perf compare --baseline FILE... --candidate FILE... [--format json|md] [--options JSON]
+        [--out DIR] [--fail-on P0|P1|P2]
+    did the candidate get slower? Each side is artifact files (as analyze takes) or one SNAPSHOT.json;
+    --out writes comparison_<id>.md/.json; --fail-on exits 3 when a change of that grade or worse exists.
+Exit codes: 0 done, 2 bad input (the reason on stderr), 3 the --fail-on gate tripped.
 """
 
 from __future__ import annotations
@@ -95,6 +103,113 @@ def analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_commands(sub: Any) -> None:
+    s = sub.add_parser("snapshot", help="SPX pairs, slow logs and timings -> a snapshot file for compare")
+    s.add_argument("files", nargs="+", type=Path)
+    s.add_argument("--out", type=Path, required=True, help="the SNAPSHOT.json to write")
+    c = sub.add_parser("compare", help="baseline vs candidate (artifacts or SNAPSHOT.json each) -> graded changes")
+    c.add_argument("--baseline", nargs="+", type=Path, required=True)
+    c.add_argument("--candidate", nargs="+", type=Path, required=True)
+    c.add_argument("--format", choices=["json", "md"], default="md")
+    c.add_argument(
+        "--options", help='JSON, e.g. \'{"min_samples": 10, "rules": {"ttfb_p95_ms": {"P1": {"relative": 0.3}}}}\''
+    )
+    c.add_argument("--out", type=Path, help="also write comparison_<id>.md/.json here")
+    c.add_argument("--fail-on", choices=["P0", "P1", "P2"], help="exit 3 when a change at this grade or worse exists")
+
+
+def _cannot(what: str, exc: ValidationFailed) -> int:
+    print(f"{what}: {exc.message}", file=sys.stderr)
+    for item in exc.details.get("results", []):
+        if not item["ok"]:
+            print(f"  {item['path']}: {'; '.join(item['errors'])}", file=sys.stderr)
+    return 2
+
+
+def _snapshot_file(path: Path) -> dict[str, Any] | None:
+    """The content of a file `snapshot` wrote, or None when the file is not one (then it is an artifact)."""
+    from shared.perf.parsers.snapshot import SCHEMA
+
+    if path.suffix != ".json" or path.stat().st_size > 512 * 1024 * 1024:
+        return None
+    try:
+        doc = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    content = doc.get("content") if isinstance(doc, dict) else None
+    return content if isinstance(content, dict) and content.get("schema") == SCHEMA else None
+
+
+def _side(paths: list[Path]) -> dict[str, Any]:
+    """One side of a comparison: one SNAPSHOT.json, or artifacts built into a snapshot (ValidationFailed if bad)."""
+    from shared.perf.artifacts import LocalArtifact, hash_file
+    from shared.perf.models import ArtifactRef
+    from shared.perf.parsers.snapshot import build
+
+    content = _snapshot_file(paths[0]) if len(paths) == 1 else None
+    if content is not None:
+        return content
+    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in paths]
+    return build(artifacts)[0].content
+
+
+def snapshot_command(args: argparse.Namespace) -> int:
+    from shared.perf.artifacts import LocalArtifact, hash_file
+    from shared.perf.models import ArtifactRef
+    from shared.perf.parsers.snapshot import build
+
+    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in args.files]
+    try:
+        built, _ = build(artifacts)
+    except ValidationFailed as exc:
+        return _cannot("cannot build the snapshot", exc)
+    doc = {"content": built.content, "snapshot_id": built.snapshot_id, "flamegraphs": built.flamegraphs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, sort_keys=True))
+    print(built.snapshot_id)
+    return 0
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    from shared.perf.analysis.compare import compare, worst_severity
+    from shared.perf.analysis.compare_report import render
+
+    try:
+        options = json.loads(args.options) if args.options else None
+    except json.JSONDecodeError as exc:
+        print(f"--options is not JSON: {exc}", file=sys.stderr)
+        return 2
+    sides = []
+    for name, paths in (("baseline", args.baseline), ("candidate", args.candidate)):
+        try:
+            sides.append(_side(paths))
+        except ValidationFailed as exc:
+            return _cannot(f"cannot read the {name}", exc)
+    try:
+        comparison = compare(sides[0], sides[1], options)
+    except ValidationFailed as exc:
+        return _cannot("cannot compare", exc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a hand-edited SNAPSHOT.json
+        print(
+            f"cannot compare: a snapshot file lacks what `snapshot` writes ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
+        return 2
+    rendered = render(comparison)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"comparison_{rendered.report_id}.md").write_text(rendered.markdown)
+        (args.out / f"comparison_{rendered.report_id}.json").write_text(
+            json.dumps(rendered.report, indent=1, sort_keys=True)
+        )
+    sys.stdout.write(json.dumps(comparison, indent=1) + "\n" if args.format == "json" else rendered.markdown)
+    worst = worst_severity(comparison)
+    if args.fail_on and worst is not None and worst <= args.fail_on:  # "P0" < "P1" < "P2"
+        print(f"a change at {worst} (--fail-on {args.fail_on})", file=sys.stderr)
+        return 3
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m shared.perf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,13 +232,17 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument(
         "--fail-on", choices=["P0", "P1", "P2"], help="exit 3 when a finding at this severity or worse exists"
     )
+    _compare_commands(sub)
     args = parser.parse_args(argv)
-    missing = [str(p) for p in args.files if not p.is_file()]
+    given = args.baseline + args.candidate if args.command == "compare" else args.files
+    missing = [str(p) for p in given if not p.is_file()]
     if missing:
         print(f"not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
     if args.command == "analyze":
         return analyze(args)
+    if args.command in ("snapshot", "compare"):
+        return snapshot_command(args) if args.command == "snapshot" else compare_command(args)
     try:
         report = digest(_entries(args.files))
     except (EOFError, OSError, gzip.BadGzipFile) as exc:

@@ -5,6 +5,13 @@ SHA-256 of the canonical JSON of the content (sorted keys, no whitespace, number
 decimals), and the content holds only what the inputs determine (their SHA-256s, never names, times
 or hints), so the same inputs always give the same id. Sizes are bounded: MAX_QUERIES classes,
 SPANS_PER_PROFILE functions per profile (the top ones by self and by total time).
+
+For comparisons (analysis.compare needs confidence intervals) each endpoint keeps its raw samples,
+`samples_ms: {"ttfb": [...], "total": [...], "wall": [...]}` (sorted; a phase with more than
+MAX_SAMPLES values keeps MAX_SAMPLES evenly spaced order statistics, min and max included), and each
+query class its Query_time histogram, `query_time_histogram: [[upper_ms, count], ...]` (the
+aggregator's 5 %-wide log buckets, ascending) and the range of its rows examined (`rows_examined_min`,
+`rows_examined_max`: with the average they bound its confidence interval).
 """
 
 from __future__ import annotations
@@ -21,18 +28,20 @@ from typing import Any
 from shared.core.errors import ValidationFailed
 from shared.perf.artifacts import LocalArtifact
 from shared.perf.parsers.detect import Detection, detect, pair_spx
-from shared.perf.parsers.slowlog.aggregate import digest
+from shared.perf.parsers.slowlog.aggregate import bucket_upper_ms, digest
 from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, SlowEntry, open_log
 from shared.perf.parsers.slowlog.parser import parse as parse_slowlog
 from shared.perf.parsers.spx import metadata as spx_metadata
 from shared.perf.parsers.spx.export import collapsed, speedscope
 from shared.perf.parsers.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
-from shared.perf.parsers.timings import TimingsFile, aggregate_timings, percentile
+from shared.perf.parsers.timings import TimingSample, TimingsFile, aggregate_timings, percentile
 
 SCHEMA = "firebreak-perf-snapshot-v1"
 MAX_QUERIES = 500
 SPANS_PER_PROFILE = 100
 TOP_CALLEES = 3
+MAX_SAMPLES = 2000  # per endpoint and phase
+SAMPLE_PHASES = ("ttfb", "total")  # the timing phases whose samples are kept (wall comes from SPX)
 _NS_PER_MS = 1_000_000
 
 
@@ -65,6 +74,29 @@ def _stats(values: list[float]) -> dict[str, float]:
         "max": _r(max(values)),
         "count": len(values),
     }
+
+
+def kept_samples(values: list[float]) -> list[float]:
+    """Sorted and rounded; beyond MAX_SAMPLES, evenly spaced order statistics (deterministic, min and max kept)."""
+    ordered = sorted(_r(v) for v in values)
+    n = len(ordered)
+    if n <= MAX_SAMPLES:
+        return ordered
+    return [ordered[round(i * (n - 1) / (MAX_SAMPLES - 1))] for i in range(MAX_SAMPLES)]
+
+
+def _timing_samples(samples: list[TimingSample]) -> dict[str, dict[str, list[float]]]:
+    """Per endpoint, each kept phase's values, chosen as aggregate_timings chooses them (no warm-up, no error)."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for s in samples:
+        if s.warmup or s.error:
+            continue
+        slot = out.setdefault(f"{s.method} {s.url_path.split('?', 1)[0]}", {})
+        for phase in SAMPLE_PHASES:
+            value = getattr(s.timings_ms, phase)
+            if value is not None:
+                slot.setdefault(phase, []).append(value)
+    return out
 
 
 def canonical(content: Any) -> bytes:
@@ -213,6 +245,11 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000),
                 },
                 "truncated_statements": c["truncated_statements"],
+                "rows_examined_min": _r(c["rows_examined"]["min"]),
+                "rows_examined_max": _r(c["rows_examined"]["max"]),
+                "query_time_histogram": [
+                    [_r(bucket_upper_ms(int(b))), n] for b, n in c["query_time_histogram"].items()
+                ],
             }
         )
     return out
@@ -263,8 +300,12 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
                 slot["sources"].append("spx")
     for key, values in walls.items():
         merged[key]["wall_ms"] = _stats(values)
-    for slot in merged.values():
+    raw = _timing_samples(timing_samples)
+    for key, slot in merged.items():
         slot["profiles"].sort()
+        phases = raw.get(key, {})
+        slot["samples_ms"] = {p: kept_samples(phases.get(p, [])) for p in SAMPLE_PHASES}
+        slot["samples_ms"]["wall"] = kept_samples(walls.get(key, []))
     return [merged[k] for k in sorted(merged)]
 
 

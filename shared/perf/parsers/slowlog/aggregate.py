@@ -152,6 +152,7 @@ class QueryClass:
                 "byte_offset": self.worst_offset,
             },
             "truncated_statements": self.truncated,
+            "query_time_histogram": {str(b): n for b, n in sorted(self.query_time.buckets.items())},
         }
 
 
@@ -214,3 +215,8 @@ def digest(entries: Iterable[SlowEntry], *, order_by: str = "query_time") -> dic
             for i, c in enumerate(ranked)
         ],
     }
+
+
+def bucket_upper_ms(index: int) -> float:
+    """The upper bound, in milliseconds, of a `query_time_histogram` bucket (the value percentiles report)."""
+    return _bucket_value(index) * 1000

@@ -1,0 +1,91 @@
+"""`python -m shared.perf snapshot` / `compare`: the CI gate's exit codes and clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared.perf.analysis.compare import compare, worst_severity
+from tests.unit.perf.compare_fixtures import FIXTURES, SMALL_LOG, SPX_DIR, TIMINGS, snapshot, timings_scaled
+
+ROOT = FIXTURES.parents[1]
+
+
+def perf(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "shared.perf", *map(str, args)], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_fail_on_follows_the_worst_grade(tmp_path: Path) -> None:
+    slower = timings_scaled(tmp_path, "/checkout", 1.4)
+    worst = worst_severity(compare(snapshot([TIMINGS]), snapshot([slower])))
+    assert worst is not None
+    out = tmp_path / "out"
+    gated = perf("compare", "--baseline", TIMINGS, "--candidate", slower, "--fail-on", worst, "--out", out)
+    assert gated.returncode == 3
+    assert f"a change at {worst}" in gated.stderr
+    assert gated.stdout.startswith("# Comparison summary")
+    stricter = {"P0": None, "P1": "P0", "P2": "P1"}[worst]
+    if stricter:
+        passed = perf("compare", "--baseline", TIMINGS, "--candidate", slower, "--fail-on", stricter)
+        assert passed.returncode == 0
+    written = sorted(p.name for p in out.iterdir())
+    assert [n.split(".")[-1] for n in written] == ["json", "md"]
+    assert all(n.startswith("comparison_") for n in written)
+    report = json.loads((out / written[0]).read_text())
+    assert written[0] == f"comparison_{report['report_id']}.json"
+
+
+def test_a_snapshot_file_compares_like_its_artifacts(tmp_path: Path) -> None:
+    saved = tmp_path / "base.json"
+    made = perf("snapshot", TIMINGS, SMALL_LOG, "--out", saved)
+    assert made.returncode == 0
+    doc = json.loads(saved.read_text())
+    assert made.stdout.strip() == doc["snapshot_id"]
+    assert set(doc) == {"content", "snapshot_id", "flamegraphs"}
+    out = perf("compare", "--baseline", saved, "--candidate", SMALL_LOG, TIMINGS, "--format", "json", "--fail-on", "P2")
+    result = json.loads(out.stdout)
+    assert out.returncode == 0
+    assert result["baseline_snapshot_id"] == result["candidate_snapshot_id"] == doc["snapshot_id"]
+    assert result["changes"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--candidate", "nope.json"], "not a file"),
+        (
+            ["--candidate", str(SPX_DIR / "spx-full-20261122_030646-vm-31168-1804289383.json")],
+            "cannot read the candidate",
+        ),
+        (["--candidate", str(TIMINGS), "--options", "{not json"], "--options is not JSON"),
+        (["--candidate", str(TIMINGS), "--options", '{"confidence": 2}'], "options.confidence"),
+        (
+            ["--candidate", str(TIMINGS), "--options", '{"rules": {"count": {"P0": {"absolute": 1}}}}'],
+            "options.rules.count",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_a_reason(args: list[str], message: str) -> None:
+    out = perf("compare", "--baseline", TIMINGS, *args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_damaged_snapshot_file_exits_2(tmp_path: Path) -> None:
+    saved = tmp_path / "base.json"
+    assert perf("snapshot", SMALL_LOG, "--out", saved).returncode == 0
+    doc = json.loads(saved.read_text())
+    for q in doc["content"]["queries"]:
+        del q["count"]
+    saved.write_text(json.dumps(doc))
+    out = perf("compare", "--baseline", saved, "--candidate", SMALL_LOG)
+    assert out.returncode == 2
+    assert "lacks what `snapshot` writes" in out.stderr
+    assert "Traceback" not in out.stderr
