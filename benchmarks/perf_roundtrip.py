@@ -21,7 +21,7 @@ from shared.app.wiring import build_deps
 from shared.core.settings import Settings
 from shared.identity.models import Principal
 from shared.perf.artifacts import LocalArtifact, hash_file
-from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest
+from shared.perf.models import AnalysisRequest, ArtifactRef, IngestRequest, ReportRequest
 from shared.perf.parsers import snapshot
 from shared.perf.service import perf_service
 from shared.perf.uploads.intake import store_uploads
@@ -73,7 +73,7 @@ async def _measure(settings: Settings) -> list[dict[str, Any]]:
         trips.setdefault("analysis", (deps.blobs.requests - b0, runs.requests - c0))
         b0, c0 = deps.blobs.requests, runs.requests
         t = time.perf_counter()
-        await service.report(who, AnalysisRequest(normalized_snapshot_id=sid), "bench")
+        await service.report(who, ReportRequest(normalized_snapshot_id=sid), "bench")
         report.append(time.perf_counter() - t)
         trips.setdefault("report", (deps.blobs.requests - b0, runs.requests - c0))
     await deps.aclose()

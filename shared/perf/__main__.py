@@ -13,7 +13,8 @@ python -m shared.perf snapshot FILE... --out SNAPSHOT.json
 python -m shared.perf compare --baseline FILE... --candidate FILE... [--format json|md] [--options JSON]
         [--out DIR] [--fail-on P0|P1|P2]
     did the candidate get slower? Each side is artifact files (as analyze takes) or one SNAPSHOT.json;
-    --out writes comparison_<id>.md/.json; --fail-on exits 3 when a change of that grade or worse exists.
+    --out writes report_<id>.md/.json with the diff chart and differential flame graphs; --fail-on exits 3
+    when a change of that grade or worse exists.
 Exit codes: 0 done, 2 bad input (the reason on stderr), 3 the --fail-on gate tripped.
 """
 
@@ -114,7 +115,9 @@ def _compare_commands(sub: Any) -> None:
     c.add_argument(
         "--options", help='JSON, e.g. \'{"min_samples": 10, "rules": {"ttfb_p95_ms": {"P1": {"relative": 0.3}}}}\''
     )
-    c.add_argument("--out", type=Path, help="also write comparison_<id>.md/.json here")
+    c.add_argument(
+        "--out", type=Path, help="also write report_<id>.md/.json, the diff chart and differential flame graphs here"
+    )
     c.add_argument("--fail-on", choices=["P0", "P1", "P2"], help="exit 3 when a change at this grade or worse exists")
 
 
@@ -126,8 +129,8 @@ def _cannot(what: str, exc: ValidationFailed) -> int:
     return 2
 
 
-def _snapshot_file(path: Path) -> dict[str, Any] | None:
-    """The content of a file `snapshot` wrote, or None when the file is not one (then it is an artifact)."""
+def _snapshot_file(path: Path) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """(content, flame graphs) of a file `snapshot` wrote, or None when the file is not one (an artifact)."""
     from shared.perf.parsers.snapshot import SCHEMA
 
     if path.suffix != ".json" or path.stat().st_size > 512 * 1024 * 1024:
@@ -137,20 +140,26 @@ def _snapshot_file(path: Path) -> dict[str, Any] | None:
     except (ValueError, UnicodeDecodeError):
         return None
     content = doc.get("content") if isinstance(doc, dict) else None
-    return content if isinstance(content, dict) and content.get("schema") == SCHEMA else None
+    if not (isinstance(content, dict) and content.get("schema") == SCHEMA):
+        return None
+    flames = doc.get("flamegraphs")
+    valid = isinstance(flames, dict) and all(isinstance(v, str) for v in flames.values())
+    return content, flames if valid else {}
 
 
-def _side(paths: list[Path]) -> dict[str, Any]:
-    """One side of a comparison: one SNAPSHOT.json, or artifacts built into a snapshot (ValidationFailed if bad)."""
+def _side(paths: list[Path]) -> tuple[dict[str, Any], dict[str, str]]:
+    """One side of a comparison, (content, collapsed stacks per profile): one SNAPSHOT.json, or artifacts built
+    into a snapshot (ValidationFailed if bad)."""
     from shared.perf.artifacts import LocalArtifact, hash_file
     from shared.perf.models import ArtifactRef
     from shared.perf.parsers.snapshot import build
 
-    content = _snapshot_file(paths[0]) if len(paths) == 1 else None
-    if content is not None:
-        return content
+    saved = _snapshot_file(paths[0]) if len(paths) == 1 else None
+    if saved is not None:
+        return saved
     artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in paths]
-    return build(artifacts)[0].content
+    built = build(artifacts)[0]
+    return built.content, built.flamegraphs
 
 
 def snapshot_command(args: argparse.Namespace) -> int:
@@ -172,7 +181,7 @@ def snapshot_command(args: argparse.Namespace) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     from shared.perf.analysis.compare import compare, worst_severity
-    from shared.perf.analysis.compare_report import render
+    from shared.perf.analysis.compare_charts import render_report
 
     try:
         options = json.loads(args.options) if args.options else None
@@ -186,7 +195,7 @@ def compare_command(args: argparse.Namespace) -> int:
         except ValidationFailed as exc:
             return _cannot(f"cannot read the {name}", exc)
     try:
-        comparison = compare(sides[0], sides[1], options)
+        comparison = compare(sides[0][0], sides[1][0], options)
     except ValidationFailed as exc:
         return _cannot("cannot compare", exc)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a hand-edited SNAPSHOT.json
@@ -195,13 +204,17 @@ def compare_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    rendered = render(comparison)
+    (base, base_flames), (cand, cand_flames) = sides
+    rendered = render_report(comparison, base, cand, base_flames, cand_flames)
     if args.out:
+        # The same files report.export writes for a comparison: report_<id>.md/.json and its SVG charts.
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"comparison_{rendered.report_id}.md").write_text(rendered.markdown)
-        (args.out / f"comparison_{rendered.report_id}.json").write_text(
+        (args.out / f"report_{rendered.report_id}.md").write_text(rendered.markdown)
+        (args.out / f"report_{rendered.report_id}.json").write_text(
             json.dumps(rendered.report, indent=1, sort_keys=True)
         )
+        for name, svg in rendered.charts.items():
+            (args.out / name).write_text(svg)
     sys.stdout.write(json.dumps(comparison, indent=1) + "\n" if args.format == "json" else rendered.markdown)
     worst = worst_severity(comparison)
     if args.fail_on and worst is not None and worst <= args.fail_on:  # "P0" < "P1" < "P2"

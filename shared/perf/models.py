@@ -175,6 +175,47 @@ class AnalysisRequest(SnapshotRef):
     )
 
 
+_COMPARE_OPTIONS = (
+    "Grading rules merged over the defaults (see the result's options for the effective ones): per metric "
+    "the relative and absolute change at which P2/P1/P0 start and the noise floor below which nothing is "
+    "reported."
+)
+
+
+class ReportRequest(AnalysisRequest):
+    """report.export: a snapshot's analysis, or with baseline_snapshot_id its comparison against that baseline."""
+
+    baseline_snapshot_id: str | None = Field(
+        None,
+        pattern=SNAPSHOT_ID,
+        description="Write a comparison report instead: what changed from this baseline run to the snapshot.",
+    )
+    compare_options: dict[str, Any] | None = Field(None, description=_COMPARE_OPTIONS)
+
+
+class CompareRequest(ToolInput):
+    baseline_snapshot_id: str = Field(pattern=SNAPSHOT_ID, description="The run before the change (runs.list).")
+    candidate_snapshot_id: str = Field(pattern=SNAPSHOT_ID, description="The run after the change.")
+    options: dict[str, Any] | None = Field(None, description=_COMPARE_OPTIONS)
+    limit: int = Field(50, ge=1, le=500, description="Changes returned, worst first (the summary counts all).")
+
+
+class CompareResult(ToolOutput):
+    baseline_snapshot_id: str
+    candidate_snapshot_id: str
+    worst_severity: str | None = Field(description="P0, P1 or P2 of the worst slower/new change; null when none.")
+    summary: dict[str, Any]
+    options: dict[str, Any] = Field(description="The effective grading rules.")
+    changes: list[dict[str, Any]] = Field(
+        description="Worst first: kind (endpoint/query/function), key, metric, direction (slower/faster/new/"
+        "gone), severity, baseline, candidate, delta, relative, interval, thresholds, evidence, suggestion."
+    )
+    changes_omitted: int = Field(description="Changes beyond `limit` (counted in summary).")
+    unchanged_count: int
+    correlation_id: str
+    next_action: str
+
+
 class AnalysisResult(ToolOutput):
     normalized_snapshot_id: str
     summary: dict[str, Any]

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from shared.core.errors import RateLimited
 from shared.core.settings import Settings
 from shared.identity.models import Principal
+from shared.perf import comparison
 from shared.perf.analysis import ranking as analysis_mod
 from shared.perf.analysis import report as report_mod
 from shared.perf.artifacts import ArtifactFetcher, artifact_blob, unique_refs
@@ -23,9 +24,12 @@ from shared.perf.collect import run as collect_run
 from shared.perf.models import (
     AnalysisRequest,
     AnalysisResult,
+    CompareRequest,
+    CompareResult,
     Counts,
     IngestRequest,
     IngestResult,
+    ReportRequest,
     ReportResult,
     Retention,
     RunDetail,
@@ -184,8 +188,13 @@ class PerfService:
             nxt += " Thresholds are conservative defaults: pass your own (see open_questions)."
         return AnalysisResult(**result, correlation_id=correlation_id, next_action=nxt)
 
-    async def report(self, principal: Principal, req: AnalysisRequest, correlation_id: str) -> ReportResult:
+    async def compare(self, principal: Principal, req: CompareRequest, correlation_id: str) -> CompareResult:
+        return await comparison.compare_runs(await self.store(principal), req, correlation_id)
+
+    async def report(self, principal: Principal, req: ReportRequest, correlation_id: str) -> ReportResult:
         store = await self.store(principal)
+        if req.baseline_snapshot_id:
+            return await comparison.comparison_report(store, req, self.clock, correlation_id, DOWNLOAD_ROUTE)
         result, content, metadata = await self._analysis(store, req)
         flames = await store.load_flames(req.id, metadata, [p["key"] for p in report_mod.flame_profiles(content)])
         rendered = await asyncio.to_thread(report_mod.render, content, result, flames)
@@ -239,6 +248,8 @@ class PerfService:
             reports=[
                 {
                     "report_id": r["report_id"],
+                    "kind": r.get("kind", "analysis"),
+                    **({"baseline_snapshot_id": r["baseline_snapshot_id"]} if r.get("baseline_snapshot_id") else {}),
                     "created_at": r["created_at"],
                     "finding_count": r["finding_count"],
                     "downloads": {f: DOWNLOAD_ROUTE + f for f in r["files"]},

@@ -188,8 +188,18 @@ class PerfStore:
 
     # -- reports -----------------------------------------------------------------------------------
     async def save_report(
-        self, sid: str, rid: str, markdown: str, report: dict[str, Any], charts: dict[str, str], now: datetime
+        self,
+        sid: str,
+        rid: str,
+        markdown: str,
+        report: dict[str, Any],
+        charts: dict[str, str],
+        now: datetime,
+        *,
+        finding_count: int | None = None,
+        baseline: str | None = None,
     ) -> list[str]:
+        """Store a report of snapshot `sid` (a comparison report names its `baseline`); answers its file names."""
         files = {
             f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"),
             f"report_{rid}.json": (await asyncio.to_thread(json.dumps, report, indent=1, sort_keys=True), JSON),
@@ -207,7 +217,8 @@ class PerfStore:
                 "report_id": rid,
                 "created_at": now.isoformat(),
                 "files": sorted(files),
-                "finding_count": report["summary"]["finding_count"],
+                "finding_count": report["summary"]["finding_count"] if finding_count is None else finding_count,
+                **({"kind": "comparison", "baseline_snapshot_id": baseline} if baseline else {"kind": "analysis"}),
             }
         )
         doc = await self.index(sid)

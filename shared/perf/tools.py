@@ -91,14 +91,46 @@ async def analysis_run(ctx: ToolContext, args: models.AnalysisRequest) -> models
     return await _service(ctx).analysis(ctx.principal, args, ctx.correlation_id)
 
 
+def _render_comparison(r: models.CompareResult) -> str:
+    s = r.summary
+    return f"{s['headline']} {r.next_action}"
+
+
+@toolset.tool(
+    "analysis.compare",
+    title="Compare two perf runs: what got slower, faster, new or gone",
+    read_only=True,
+    idempotent=True,
+    render=_render_comparison,
+)
+async def analysis_compare(ctx: ToolContext, args: models.CompareRequest) -> models.CompareResult:
+    """Did my change make it slower? Compare a baseline snapshot with a candidate snapshot of the same workload.
+
+    Give baseline_snapshot_id (before the change) and candidate_snapshot_id (after), both from
+    artifacts.ingest or runs.list in this workspace. Compares per endpoint TTFB and wall p50/p95 (with
+    95 % confidence intervals from the samples) and error rate, per query class count, total and p95
+    time and rows examined, and per SPX function (matched by endpoint and name) self and total time and
+    share of the request. Each change says slower/faster/new/gone, is graded P0/P1/P2 when it passes
+    both a relative and an absolute step above the noise floor, and carries the numbers as evidence
+    and a suggestion. A run compared with itself, or two runs of the same workload, reports nothing.
+    worst_severity is the CI answer; report.export with baseline_snapshot_id writes the same
+    comparison as Markdown/JSON with a diff bar chart and differential flame graphs.
+    """
+    return await _service(ctx).compare(ctx.principal, args, ctx.correlation_id)
+
+
 @toolset.tool("report.export", title="Write a perf report (Markdown, JSON, SVG charts)", idempotent=True)
-async def report_export(ctx: ToolContext, args: models.AnalysisRequest) -> models.ReportResult:
+async def report_export(ctx: ToolContext, args: models.ReportRequest) -> models.ReportResult:
     """Run analysis.run with the same parameters and write a report: Markdown, JSON and SVG charts in storage.
 
     The Markdown has # Executive Summary, # Thresholds Used and # Observations (also with no
     findings), a chart of the top offenders against the thresholds and flame graphs of the slowest
     SPX profiles. report_id is deterministic (same snapshot and parameters, same id and bytes). The
     result holds the Markdown and JSON inline and downloads[] (GET with the same credentials).
+    With baseline_snapshot_id (and optional compare_options) it writes the comparison of that baseline
+    with this snapshot instead (analysis.compare's result): slower/faster/new/gone tables, a diff bar
+    chart against the thresholds and differential flame graphs (red grew, blue shrank) of the
+    endpoints both runs profiled.
     """
     return await _service(ctx).report(ctx.principal, args, ctx.correlation_id)
 

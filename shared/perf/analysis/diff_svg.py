@@ -28,7 +28,6 @@ skipped and counted in the subtitle. Same inputs, same bytes.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Literal
 
 from shared.perf.analysis.svg import FONT, MAX_ROWS, MIN_PX, ROW, SEVERITY_COLOURS, WIDTH, escape_text, fit_label
@@ -45,14 +44,7 @@ _GRADES = ("P0", "P1", "P2")
 _OFF_SCALE = 3.0  # thresholds beyond this many times the group's largest value are written, not drawn
 _BASELINE_FILL = "#c7c7c7"
 _FASTER_FILL = "#2ca02c"
-# Characters XML 1.0 forbids (and lone surrogates, which no encoder writes): a name with one would make
-# the whole picture unreadable, so each becomes U+FFFD.
-_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _SUFFIX = {"ms": " ms", "ratio": "x", "count": " count", "rows": " rows"}
-
-
-def _safe(s: str) -> str:
-    return escape_text(_ILLEGAL.sub("\ufffd", s))
 
 
 def _header(height: int, background: str) -> list[str]:
@@ -117,7 +109,7 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         fill = SEVERITY_COLOURS[severity]
     else:
         fill = _FASTER_FILL if direction in ("faster", "gone") else SEVERITY_COLOURS[None]
-    tip = _safe(label[:MAX_LABEL] + (".." if len(label) > MAX_LABEL else ""))
+    tip = escape_text(label[:MAX_LABEL] + (".." if len(label) > MAX_LABEL else ""))
     grade = severity if severity in _GRADES else "below P2"
     ticks, off_scale = [], []
     for level, dash in _LEVELS:
@@ -131,17 +123,17 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         ticks.append(
             f'<line class="threshold {level}" x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 30}" '
             f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1.5"{dashes}>'
-            f"<title>{level} starts at {_safe(_amount(levels[level], unit))}</title></line>"
+            f"<title>{level} starts at {escape_text(_amount(levels[level], unit))}</title></line>"
         )
     off = f" · off scale: {', '.join(off_scale)}" if off_scale else ""
     about = f"{metric} · {direction}{off}"
     out = [
         '<g class="change">',
-        f"<title>{tip}: {_safe(f'{metric} · {direction} · {_change(base, cand, unit)} ({grade}){off}')}</title>",
-        f'<text x="10" y="{y + 12}">{_safe(fit_label(label, label_w - 10))}</text>',
+        f"<title>{tip}: {escape_text(f'{metric} · {direction} · {_change(base, cand, unit)} ({grade}){off}')}</title>",
+        f'<text x="10" y="{y + 12}">{escape_text(fit_label(label, label_w - 10))}</text>',
         (  # 9 px type: about 1.25 times the characters fit_label counts for 11 px
             f'<text x="10" y="{y + 26}" font-size="9" fill="#555555">'
-            f"{_safe(fit_label(about, (label_w - 10) * 1.25))}</text>"
+            f"{escape_text(fit_label(about, (label_w - 10) * 1.25))}</text>"
         ),
     ]
     for i, (kind, value, colour) in enumerate((("baseline", base, _BASELINE_FILL), ("candidate", cand, fill))):
@@ -152,7 +144,7 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         if kind == "candidate":
             words += f", {_change(base, cand, unit)}" + (f", {severity}" if severity in _GRADES else "")
         x = min(label_w + w + 4, WIDTH - 5 - 6 * len(words))  # a long text moves over its bar, not off the page
-        out.append(f'<text x="{x:.1f}" y="{row_y + 10}" font-size="10">{_safe(words)}</text>')
+        out.append(f'<text x="{x:.1f}" y="{row_y + 10}" font-size="10">{escape_text(words)}</text>')
     out += ticks
     out.append("</g>")
     return out
@@ -166,7 +158,7 @@ def diff_bars(changes: list[dict[str, Any]], title: str, limit: int = 20) -> str
     height = 44 + group * len(shown) + (20 if more or not shown else 0)
     out = [
         *_header(height, "#ffffff"),
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{_safe(fit_label(title, WIDTH - 20))}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape_text(fit_label(title, WIDTH - 20))}</text>',
         (
             '<text x="10" y="34">Upper bar = baseline, lower bar = candidate (colour = severity); '
             "ticks = where P2 / P1 / P0 start. Each group has its own scale.</text>"
@@ -339,12 +331,12 @@ def differential_flame_graph(
     )
     out = [
         *_header(height, "#f2f2f2"),
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{_safe(fit_label(title, WIDTH - 20))}</text>',
-        f'<text x="10" y="34">{_safe(legend)}</text>',
-        f'<text x="10" y="50">{_safe(totals)}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape_text(fit_label(title, WIDTH - 20))}</text>',
+        f'<text x="10" y="34">{escape_text(legend)}</text>',
+        f'<text x="10" y="50">{escape_text(totals)}</text>',
     ]
     if notes:
-        out.append(f'<text x="10" y="66" fill="#a00000">Input bounded: {_safe("; ".join(notes))}.</text>')
+        out.append(f'<text x="10" y="66" fill="#a00000">Input bounded: {escape_text("; ".join(notes))}.</text>')
     for row, x, w, n in frames:
         y = height - 10 - (row + 1) * ROW
         b, c = base_inc[n], cand_inc[n]
@@ -353,10 +345,10 @@ def differential_flame_graph(
             f"({_percent(c - b, b)}); self {_time(deltas[n], unit, True)}"
         )
         out.append(
-            f"<g><title>{_safe(tree.name[n])}: {_safe(numbers)}</title>"
+            f"<g><title>{escape_text(tree.name[n])}: {escape_text(numbers)}</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" fill="{_heat(deltas[n], biggest)}" '
             f'stroke="#d0d0d0" stroke-width="0.5" rx="1"/>'
-            f'<text x="{x + 3:.2f}" y="{y + 11}">{_safe(fit_label(tree.name[n], w - 6))}</text></g>'
+            f'<text x="{x + 3:.2f}" y="{y + 11}">{escape_text(fit_label(tree.name[n], w - 6))}</text></g>'
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -21,9 +22,14 @@ ROW = 16
 MAX_ROWS = 1024
 
 
+# Characters XML 1.0 forbids (and lone surrogates, which no encoder writes): a name with one would make
+# the whole picture unreadable, so each becomes U+FFFD.
+_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def escape_text(s: str) -> str:
     """`s` safe as SVG text or a double-quoted attribute value (shared with diff_svg)."""
-    return escape(s, {'"': "&quot;"})
+    return escape(_ILLEGAL.sub("\ufffd", s), {'"': "&quot;"})
 
 
 def fit_label(label: str, pixels: float) -> str:

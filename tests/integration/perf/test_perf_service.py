@@ -18,6 +18,7 @@ from shared.perf.models import (
     AnalysisRequest,
     ArtifactRef,
     IngestRequest,
+    ReportRequest,
     Retention,
     RunsGetRequest,
     RunsListRequest,
@@ -117,8 +118,8 @@ async def test_ingest_analyse_report_round_trip(service: PerfService, deps: Deps
     assert tuned.ranking_thresholds["query_total_time_ms"]["source"] == "provided"
     assert tuned.ranking_thresholds["span_self_ms"]["source"] == "default_conservative"
 
-    report = await service.report(who, AnalysisRequest(normalized_snapshot_id=sid, top_n=5), "corr-3")
-    again = await service.report(who, AnalysisRequest(normalized_snapshot_id=sid, top_n=5), "corr-4")
+    report = await service.report(who, ReportRequest(normalized_snapshot_id=sid, top_n=5), "corr-3")
+    again = await service.report(who, ReportRequest(normalized_snapshot_id=sid, top_n=5), "corr-4")
     assert report.report_id == again.report_id
     assert report.markdown == again.markdown
     assert len(report.report_id) == 16
@@ -194,7 +195,7 @@ async def test_zero_findings_report_keeps_its_sections(service: PerfService, dep
         m: {"P0": 10**9, "P1": 10**9, "P2": 10**9}
         for m in ("endpoint_ttfb_ms", "endpoint_wall_ms", "query_total_time_ms", "span_self_ms", "span_total_ms")
     }
-    report = await service.report(who, AnalysisRequest(normalized_snapshot_id=sid, thresholds=lenient), "c")
+    report = await service.report(who, ReportRequest(normalized_snapshot_id=sid, thresholds=lenient), "c")
     assert report.report["summary"]["finding_count"] == 0
     for section in ("# Executive Summary", "# Thresholds Used", "# Observations"):
         assert section in report.markdown

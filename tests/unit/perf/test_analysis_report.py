@@ -163,3 +163,14 @@ def test_svgs_are_well_formed_and_escape_names() -> None:
     assert ET.fromstring(chart).tag.endswith("svg")
     assert "x&lt;y" in chart
     ET.fromstring(offenders_chart({}, {}, ["span_self_ms"]))
+
+
+def test_flame_graph_with_xml_forbidden_characters_in_a_name_is_still_well_formed() -> None:
+    import xml.etree.ElementTree as ET
+
+    from shared.perf.analysis.svg import flame_graph
+
+    svg = flame_graph("main;evil\x00name\x1b[31m;leaf 100\nmain 5\n", "title \x07")
+    root = ET.fromstring(svg)
+    titles = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert any("evil\ufffdname\ufffd[31m" in t for t in titles)

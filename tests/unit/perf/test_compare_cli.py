@@ -35,10 +35,11 @@ def test_fail_on_follows_the_worst_grade(tmp_path: Path) -> None:
         passed = perf("compare", "--baseline", TIMINGS, "--candidate", slower, "--fail-on", stricter)
         assert passed.returncode == 0
     written = sorted(p.name for p in out.iterdir())
-    assert [n.split(".")[-1] for n in written] == ["json", "md"]
-    assert all(n.startswith("comparison_") for n in written)
     report = json.loads((out / written[0]).read_text())
-    assert written[0] == f"comparison_{report['report_id']}.json"
+    rid = report["report_id"]
+    # Timings only: the report and its diff chart (no SPX profile, so no differential flame graph).
+    assert written == [f"report_{rid}.json", f"report_{rid}.md", f"report_{rid}_diff.svg"]
+    assert f"(report_{rid}_diff.svg)" in (out / f"report_{rid}.md").read_text()
 
 
 def test_a_snapshot_file_compares_like_its_artifacts(tmp_path: Path) -> None:

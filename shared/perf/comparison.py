@@ -1,0 +1,100 @@
+"""The comparison use cases: analysis.compare, and report.export with a baseline.
+
+Both snapshots are read through the workspace's own index (a foreign or unknown id is NOT_FOUND, the
+same as a missing one), and all the CPU work (comparing, rendering) runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from shared.perf.analysis import compare as compare_mod
+from shared.perf.analysis import compare_charts
+from shared.perf.models import CompareRequest, CompareResult, ReportRequest, ReportResult
+from shared.perf.store import PerfStore
+
+
+def _next_action(comparison: dict[str, Any], baseline: str, candidate: str) -> str:
+    worst = compare_mod.worst_severity(comparison)
+    report = (
+        f"call report.export with normalized_snapshot_id {candidate} and baseline_snapshot_id {baseline} for "
+        "a shareable report (diff chart, differential flame graphs)"
+    )
+    if worst is None:
+        return (
+            "No change above the noise floor slowed anything down: the candidate is as fast as the baseline "
+            f"within the thresholds (see options); {report} to record it."
+        )
+    return (
+        f"The candidate is slower (worst {worst}): start with the first changes' evidence and suggestion, "
+        f"fix, ingest the new run and compare it with the same baseline; {report}."
+    )
+
+
+async def _both(store: PerfStore, baseline: str, candidate: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    (base, _), (cand, _) = await asyncio.gather(store.load_snapshot(baseline), store.load_snapshot(candidate))
+    return base, cand
+
+
+async def compare_runs(store: PerfStore, req: CompareRequest, correlation_id: str) -> CompareResult:
+    base, cand = await _both(store, req.baseline_snapshot_id, req.candidate_snapshot_id)
+    comparison = await asyncio.to_thread(compare_mod.compare, base, cand, req.options)
+    changes = comparison["changes"]
+    return CompareResult(
+        baseline_snapshot_id=req.baseline_snapshot_id,
+        candidate_snapshot_id=req.candidate_snapshot_id,
+        worst_severity=compare_mod.worst_severity(comparison),
+        summary=comparison["summary"],
+        options=comparison["options"],
+        changes=changes[: req.limit],
+        changes_omitted=max(0, len(changes) - req.limit),
+        unchanged_count=comparison["unchanged_count"],
+        correlation_id=correlation_id,
+        next_action=_next_action(comparison, req.baseline_snapshot_id, req.candidate_snapshot_id),
+    )
+
+
+async def comparison_report(
+    store: PerfStore, req: ReportRequest, clock: Callable[[], datetime], correlation_id: str, download_route: str
+) -> ReportResult:
+    """Compare baseline_snapshot_id with the snapshot and store the report under the snapshot (the candidate)."""
+    baseline, candidate = str(req.baseline_snapshot_id), req.id
+    (base, base_meta), (cand, cand_meta) = await asyncio.gather(
+        store.load_snapshot(baseline), store.load_snapshot(candidate)
+    )
+    comparison = await asyncio.to_thread(compare_mod.compare, base, cand, req.compare_options)
+    pairs = compare_charts.flame_pairs(base, cand)
+    base_flames, cand_flames = await asyncio.gather(
+        store.load_flames(baseline, base_meta, [k for p in pairs for k in p.baseline_keys]),
+        store.load_flames(candidate, cand_meta, [k for p in pairs for k in p.candidate_keys]),
+    )
+    rendered = await asyncio.to_thread(compare_charts.render_report, comparison, base, cand, base_flames, cand_flames)
+    files = await store.save_report(
+        candidate,
+        rendered.report_id,
+        rendered.markdown,
+        rendered.report,
+        rendered.charts,
+        clock(),
+        finding_count=comparison["summary"]["change_count"],
+        baseline=baseline,
+    )
+    return ReportResult(
+        normalized_snapshot_id=candidate,
+        report_id=rendered.report_id,
+        markdown_path=store.report_blob(f"report_{rendered.report_id}.md"),
+        json_path=store.report_blob(f"report_{rendered.report_id}.json"),
+        charts=[store.report_blob(n) for n in sorted(rendered.charts)],
+        downloads={f: download_route + f for f in files},
+        markdown=rendered.markdown,
+        report=rendered.report,
+        correlation_id=correlation_id,
+        next_action=(
+            f"{comparison['summary']['headline']} Share the Markdown (download it with its charts from "
+            "downloads[], same credentials as the tools); after a fix, ingest the new run and export its "
+            "comparison against the same baseline."
+        ),
+    )
