@@ -24,6 +24,8 @@ SPEC_NAMES = {
     "runs.list",
     "runs.get",
     "ingest.bundle",
+    # issue #16 names the comparison tool in the perf spec's namespace, beside analysis.run
+    "analysis.compare",
     # neubird-mcp-server.md
     "neubird_investigate_alert",
     "neubird_create_investigation",
