@@ -213,3 +213,37 @@ def test_sides_that_are_not_snapshots_are_rejected(baseline: Any, problem: str) 
         compare(baseline, {"endpoints": []})
     assert caught.value.details["errors"][0]["field"] == "baseline"
     assert problem in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"rules": {"count": {"P0": {"absolute": 10**400}}}}, "options.rules.count.P0.absolute"),
+        ({"rules": {"p95_ms": {"floor": {"relative": 10**400}}}}, "options.rules.p95_ms.floor.relative"),
+        ({"max_changes": 10**5000}, "options.max_changes"),
+    ],
+)
+def test_integers_beyond_a_float_are_a_validation_error(options: dict[str, Any], field: str) -> None:
+    # JSON integers have no size limit: one too big for a float is a bad option, not an internal error.
+    empty: dict[str, Any] = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
+    with pytest.raises(ValidationFailed) as caught:
+        compare(empty, empty, options)
+    assert caught.value.details["errors"][0]["field"] == field
+
+
+def test_errors_echo_no_long_key_and_no_text_value() -> None:
+    empty: dict[str, Any] = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
+    secret = "sk-live-" + "0123456789abcdef" * 4
+    cases: list[dict[str, Any]] = [
+        {"k" * 100_000: 1},
+        {"rules": {"m" * 100_000: {}}},
+        {"rules": {"count": {f"L{i}" * 500: {} for i in range(1000)}}},
+        {"rules": {"count": {"P1": {"absolute": secret}}}},
+        {"confidence": secret},
+    ]
+    for options in cases:
+        with pytest.raises(ValidationFailed) as caught:
+            compare(empty, empty, options)
+        answer = caught.value.message + json.dumps(caught.value.details)
+        assert len(answer) < 1000
+        assert secret[:12] not in answer
