@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError as PydanticValidationError
 
 from shared.core.errors import ValidationFailed
 from shared.perf.analysis.compare import SCHEMA, compare, worst_severity
 from shared.perf.analysis.compare_rules import DEFAULT_RULES
+from shared.perf.models import ReportRequest
 from shared.perf.parsers.snapshot import snapshot_id
 from shared.perf.parsers.timings import percentile
 from tests.unit.perf.compare_fixtures import (
@@ -247,3 +249,18 @@ def test_errors_echo_no_long_key_and_no_text_value() -> None:
         answer = caught.value.message + json.dumps(caught.value.details)
         assert len(answer) < 1000
         assert secret[:12] not in answer
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"compare_options": {"min_samples": 3}},  # without a baseline it would write a plain analysis report
+        {"baseline_snapshot_id": "b" * 64, "thresholds": {"span_self_ms": {"P0": 3, "P1": 2, "P2": 1}}},
+        {"baseline_snapshot_id": "b" * 64, "top_n": 3},
+    ],
+)
+def test_report_export_refuses_parameters_its_kind_of_report_would_drop(body: dict[str, Any]) -> None:
+    with pytest.raises(PydanticValidationError) as caught:
+        ReportRequest.model_validate({"normalized_snapshot_id": "a" * 64, **body})
+    assert "baseline_snapshot_id" in str(caught.value)
+    assert ReportRequest.model_validate({"normalized_snapshot_id": "a" * 64, "baseline_snapshot_id": "b" * 64})
