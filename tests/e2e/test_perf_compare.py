@@ -202,10 +202,11 @@ def test_compare_refuses_other_workspaces_and_bad_input(paths_host: HostProcess,
         assert r.json()["error"]["code"] == "VALIDATION_ERROR"
         assert len(r.text) < 4000  # the error names the field; it does not echo a 100 KB key back
     # report.export's comparison-only and analysis-only parameters do not mix (each would be dropped).
-    for body in (
+    mixed: list[dict[str, Any]] = [
         {"normalized_snapshot_id": base, "compare_options": {"min_samples": 3}},
         {"normalized_snapshot_id": base, "baseline_snapshot_id": base, "top_n": 3},
-    ):
+    ]
+    for body in mixed:
         r = call(paths_host, "report.export", body, owner)
         assert r.status_code == 400, (body, r.text[:300])
         assert "baseline_snapshot_id" in r.text
