@@ -188,7 +188,10 @@ class ReportRequest(AnalysisRequest):
     baseline_snapshot_id: str | None = Field(
         None,
         pattern=SNAPSHOT_ID,
-        description="Write a comparison report instead: what changed from this baseline run to the snapshot.",
+        description=(
+            "Write a comparison report instead: what changed from this baseline run to the snapshot (graded by "
+            "compare_options; thresholds and top_n are for the analysis report and refused here)."
+        ),
     )
     compare_options: dict[str, Any] | None = Field(None, description=_COMPARE_OPTIONS)
 
