@@ -333,8 +333,10 @@ class PerfStore:
 
     async def delete_snapshot(self, sid: str) -> None:
         await self.runs.delete(f"snapshot_{sid}", self.workspace)
-        for report in await self.reports(sid):
-            await self.runs.delete(report["id"], self.workspace)
-            await asyncio.gather(*(self.blobs.delete(self.report_blob(f)) for f in report.get("files", [])))
+        # reports() answers a page of them: a snapshot compared with many baselines can have more.
+        while reports := await self.reports(sid):
+            for report in reports:
+                await self.runs.delete(report["id"], self.workspace)
+                await asyncio.gather(*(self.blobs.delete(self.report_blob(f)) for f in report.get("files", [])))
         names = [n async for n in self.blobs.list(self.snapshot_dir(sid) + "/")]
         await asyncio.gather(*(self.blobs.delete(n) for n in names))

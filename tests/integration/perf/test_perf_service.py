@@ -282,6 +282,21 @@ async def test_concurrent_reports_of_one_snapshot_are_all_indexed(service: PerfS
     assert (await store.index(sid))["report_ids"] == rids
 
 
+async def test_removing_a_snapshot_removes_all_its_reports(service: PerfService, deps: Deps) -> None:
+    # One report per baseline (and options) it was compared with: more than one page of the report query.
+    who = principal()
+    sid = (
+        await service.ingest(who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS])))
+    ).normalized_snapshot_id
+    store = await service.store(who)
+    rids = [f"{i:016x}" for i in range(205)]
+    for rid in rids:
+        await store.save_report(sid, rid, "# md\n", {}, {}, deps.clock(), finding_count=0)
+    await store.delete_snapshot(sid)
+    assert await store.reports(sid) == []
+    assert await blob_names(deps, who, "reports") == []
+
+
 def _gz(data: bytes) -> bytes:
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as g:
