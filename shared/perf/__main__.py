@@ -137,7 +137,7 @@ def _snapshot_file(path: Path) -> tuple[dict[str, Any], dict[str, str]] | None:
         return None
     try:
         doc = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
         return None
     content = doc.get("content") if isinstance(doc, dict) else None
     if not (isinstance(content, dict) and content.get("schema") == SCHEMA):
@@ -185,7 +185,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
     try:
         options = json.loads(args.options) if args.options else None
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         print(f"--options is not JSON: {exc}", file=sys.stderr)
         return 2
     sides = []
@@ -194,18 +194,19 @@ def compare_command(args: argparse.Namespace) -> int:
             sides.append(_side(paths))
         except ValidationFailed as exc:
             return _cannot(f"cannot read the {name}", exc)
+    (base, base_flames), (cand, cand_flames) = sides
     try:
-        comparison = compare(sides[0][0], sides[1][0], options)
+        comparison = compare(base, cand, options)
+        rendered = render_report(comparison, base, cand, base_flames, cand_flames)
     except ValidationFailed as exc:
         return _cannot("cannot compare", exc)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a hand-edited SNAPSHOT.json
+    # A hand-edited SNAPSHOT.json: wrong types, Infinity where a count goes, nesting past Python's depth.
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError, IndexError, RecursionError) as exc:
         print(
-            f"cannot compare: a snapshot file lacks what `snapshot` writes ({type(exc).__name__}: {exc})",
+            f"cannot compare: a snapshot file lacks what `snapshot` writes ({type(exc).__name__}: {str(exc)[:200]})",
             file=sys.stderr,
         )
         return 2
-    (base, base_flames), (cand, cand_flames) = sides
-    rendered = render_report(comparison, base, cand, base_flames, cand_flames)
     if args.out:
         # The same files report.export writes for a comparison: report_<id>.md/.json and its SVG charts.
         args.out.mkdir(parents=True, exist_ok=True)

@@ -188,9 +188,24 @@ class ReportRequest(AnalysisRequest):
     baseline_snapshot_id: str | None = Field(
         None,
         pattern=SNAPSHOT_ID,
-        description="Write a comparison report instead: what changed from this baseline run to the snapshot.",
+        description=(
+            "Write a comparison report instead: what changed from this baseline run to the snapshot (graded by "
+            "compare_options; thresholds and top_n are for the analysis report and refused here)."
+        ),
     )
     compare_options: dict[str, Any] | None = Field(None, description=_COMPARE_OPTIONS)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ReportRequest:
+        # Each kind of report reads only its own parameters: the others would be dropped without a word.
+        if self.compare_options is not None and not self.baseline_snapshot_id:
+            raise ValueError("compare_options applies to a comparison: give baseline_snapshot_id too")
+        if self.baseline_snapshot_id and (self.thresholds is not None or self.top_n is not None):
+            raise ValueError(
+                "thresholds and top_n apply to the analysis report; a comparison (baseline_snapshot_id) is graded "
+                "by compare_options"
+            )
+        return self
 
 
 class CompareRequest(ToolInput):

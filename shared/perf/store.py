@@ -199,7 +199,11 @@ class PerfStore:
         finding_count: int | None = None,
         baseline: str | None = None,
     ) -> list[str]:
-        """Store a report of snapshot `sid` (a comparison report names its `baseline`); answers its file names."""
+        """Store a report of snapshot `sid` (a comparison report names its `baseline`); answers its file names.
+
+        NOT_FOUND, with nothing left behind, when the snapshot is gone (retention may remove it while a
+        report renders): its index is never written back and no report outlives it."""
+        snapshot_doc = await self.index(sid)
         files = {
             f"report_{rid}.md": (markdown, "text/markdown; charset=utf-8"),
             f"report_{rid}.json": (await asyncio.to_thread(json.dumps, report, indent=1, sort_keys=True), JSON),
@@ -221,11 +225,29 @@ class PerfStore:
                 **({"kind": "comparison", "baseline_snapshot_id": baseline} if baseline else {"kind": "analysis"}),
             }
         )
-        doc = await self.index(sid)
-        if rid not in doc.get("report_ids", []):
-            doc["report_ids"] = sorted([*doc.get("report_ids", []), rid])
-            await self.runs.upsert(doc)
-        return sorted(files)
+        for _ in range(20):
+            if rid in snapshot_doc.get("report_ids", []):
+                return sorted(files)
+            snapshot_doc["report_ids"] = sorted([*snapshot_doc.get("report_ids", []), rid])
+            try:
+                # etag-checked: an upsert would bring back a snapshot deleted meanwhile, or drop a concurrent id.
+                await self.runs.replace(snapshot_doc, etag=snapshot_doc.get("_etag"))
+                return sorted(files)
+            except NotFound:
+                break
+            except Conflict:
+                fresh = await self.runs.read(f"snapshot_{sid}", self.workspace)
+                if fresh is None:
+                    break
+                snapshot_doc = fresh
+        else:
+            raise Conflict("too many concurrent writes to this snapshot's index; retry")
+        await self.runs.delete(f"report_{rid}", self.workspace)
+        await asyncio.gather(*(self.blobs.delete(self.report_blob(name)) for name in files))
+        raise NotFound(
+            f"Snapshot {sid} was removed (retention) while its report was written",
+            recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."],
+        )
 
     async def reports(self, sid: str) -> list[dict[str, Any]]:
         return await self.runs.query_all(
@@ -311,8 +333,10 @@ class PerfStore:
 
     async def delete_snapshot(self, sid: str) -> None:
         await self.runs.delete(f"snapshot_{sid}", self.workspace)
-        for report in await self.reports(sid):
-            await self.runs.delete(report["id"], self.workspace)
-            await asyncio.gather(*(self.blobs.delete(self.report_blob(f)) for f in report.get("files", [])))
+        # reports() answers a page of them: a snapshot compared with many baselines can have more.
+        while reports := await self.reports(sid):
+            for report in reports:
+                await self.runs.delete(report["id"], self.workspace)
+                await asyncio.gather(*(self.blobs.delete(self.report_blob(f)) for f in report.get("files", [])))
         names = [n async for n in self.blobs.list(self.snapshot_dir(sid) + "/")]
         await asyncio.gather(*(self.blobs.delete(n) for n in names))

@@ -188,10 +188,27 @@ def test_compare_refuses_other_workspaces_and_bad_input(paths_host: HostProcess,
         {"baseline_snapshot_id": base, "candidate_snapshot_id": base, "options": {"rules": {"nope": {}}}},
         {"baseline_snapshot_id": base, "candidate_snapshot_id": base, "limit": 0},
         {"baseline_snapshot_id": base, "candidate_snapshot_id": base, "options": {"x" * 100_000: 1}},
+        # JSON integers have no size limit; one beyond a float is a bad option, not an internal error.
+        {"baseline_snapshot_id": base, "candidate_snapshot_id": base, "options": {"max_changes": 10**400}},
+        {
+            "baseline_snapshot_id": base,
+            "candidate_snapshot_id": base,
+            "options": {"rules": {"count": {"P0": {"absolute": 10**400}}}},
+        },
     ]
     for body in bad_bodies:
         r = call(paths_host, "analysis.compare", body, owner)
         assert r.status_code == 400, (body, r.text[:300])
         assert r.json()["error"]["code"] == "VALIDATION_ERROR"
+        assert len(r.text) < 4000  # the error names the field; it does not echo a 100 KB key back
+    # report.export's comparison-only and analysis-only parameters do not mix (each would be dropped).
+    mixed: list[dict[str, Any]] = [
+        {"normalized_snapshot_id": base, "compare_options": {"min_samples": 3}},
+        {"normalized_snapshot_id": base, "baseline_snapshot_id": base, "top_n": 3},
+    ]
+    for body in mixed:
+        r = call(paths_host, "report.export", body, owner)
+        assert r.status_code == 400, (body, r.text[:300])
+        assert "baseline_snapshot_id" in r.text
     reports = call(paths_host, "runs.get", {"snapshot_id": base}, owner).json()["reports"]
     assert reports == []

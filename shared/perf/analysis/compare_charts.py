@@ -9,6 +9,7 @@ graph each.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +74,7 @@ def mean_stacks(texts: list[str]) -> str:
                 value = float(count)
             except ValueError:
                 continue
-            if stack:
+            if stack and math.isfinite(value):  # "nan"/"inf" parse as floats but are no time
                 totals[stack] = totals.get(stack, 0.0) + value
     lines = [f"{stack} {round(total / len(texts))}" for stack, total in totals.items() if round(total / len(texts))]
     return "\n".join(sorted(lines)) + ("\n" if lines else "")

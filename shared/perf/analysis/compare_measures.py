@@ -17,6 +17,8 @@ samples behind it, and the confidence intervals that decide whether a change is 
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +30,7 @@ from shared.perf.analysis.intervals import (
     histogram_interval,
     hoeffding_interval,
     quantile_interval,
+    quantile_ranks,
     wilson_interval,
 )
 
@@ -108,6 +111,20 @@ def _groups(snapshot: dict[str, Any]) -> dict[str, list[str]]:
     return groups
 
 
+def _median_with_zeros(present: list[float], n: int, confidence: float) -> Interval:
+    """quantile_interval(0.5) of the sorted `present` values plus n - len(present) zeros (the profiles lacking
+    the function), read by rank without building that list."""
+    lo, hi, bounded = quantile_ranks(n, 0.5, confidence)
+    below, zeros = bisect_left(present, 0.0), n - len(present)
+
+    def at(rank: int) -> float:  # 1-based, in the merged order: negatives, the zeros, the rest
+        if rank <= below:
+            return present[rank - 1]
+        return 0.0 if rank <= below + zeros else present[rank - zeros - 1]
+
+    return Interval(at(lo), at(hi), bounded)
+
+
 def _functions(snapshot: dict[str, Any], confidence: float, min_samples: int) -> list[Subject]:
     groups = _groups(snapshot)
     group_of = {key: g for g, keys in groups.items() for key in keys}
@@ -121,15 +138,17 @@ def _functions(snapshot: dict[str, Any], confidence: float, min_samples: int) ->
         for metric in slot:
             slot[metric][s["profile"]] = float(s[metric])
         callees.setdefault((group, s["function"]), s.get("top_callees") or [])
+    # Work per span, not per (function, profile): most functions appear in few of an endpoint's profiles.
+    multiplicity = {g: Counter(keys) for g, keys in groups.items()}
     subjects = []
     for (group, fn), metrics in sorted(per.items()):
         profiles = groups[group]
         measures = {}
         for metric, by_profile in metrics.items():
-            values = sorted(by_profile.get(p, 0.0) for p in profiles)
-            enough = len(values) >= min_samples
-            tests = [("per-profile median", quantile_interval(values, 0.5, confidence))] if enough else []
-            measures[metric] = Measure(sum(values) / len(values), len(values), tests, needs_min_samples=False)
+            present = sorted(v for p, v in by_profile.items() for _ in range(multiplicity[group][p]))
+            n = len(profiles)
+            tests = [("per-profile median", _median_with_zeros(present, n, confidence))] if n >= min_samples else []
+            measures[metric] = Measure(sum(present) / n, n, tests, needs_min_samples=False)
         subjects.append(
             Subject(
                 "function",

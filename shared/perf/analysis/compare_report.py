@@ -32,11 +32,28 @@ def report_id(comparison: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(comparison)).hexdigest()[:16]
 
 
+# Names come from uploaded files: inline HTML (<script>, <img>), links and images (a remote image is
+# fetched by whoever views the report) and control characters must not survive into the Markdown.
+_MARKUP = str.maketrans(
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        **{chr(c): "\ufffd" for c in (*range(0x20), 0x7F)},
+    }
+)
+
+
 def _cell(value: Any, limit: int = _CELL_CHARS) -> str:
     text = " ".join(str(value).split())  # newlines, tabs and runs of spaces -> one space
     if len(text) > limit:
         text = text[: limit - 3] + "..."
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return text.translate(_MARKUP)
 
 
 def _value(value: float | None, unit: str) -> str:

@@ -58,9 +58,34 @@ def _invalid(field: str, problem: str) -> ValidationFailed:
     )
 
 
+_ECHO_CHARS = 40
+_JSON_TYPES = {str: "a string", list: "an array", dict: "an object", type(None): "null", bool: "a boolean"}
+
+
+def _name(key: Any) -> str:
+    """A caller's key as an error echoes it: short (a key may be megabytes of anything)."""
+    text = str(key)
+    return text if len(text) <= _ECHO_CHARS else text[: _ECHO_CHARS - 3] + "..."
+
+
+def _shown(value: Any) -> str:
+    """A bad value as an error echoes it: numbers shortened, anything else by its JSON type only (a token
+    pasted into the wrong field must not come back in the answer)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _JSON_TYPES.get(type(value), type(value).__name__)
+    try:
+        return repr(_name(value))
+    except ValueError:  # an integer beyond str()'s digit limit
+        return "a huge integer"
+
+
 def _number(field: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise _invalid(field, f"must be a non-negative number (got {str(value)[:40]!r})")
+    try:
+        ok = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value) and value >= 0
+    except OverflowError:  # an integer too large for a float: no threshold means that
+        ok = False
+    if not ok:
+        raise _invalid(field, f"must be a finite non-negative number (got {_shown(value)})")
     return float(value)
 
 
@@ -70,7 +95,7 @@ def _metric_rule(metric: str, override: Any) -> dict[str, dict[str, float]]:
         raise _invalid(f"rules.{metric}", "must be an object keyed by level (floor, P2, P1, P0)")
     unknown = sorted(set(override) - set(LEVELS))
     if unknown:
-        raise _invalid(f"rules.{metric}", f"unknown level(s) {', '.join(map(str, unknown))}")
+        raise _invalid(f"rules.{metric}", f"unknown level(s) {', '.join(map(_name, unknown[:3]))}")
     rule: dict[str, dict[str, float]] = {}
     for level in LEVELS:
         relative, absolute = defaults[level]
@@ -92,7 +117,7 @@ def _metric_rule(metric: str, override: Any) -> dict[str, dict[str, float]]:
 
 def _bounded(field: str, value: Any, lo: float, hi: float, kind: type[int] | type[float]) -> Any:
     if isinstance(value, bool) or not isinstance(value, kind | int) or not lo <= value <= hi:
-        raise _invalid(field, f"must be a {kind.__name__} in [{lo}, {hi}] (got {str(value)[:40]!r})")
+        raise _invalid(field, f"must be a {kind.__name__} in [{lo}, {hi}] (got {_shown(value)})")
     return kind(value)
 
 
@@ -104,7 +129,7 @@ def resolve(options: Any) -> dict[str, Any]:
         raise _invalid("", "must be an object")
     unknown = sorted(set(options) - {*DEFAULT_OPTIONS, "rules"})
     if unknown:
-        raise _invalid(unknown[0], "unknown option")
+        raise _invalid(_name(unknown[0]), "unknown option")
     merged = {**DEFAULT_OPTIONS, **{k: v for k, v in options.items() if k != "rules"}}
     grade_gone = merged["grade_gone"]
     if not isinstance(grade_gone, bool):
@@ -114,7 +139,7 @@ def resolve(options: Any) -> dict[str, Any]:
         raise _invalid("rules", "must be an object keyed by metric")
     unknown = sorted(set(rules) - set(DEFAULT_RULES))
     if unknown:
-        raise _invalid(f"rules.{unknown[0]}", f"unknown metric; supported: {', '.join(DEFAULT_RULES)}")
+        raise _invalid(f"rules.{_name(unknown[0])}", f"unknown metric; supported: {', '.join(DEFAULT_RULES)}")
     return {
         "confidence": _bounded("confidence", merged["confidence"], 0.5, 0.999, float),
         "min_samples": _bounded("min_samples", merged["min_samples"], 1, 1000, int),

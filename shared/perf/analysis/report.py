@@ -9,6 +9,7 @@ is in a report). The Markdown always has `# Executive Summary`, `# Thresholds Us
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,16 @@ def report_id(snapshot_id: str, analysis: dict[str, Any]) -> str:
     return hashlib.sha256(snapshot_id.encode() + b"\n" + canonical(analysis)).hexdigest()[:16]
 
 
+# Subjects come from uploaded files: inline HTML, link or image brackets (a remote image is fetched by whoever
+# views the report) and control characters must not survive into the Markdown (backslashes stay: PHP names).
+_MARKUP = str.maketrans(
+    {"|": "\\|", "\n": " ", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"}
+    | {chr(c): "\ufffd" for c in (*range(0x20), 0x7F) if c != 0x0A}
+)
+
+
 def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return str(value).translate(_MARKUP)
 
 
 def _charts(
@@ -112,7 +121,10 @@ def _finding_details(findings: list[dict[str, Any]]) -> list[str]:
                 ]
                 worst = f["evidence"].get("worst_sample")
                 if worst:
-                    md += ["- worst sample (literals redacted):", "", "```sql", worst["query"][:1500], "```"]
+                    text = worst["query"][:1500]
+                    # A fence longer than any run of backticks in the statement: its text cannot close it.
+                    fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", text)), default=0))
+                    md += ["- worst sample (literals redacted):", "", f"{fence}sql", text, fence]
                 md.append("")
     return md
 

@@ -3,6 +3,7 @@ retention, isolation, and bad input that writes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io
 import json
@@ -247,6 +248,53 @@ async def test_other_workspaces_see_nothing(service: PerfService, deps: Deps) ->
     )  # the blob name resolves inside the caller's workspace
     assert r.counts.failed == 1
     assert "not found" in r.results[0].errors[0]
+
+
+async def test_a_report_of_a_snapshot_removed_meanwhile_leaves_nothing(service: PerfService, deps: Deps) -> None:
+    """Retention may remove a snapshot while its report renders: the report is refused, not kept, and the
+    snapshot's index is not brought back."""
+    who = principal()
+    sid = (
+        await service.ingest(who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS])))
+    ).normalized_snapshot_id
+    store = await service.store(who)
+    await store.delete_snapshot(sid)
+    with pytest.raises(NotFound):
+        await store.save_report(
+            sid, "f" * 16, "# md\n", {}, {"report_ffffffffffffffff_x.svg": "<svg/>"}, deps.clock(), finding_count=0
+        )
+    with pytest.raises(NotFound):
+        await store.report_file(f"report_{'f' * 16}.md")
+    assert await store.runs.read(f"snapshot_{sid}", who.workspace_id) is None
+    assert await blob_names(deps, who, "reports") == []
+
+
+async def test_concurrent_reports_of_one_snapshot_are_all_indexed(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    sid = (
+        await service.ingest(who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS])))
+    ).normalized_snapshot_id
+    store = await service.store(who)
+    rids = [f"{i:016x}" for i in range(4)]
+    await asyncio.gather(
+        *(store.save_report(sid, rid, "# md\n", {}, {}, deps.clock(), finding_count=0) for rid in rids)
+    )
+    assert (await store.index(sid))["report_ids"] == rids
+
+
+async def test_removing_a_snapshot_removes_all_its_reports(service: PerfService, deps: Deps) -> None:
+    # One report per baseline (and options) it was compared with: more than one page of the report query.
+    who = principal()
+    sid = (
+        await service.ingest(who, IngestRequest(artifacts=await upload(deps, who, [TIMINGS])))
+    ).normalized_snapshot_id
+    store = await service.store(who)
+    rids = [f"{i:016x}" for i in range(205)]
+    for rid in rids:
+        await store.save_report(sid, rid, "# md\n", {}, {}, deps.clock(), finding_count=0)
+    await store.delete_snapshot(sid)
+    assert await store.reports(sid) == []
+    assert await blob_names(deps, who, "reports") == []
 
 
 def _gz(data: bytes) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
@@ -174,3 +175,25 @@ def test_flame_graph_with_xml_forbidden_characters_in_a_name_is_still_well_forme
     root = ET.fromstring(svg)
     titles = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
     assert any("evil\ufffdname\ufffd[31m" in t for t in titles)
+
+
+def test_markup_in_subjects_is_inert_in_the_markdown() -> None:
+    # A fingerprint from an uploaded slow log must not become HTML, a link or a remote image in the report.
+    fp = "select <script>alert(1)</script> ![i](http://evil/x.png) <img src=x> \x00\x1b from t"
+    r = render(snapshot(queries=[query(fp, 9000.0)]), analyze(snapshot(queries=[query(fp, 9000.0)]), "s" * 64), {})
+    assert "&lt;script&gt;" in r.markdown
+    outside_code = re.sub(
+        r"^(`{3,})sql\n.*?^\1$", "", r.markdown, flags=re.DOTALL | re.MULTILINE
+    )  # the worst sample's block
+    for markup in ("<script>", "<img", "\x00", "\x1b"):
+        assert markup not in outside_code
+    assert not re.findall(r"(?<!\\)\]\(http://evil", outside_code)  # "](" opens a link unless "]" is escaped
+
+
+def test_a_worst_sample_with_backtick_fences_stays_in_its_code_block() -> None:
+    sample = "select 1 /* ```\n<script>alert(1)</script>\n```` */"
+    q = {**query("select ?", 9000.0), "worst_sample": {"query": sample, "query_time_ms": 1}}
+    r = render(snapshot(queries=[q]), analyze(snapshot(queries=[q]), "s" * 64), {})
+    [(fence, body)] = re.findall(r"^(`{3,})sql\n(.*?)\n\1$", r.markdown, flags=re.DOTALL | re.MULTILINE)
+    assert body == sample
+    assert len(fence) == 5

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError as PydanticValidationError
 
 from shared.core.errors import ValidationFailed
 from shared.perf.analysis.compare import SCHEMA, compare, worst_severity
 from shared.perf.analysis.compare_rules import DEFAULT_RULES
+from shared.perf.models import ReportRequest
 from shared.perf.parsers.snapshot import snapshot_id
 from shared.perf.parsers.timings import percentile
 from tests.unit.perf.compare_fixtures import (
@@ -213,3 +216,89 @@ def test_sides_that_are_not_snapshots_are_rejected(baseline: Any, problem: str) 
         compare(baseline, {"endpoints": []})
     assert caught.value.details["errors"][0]["field"] == "baseline"
     assert problem in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"rules": {"count": {"P0": {"absolute": 10**400}}}}, "options.rules.count.P0.absolute"),
+        ({"rules": {"p95_ms": {"floor": {"relative": 10**400}}}}, "options.rules.p95_ms.floor.relative"),
+        ({"max_changes": 10**5000}, "options.max_changes"),
+    ],
+)
+def test_integers_beyond_a_float_are_a_validation_error(options: dict[str, Any], field: str) -> None:
+    # JSON integers have no size limit: one too big for a float is a bad option, not an internal error.
+    empty: dict[str, Any] = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
+    with pytest.raises(ValidationFailed) as caught:
+        compare(empty, empty, options)
+    assert caught.value.details["errors"][0]["field"] == field
+
+
+def test_errors_echo_no_long_key_and_no_text_value() -> None:
+    empty: dict[str, Any] = {"endpoints": [], "queries": [], "spans": [], "profiles": []}
+    secret = "sk-live-" + "0123456789abcdef" * 4
+    cases: list[dict[str, Any]] = [
+        {"k" * 100_000: 1},
+        {"rules": {"m" * 100_000: {}}},
+        {"rules": {"count": {f"L{i}" * 500: {} for i in range(1000)}}},
+        {"rules": {"count": {"P1": {"absolute": secret}}}},
+        {"confidence": secret},
+    ]
+    for options in cases:
+        with pytest.raises(ValidationFailed) as caught:
+            compare(empty, empty, options)
+        answer = caught.value.message + json.dumps(caught.value.details)
+        assert len(answer) < 1000
+        assert secret[:12] not in answer
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"compare_options": {"min_samples": 3}},  # without a baseline it would write a plain analysis report
+        {"baseline_snapshot_id": "b" * 64, "thresholds": {"span_self_ms": {"P0": 3, "P1": 2, "P2": 1}}},
+        {"baseline_snapshot_id": "b" * 64, "top_n": 3},
+    ],
+)
+def test_report_export_refuses_parameters_its_kind_of_report_would_drop(body: dict[str, Any]) -> None:
+    with pytest.raises(PydanticValidationError) as caught:
+        ReportRequest.model_validate({"normalized_snapshot_id": "a" * 64, **body})
+    assert "baseline_snapshot_id" in str(caught.value)
+    assert ReportRequest.model_validate({"normalized_snapshot_id": "a" * 64, "baseline_snapshot_id": "b" * 64})
+
+
+def _one_endpoint(profiles: int) -> dict[str, Any]:
+    """`profiles` SPX profiles of one endpoint, each with its own function (closures, generated code)."""
+    return {
+        "schema": "firebreak-perf-snapshot-v1",
+        "endpoints": [],
+        "queries": [],
+        "profiles": [{"key": f"p{i}", "endpoint": "GET /x", "command": None, "wall_ms": 9.0} for i in range(profiles)],
+        "spans": [
+            {"profile": f"p{i}", "function": f"f{i}", "self_ms": 1.0, "total_ms": 2.0, "share_of_wall": 0.2}
+            for i in range(profiles)
+        ],
+    }
+
+
+def _calls_to_compare(snapshot: dict[str, Any]) -> int:
+    """Python and C function calls made by compare: a measure of its work that no machine load changes."""
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event in ("call", "c_call")
+
+    sys.setprofile(count)
+    try:
+        compare(snapshot, snapshot)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_compare_work_grows_linearly_with_the_profiles_of_an_endpoint() -> None:
+    # A hand-made SNAPSHOT.json of 50,000 such profiles (10 MB) took minutes when each function was
+    # looked up in each profile of its endpoint: four times the profiles was sixteen times the work.
+    small, large = _calls_to_compare(_one_endpoint(500)), _calls_to_compare(_one_endpoint(2000))
+    assert large < 6 * small

@@ -90,3 +90,50 @@ def test_a_damaged_snapshot_file_exits_2(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "lacks what `snapshot` writes" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _hostile(doc: dict, edit: str) -> str:
+    """The text of a SNAPSHOT.json edited by hand (or by an attacker) in one way `snapshot` never writes."""
+    content = doc["content"]
+    if edit == "count_infinity":
+        content["queries"][0]["count"] = float("inf")  # json.dumps writes Infinity, json.loads reads it back
+    elif edit == "histogram_infinity":
+        content["queries"][0]["query_time_histogram"] = [[1.0, float("inf")]]
+    elif edit == "wall_ms_text":
+        content["profiles"][0]["wall_ms"] = "slow"
+    elif edit == "flame_nan":
+        doc["flamegraphs"] = dict.fromkeys(doc["flamegraphs"], "main;work nan\nmain;idle inf\n")
+    elif edit == "nested_deep":
+        return '{"content": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("edit", ["count_infinity", "histogram_infinity", "wall_ms_text", "flame_nan", "nested_deep"])
+def test_a_hostile_snapshot_file_exits_2_without_a_traceback(tmp_path: Path, edit: str) -> None:
+    saved = tmp_path / "base.json"
+    spx = [SPX_DIR / f"spx-full-20261122_030646-vm-31168-1804289383{ext}" for ext in (".json", ".txt.gz")]
+    assert perf("snapshot", SMALL_LOG, *spx, "--out", saved).returncode == 0
+    doc = json.loads(saved.read_text())
+    assert doc["flamegraphs"]
+    assert doc["content"]["profiles"]
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(_hostile(doc, edit))
+    out = perf("compare", "--baseline", saved, "--candidate", hostile, "--out", tmp_path / "out")
+    assert "Traceback" not in out.stderr
+    # Infinite or NaN stack weights are skipped (the rest of the graph still draws): a clean comparison.
+    assert out.returncode == (0 if edit == "flame_nan" else 2)
+    assert out.stderr.strip() or out.stdout.startswith("# Comparison summary")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        '{"rules": ' + "[" * 50_000 + "]" * 50_000 + "}",
+        '{"rules": {"count": {"P0": {"absolute": 1' + "0" * 400 + "}}}}",
+    ],
+)
+def test_hostile_options_exit_2_without_a_traceback(options: str) -> None:
+    out = perf("compare", "--baseline", TIMINGS, "--candidate", TIMINGS, "--options", options)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr) < 1000

@@ -87,3 +87,17 @@ def test_sections_id_and_charts(tmp_path: Path) -> None:
     same = render(compare(baseline, baseline))
     assert same.report_id != rendered.report_id
     assert "Nothing got slower." in same.markdown
+
+
+def test_markup_in_names_is_inert_in_the_markdown() -> None:
+    # A name from an uploaded file must not become HTML, a link or a remote image in whoever renders the report.
+    fp = "select a <script>alert(1)</script> ![i](http://evil/x.png) [l](javascript:x) <img src=x> \x00\x1b\x7f b"
+    comparison = compare(snap(query(fp, 1000.0, 100)), snap(query(fp, 5000.0, 100)))
+    assert comparison["changes"]
+    markdown = render(comparison).markdown
+    for markup in ("<script>", "<img", "\x00", "\x1b", "\x7f"):
+        assert markup not in markdown
+    links = re.findall(r"(?<!\\)\]\(", markdown)  # "](" closes a link or image unless its "]" is escaped
+    assert len(links) == len(render(comparison).charts)  # only the charts' own images (none here)
+    assert "&lt;script&gt;" in markdown
+    assert "!\\[i\\]" in markdown
