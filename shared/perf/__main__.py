@@ -181,7 +181,7 @@ def snapshot_command(args: argparse.Namespace) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     from shared.perf.analysis.compare import compare, worst_severity
-    from shared.perf.analysis.compare_charts import render_report
+    from shared.perf.analysis.compare_charts import flame_pairs, merged_pair, render_report
 
     try:
         options = json.loads(args.options) if args.options else None
@@ -197,7 +197,8 @@ def compare_command(args: argparse.Namespace) -> int:
     (base, base_flames), (cand, cand_flames) = sides
     try:
         comparison = compare(base, cand, options)
-        rendered = render_report(comparison, base, cand, base_flames, cand_flames)
+        merged = [merged_pair(p, base_flames, cand_flames) for p in flame_pairs(base, cand)]
+        rendered = render_report(comparison, merged)
     except ValidationFailed as exc:
         return _cannot("cannot compare", exc)
     # A hand-edited SNAPSHOT.json: wrong types, Infinity where a count goes, nesting past Python's depth.

@@ -66,12 +66,15 @@ async def comparison_report(
         store.load_snapshot(baseline), store.load_snapshot(candidate)
     )
     comparison = await asyncio.to_thread(compare_mod.compare, base, cand, req.compare_options)
-    pairs = compare_charts.flame_pairs(base, cand)
-    base_flames, cand_flames = await asyncio.gather(
-        store.load_flames(baseline, base_meta, [k for p in pairs for k in p.baseline_keys]),
-        store.load_flames(candidate, cand_meta, [k for p in pairs for k in p.candidate_keys]),
-    )
-    rendered = await asyncio.to_thread(compare_charts.render_report, comparison, base, cand, base_flames, cand_flames)
+    merged = []
+    for pair in compare_charts.flame_pairs(base, cand):  # one pair's stacks in memory at a time
+        base_flames, cand_flames = await asyncio.gather(
+            store.load_flames(baseline, base_meta, pair.baseline_keys),
+            store.load_flames(candidate, cand_meta, pair.candidate_keys),
+        )
+        merged.append(await asyncio.to_thread(compare_charts.merged_pair, pair, base_flames, cand_flames))
+        del base_flames, cand_flames
+    rendered = await asyncio.to_thread(compare_charts.render_report, comparison, merged)
     files = await store.save_report(
         candidate,
         rendered.report_id,

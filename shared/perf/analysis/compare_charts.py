@@ -18,7 +18,9 @@ from shared.perf.analysis import compare_report
 from shared.perf.analysis.diff_svg import diff_bars, differential_flame_graph
 
 DIFF_FLAMES = 3  # differential flame graphs per report
-PROFILES_PER_SIDE = 10  # profiles of one endpoint merged per side (each holds up to 4 MB of stacks)
+# Profiles of one endpoint merged per side: each holds up to 4 MB of stacks, and a report loads one pair
+# at a time, so at most 2 x PROFILES_PER_SIDE x 4 MB of stacks are in memory per export.
+PROFILES_PER_SIDE = 5
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,15 @@ class FlamePair:
     candidate_keys: list[str]
     baseline_wall_ms: float  # mean over the side's profiles
     candidate_wall_ms: float
+
+
+@dataclass(frozen=True)
+class Merged:
+    """One pair's stacks, each side the mean per profile of its endpoint's profiles."""
+
+    pair: FlamePair
+    baseline: str
+    candidate: str
 
 
 def _label(profile: Mapping[str, Any]) -> str:
@@ -80,13 +91,16 @@ def mean_stacks(texts: list[str]) -> str:
     return "\n".join(sorted(lines)) + ("\n" if lines else "")
 
 
-def render_charts(
-    comparison: Mapping[str, Any],
-    report_id: str,
-    pairs: list[FlamePair],
-    baseline_flames: Mapping[str, str],
-    candidate_flames: Mapping[str, str],
-) -> dict[str, str]:
+def merged_pair(pair: FlamePair, baseline_flames: Mapping[str, str], candidate_flames: Mapping[str, str]) -> Merged:
+    """The pair's mean stacks per side (empty on a side without stacks)."""
+    return Merged(
+        pair,
+        mean_stacks([baseline_flames[k] for k in pair.baseline_keys if baseline_flames.get(k)]),
+        mean_stacks([candidate_flames[k] for k in pair.candidate_keys if candidate_flames.get(k)]),
+    )
+
+
+def render_charts(comparison: Mapping[str, Any], report_id: str, merged: list[Merged]) -> dict[str, str]:
     """File name -> SVG: report_<id>_diff.svg, then report_<id>_diff_flame_<n>.svg per pair with stacks on both."""
     charts = {
         f"report_{report_id}_diff.svg": diff_bars(
@@ -94,28 +108,20 @@ def render_charts(
         )
     }
     n = 0
-    for pair in pairs:
-        base = mean_stacks([baseline_flames[k] for k in pair.baseline_keys if baseline_flames.get(k)])
-        cand = mean_stacks([candidate_flames[k] for k in pair.candidate_keys if candidate_flames.get(k)])
-        if not (base and cand):
+    for m in merged:
+        if not (m.baseline and m.candidate):
             continue
         n += 1
+        pair = m.pair
         title = (
             f"{pair.label}: {pair.baseline_wall_ms:,.1f} ms -> {pair.candidate_wall_ms:,.1f} ms "
             f"(mean of {len(pair.baseline_keys)} vs {len(pair.candidate_keys)} profile(s))"
         )
-        charts[f"report_{report_id}_diff_flame_{n}.svg"] = differential_flame_graph(base, cand, title)
+        charts[f"report_{report_id}_diff_flame_{n}.svg"] = differential_flame_graph(m.baseline, m.candidate, title)
     return charts
 
 
-def render_report(
-    comparison: Mapping[str, Any],
-    baseline: Mapping[str, Any],
-    candidate: Mapping[str, Any],
-    baseline_flames: Mapping[str, str],
-    candidate_flames: Mapping[str, str],
-) -> compare_report.RenderedComparison:
+def render_report(comparison: Mapping[str, Any], merged: list[Merged]) -> compare_report.RenderedComparison:
     """The comparison report with its charts (the tool and the CLI write the same bytes for the same runs)."""
     rid = compare_report.report_id(dict(comparison))
-    charts = render_charts(comparison, rid, flame_pairs(baseline, candidate), baseline_flames, candidate_flames)
-    return compare_report.render(dict(comparison), charts)
+    return compare_report.render(dict(comparison), render_charts(comparison, rid, merged))
