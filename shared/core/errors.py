@@ -107,15 +107,27 @@ def internal_error() -> InternalError:
     )
 
 
+MAX_FIELD_CHARS = 120
+MAX_REPORTED_ERRORS = 50
+
+
 def validation_failed_from_pydantic(exc: Any, *, what: str = "arguments") -> ValidationFailed:
     """Turn a pydantic ValidationError into VALIDATION_ERROR naming each offending field."""
     problems = []
-    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    # Field names come from the caller (an unknown key is echoed as its field): each is cut, and so is the
+    # list, so a body of many or huge keys cannot come back as a huge error.
+    for err in errors[:MAX_REPORTED_ERRORS]:
         field = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
+        if len(field) > MAX_FIELD_CHARS:
+            field = field[: MAX_FIELD_CHARS - 3] + "..."
         problems.append({"field": field, "problem": err.get("msg", "invalid"), "type": err.get("type", "")})
     fields = ", ".join(p["field"] for p in problems[:5])
+    details: dict[str, Any] = {"errors": problems}
+    if len(errors) > MAX_REPORTED_ERRORS:
+        details["more_errors"] = len(errors) - MAX_REPORTED_ERRORS
     return ValidationFailed(
         f"Invalid {what}: {fields}",
-        details={"errors": problems},
+        details=details,
         recovery_suggestions=["Fix the named fields to match the tool's inputSchema and call again."],
     )

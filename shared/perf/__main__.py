@@ -76,6 +76,9 @@ def analyze(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         print(f"--thresholds is not JSON: {exc}", file=sys.stderr)
         return 2
+    except RecursionError:
+        print("--thresholds is nested too deeply", file=sys.stderr)
+        return 2
     except ValidationFailed as exc:
         print(f"cannot analyse: {exc.message}", file=sys.stderr)
         for item in exc.details.get("results", []):

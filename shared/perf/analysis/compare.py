@@ -47,7 +47,10 @@ def _fmt(value: float | None, unit: str) -> str:
         return "absent"
     if unit == "ratio":
         return f"{value:.2%}"
-    return f"{value:,.1f}{_UNIT_TEXT[unit]}" if unit != "count" else f"{value:,.0f}"
+    if unit == "count":
+        return f"{value:,.0f}"
+    # Three significant digits below 100 (a 0.08 ms query is not "0.1 ms"), one decimal above.
+    return f"{value:,.1f}{_UNIT_TEXT[unit]}" if abs(value) >= 100 else f"{value:.3g}{_UNIT_TEXT[unit]}"
 
 
 def _interval_pair(b: Measure, c: Measure) -> tuple[Any, bool | None]:

@@ -17,6 +17,7 @@ samples behind it, and the confidence intervals that decide whether a change is 
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
@@ -58,6 +59,15 @@ class Subject:
     context: dict[str, Any] = field(default_factory=dict)  # for suggestions (worst sample, top callee, ...)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain_label(text: str, limit: int) -> str:
+    """A name as one line of plain text for headlines and evidence an agent reads: whitespace runs become one
+    space, other control characters U+FFFD, at most `limit` characters (a name may come from any input)."""
+    return _CONTROL.sub("\ufffd", " ".join(text.split()))[:limit]
+
+
 def _endpoint(e: dict[str, Any], confidence: float) -> Subject:
     measures: dict[str, Measure] = {}
     kept = e.get("samples_ms") or {}
@@ -73,7 +83,8 @@ def _endpoint(e: dict[str, Any], confidence: float) -> Subject:
         n = int(e["samples"])
         errors = int(e["errors"])
         measures["error_rate"] = Measure(errors / n, n, [("error rate", wilson_interval(errors, n, confidence))])
-    return Subject("endpoint", e["endpoint"], e["endpoint"], measures, {"profiles": e.get("profiles", [])})
+    label = plain_label(str(e["endpoint"]), 120)
+    return Subject("endpoint", e["endpoint"], label, measures, {"profiles": e.get("profiles", [])})
 
 
 def _query(q: dict[str, Any], confidence: float, min_samples: int) -> Subject:
@@ -99,7 +110,7 @@ def _query(q: dict[str, Any], confidence: float, min_samples: int) -> Subject:
         ),
         "rows_examined_avg": Measure(float(q["rows_examined_avg"]), n, rows),
     }
-    label = " ".join(str(q["fingerprint"]).split())[:80]
+    label = plain_label(str(q["fingerprint"]), 80)
     return Subject("query", q["fingerprint"], label, measures, {"worst_sample": q.get("worst_sample")})
 
 
@@ -153,7 +164,7 @@ def _functions(snapshot: dict[str, Any], confidence: float, min_samples: int) ->
             Subject(
                 "function",
                 f"{group} :: {fn}",
-                f"{fn[:80]} ({group[:60]})",
+                f"{plain_label(fn, 80)} ({plain_label(group, 60)})",
                 measures,
                 {"group": group, "function": fn, "top_callees": callees[(group, fn)], "profiles": profiles},
             )

@@ -113,3 +113,23 @@ def test_caller_correlation_ids_are_kept_only_when_safe(candidate, kept) -> None
     cid = new_correlation_id(candidate)
     assert (cid == candidate) is kept
     assert cid
+
+
+def test_validation_errors_cut_caller_chosen_field_names_and_their_number() -> None:
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    from shared.core.errors import MAX_FIELD_CHARS, MAX_REPORTED_ERRORS, validation_failed_from_pydantic
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    body = {"k" * 100_000: 1, **{f"extra{i}": i for i in range(500)}}
+    try:
+        Strict.model_validate(body)
+    except ValidationError as exc:
+        failed = validation_failed_from_pydantic(exc)
+    problems = failed.details["errors"]
+    assert len(problems) == MAX_REPORTED_ERRORS
+    assert failed.details["more_errors"] == len(body) - MAX_REPORTED_ERRORS
+    assert all(len(p["field"]) <= MAX_FIELD_CHARS for p in problems)
+    assert len(failed.message) < 1000
