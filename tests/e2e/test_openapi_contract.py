@@ -80,8 +80,14 @@ def _load(base_url: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def app_schema(host: HostProcess) -> Any:
-    return _load(host.base_url)
+def app_host(start_host: Callable[..., HostProcess]) -> HostProcess:
+    """A host of this module's own, on a database of its own: the scenarios see only what they created."""
+    return start_host({"FIREBREAK_COSMOS_DATABASE": f"contract{uuid.uuid4().hex[:8]}"})
+
+
+@pytest.fixture(scope="module")
+def app_schema(app_host: HostProcess) -> Any:
+    return _load(app_host.base_url)
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +185,12 @@ def test_linked_operations_keep_the_contract(which: str, tags: tuple[str, ...], 
     # The links worked: an operation taking an id in its path answered a success (the id existed). Not every
     # one must: generated bodies rarely pass every rule of a PATCH (those are the capability's own tests).
     by_id = [codes for label, codes in answered.items() if "{" in label]
-    assert any(200 <= s < 300 for codes in by_id for s in codes), answered
+    assert by_id, answered  # the scenarios reached the operations that take an id
+    if tags != ("tasks",):
+        assert any(200 <= s < 300 for codes in by_id for s in codes), answered
+    # tasks: whether a scenario reads back a task it created is up to schemathesis's choices, which were not
+    # the same run to run (never in 30 scenarios when the whole suite ran in one process, cause not found):
+    # test_a_created_task_is_found_at_its_location follows that link deterministically.
 
 
 @pytest.mark.parametrize("which", ["app", "plugin"])
@@ -230,3 +241,21 @@ def test_a_body_not_declared_json_is_a_documented_415(plugin_host: HostProcess) 
         assert r.status_code == 415, (path, r.text)
         assert r.json()["error"]["code"] == "INVALID_REQUEST"
         assert "415" in doc["paths"][path]["post"]["responses"], path
+
+
+def test_a_created_task_is_found_at_its_location(app_host: HostProcess) -> None:
+    """The link the task scenarios follow: 201 with a Location, and that Location answers the same task."""
+    headers = _fresh_workspace()
+    made = httpx.post(f"{app_host.base_url}/api/tasks", json={"title": "follow my link"}, headers=headers, timeout=30)
+    assert made.status_code == 201, made.text
+    location = made.headers["location"]
+    assert location == f"/api/tasks/{made.json()['task']['id']}"
+    got = httpx.get(f"{app_host.base_url}{location}", headers=headers, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.json()["task"] == made.json()["task"]
+    changed = httpx.patch(f"{app_host.base_url}{location}", json={"status": "completed"}, headers=headers, timeout=30)
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["task"]["status"] == "completed"
+    gone = httpx.delete(f"{app_host.base_url}{location}", headers=headers, timeout=30)
+    assert gone.status_code == 200, gone.text
+    assert httpx.get(f"{app_host.base_url}{location}", headers=headers, timeout=30).status_code == 404
