@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -174,8 +174,13 @@ def class_key(fp: str) -> str:
     )
 
 
-def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
-    """Classes by fingerprint; memory grows with the number of classes (at most MAX_CLASSES + 1), not of entries."""
+def aggregate(
+    entries: Iterable[SlowEntry], *, new_class: Callable[[str], QueryClass] = QueryClass
+) -> dict[str, QueryClass]:
+    """Classes by fingerprint; memory grows with the number of classes (at most MAX_CLASSES + 1), not of entries.
+
+    `new_class` makes each class (the parallel digest passes a QueryClass that also records its values).
+    """
     classes: dict[str, QueryClass] = {}
     cache: dict[str, str] = {}  # repeated statement shapes skip the regex work
     cached = 0
@@ -193,14 +198,18 @@ def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
                 fp = OVERFLOW_CLASS
                 qc = classes.get(fp)
             if qc is None:
-                qc = classes[fp] = QueryClass(fp)
+                qc = classes[fp] = new_class(fp)
         qc.add(e)
     return classes
 
 
 def digest(entries: Iterable[SlowEntry], *, order_by: str = "query_time") -> dict[str, Any]:
     """The whole-log report: totals and classes ranked by total Query_time (pt-query-digest's default)."""
-    classes = aggregate(entries)
+    return report(aggregate(entries), order_by=order_by)
+
+
+def report(classes: dict[str, QueryClass], *, order_by: str = "query_time") -> dict[str, Any]:
+    """`digest`'s report of classes already aggregated (the parallel digest merges them first)."""
     ranked = sorted(classes.values(), key=lambda c: (-c.query_time.total, c.fingerprint))
     total_time = sum(c.query_time.total for c in ranked)
     return {

@@ -120,7 +120,7 @@ def _admin_command(body: bytes) -> bytes | None:
     return rest[:-1] if rest.endswith(b";") else rest
 
 
-class _EntryReader:
+class EntryReader:
     """One parse's state: the entry being read, its statement so far, and what later entries inherit (time, `use`)."""
 
     __slots__ = ("entry", "in_query", "last_time", "max_statement_bytes", "query_lines", "query_size", "schema")
@@ -249,20 +249,30 @@ class _EntryReader:
 
 def parse(stream: BinaryIO, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Iterator[SlowEntry]:
     """Yield entries in file order. `stream` is a binary file (or gzip) opened by the caller."""
-    reader = _EntryReader(max_statement_bytes)
+    yield from read_entries(stream, EntryReader(max_statement_bytes))
+
+
+def read_entries(stream: BinaryIO, reader: EntryReader, start: int = 0, end: int | None = None) -> Iterator[SlowEntry]:
+    """Entries of `stream` read from its current position, which is byte `start` of the log, up to byte `end`.
+
+    `end` must be a line start (the parallel digest cuts at `# Time:` lines); `reader` carries the state
+    that the entries inherit (its `schema`), and holds the state at `end` afterwards.
+    """
     # Lines are read at most MAX_LINE_BYTES at a time; the rest of a longer line comes as more pieces.
     # Inlined rather than a generator: this loop runs once per line of logs of hundreds of MB.
     readline = stream.readline
-    offset = 0
+    limit = MAX_LINE_BYTES
+    offset = start
+    stop = end if end is not None else float("inf")
     open_line = False
-    while line := readline(MAX_LINE_BYTES):
+    while offset < stop and (line := readline(limit)):
         continued, open_line = open_line, line[-1:] != b"\n"
-        start = offset
+        begin = offset
         offset += len(line)
         if continued:
             reader.read_rest(line)
             continue
-        done = reader.read_line(line, start)
+        done = reader.read_line(line, begin)
         if done is not None:
             yield done
     done = reader.finish()
