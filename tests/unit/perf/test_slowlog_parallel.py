@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shared.perf.parsers.slowlog import aggregate as aggregate_module
-from shared.perf.parsers.slowlog import parallel
+from shared.perf.parsers.slowlog import merge, parallel, ranges
 from shared.perf.parsers.slowlog.aggregate import OVERFLOW_CLASS, QueryClass, digest
 from shared.perf.parsers.slowlog.parser import SlowEntry, open_log, parse
 
@@ -44,7 +44,7 @@ def test_the_fixtures_exist() -> None:
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: f"{p.parent.parent.parent.name}-{p.name}")
 @pytest.mark.parametrize("max_range_bytes", [1_000_000_000, 4096])
 def test_fixture_logs_cut_in_ranges_digest_as_one_pass(path: Path, max_range_bytes: int) -> None:
-    assert len(parallel.plan(str(path), split_bytes=1, max_range_bytes=max_range_bytes)) > 1
+    assert len(ranges.plan(str(path), split_bytes=1, max_range_bytes=max_range_bytes)) > 1
     assert parallel_digest(path, max_range_bytes=max_range_bytes) == sequential(path)
 
 
@@ -123,18 +123,17 @@ SELECT * FROM orders WHERE id = 7;
 def test_every_time_line_as_a_cut_point_keeps_the_inherited_state(tmp_path: Path) -> None:
     log = tmp_path / "tricky.log"
     log.write_bytes(TRICKY)
-    ranges = parallel.plan(str(log), split_bytes=1, max_range_bytes=1)
-    assert len(ranges) == TRICKY.count(b"\n# Time: 26") + 1  # every strict `# Time:` line but the first
+    cut = ranges.plan(str(log), split_bytes=1, max_range_bytes=1)
+    assert len(cut) == TRICKY.count(b"\n# Time: 26") + 1  # every strict `# Time:` line but the first
     got = parallel_digest(log, max_range_bytes=1)
     assert got == sequential(log)
     databases = {db for c in json.loads(got)["ranked"] for db in c["databases"]}
     assert {"shop", "crm", "other"} <= databases  # `use shop` crossed cuts
-    assert parallel.INHERITED_SCHEMA not in databases
+    assert merge.INHERITED_SCHEMA not in databases
 
 
 def test_the_class_cap_falls_back_to_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(aggregate_module, "MAX_CLASSES", 3)
-    monkeypatch.setattr(parallel, "MAX_CLASSES", 3)
     got = parallel_digest(LOGS[1], max_range_bytes=8192)
     assert got == sequential(LOGS[1])
     assert OVERFLOW_CLASS in {c["fingerprint"] for c in json.loads(got)["ranked"]}
@@ -142,4 +141,4 @@ def test_the_class_cap_falls_back_to_one_pass(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_merge_knows_every_field_of_a_class() -> None:
     # A new QueryClass field makes digest_files fall back to one pass until _merge_class learns it.
-    assert {f.name for f in dataclasses.fields(QueryClass)} == parallel._MERGED_FIELDS
+    assert {f.name for f in dataclasses.fields(QueryClass)} == merge.MERGED_FIELDS
