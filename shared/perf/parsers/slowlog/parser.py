@@ -41,6 +41,8 @@ _KEY_VALUE = re.compile(rb"(?<!\w)(\w++): (\S*+)")  # from a word's first charac
 _USE = re.compile(rb"^use `?([^`;]*)`?;\s*$", re.IGNORECASE)
 _SET_TIMESTAMP = re.compile(rb"^SET timestamp=(\d+);\s*$")
 _ADMIN = b"# administrator command: "
+# Lines that may start an entry or be a server header: the fast loop hands them to EntryReader.read_line.
+_FOR_READER = (b"# Time: ", b"# User@Host: ", b"Tcp port: ", b"Time")
 MAX_STATEMENT_BYTES = 1024 * 1024
 MAX_LINE_BYTES = 1024 * 1024
 
@@ -156,7 +158,7 @@ class EntryReader:
         if self.in_query:
             self.add_query(line)
         else:
-            self._before_query(self.entry, line, body)
+            self.before_query(self.entry, line, body)
         return None
 
     def read_rest(self, piece: bytes) -> None:
@@ -210,7 +212,7 @@ class EntryReader:
             entry.thread_id = int(conn)
         return done
 
-    def _before_query(self, entry: SlowEntry, line: bytes, body: bytes) -> None:
+    def before_query(self, entry: SlowEntry, line: bytes, body: bytes) -> None:
         """A line between an entry's header and its statement.
 
         Metadata, `use`, `SET timestamp`, or the statement's first line.
@@ -259,22 +261,41 @@ def read_entries(stream: BinaryIO, reader: EntryReader, start: int = 0, end: int
     that the entries inherit (its `schema`), and holds the state at `end` afterwards.
     """
     # Lines are read at most MAX_LINE_BYTES at a time; the rest of a longer line comes as more pieces.
-    # Inlined rather than a generator: this loop runs once per line of logs of hundreds of MB.
+    # The common lines (metadata and statement text of an open entry) are handled here inline, the rest
+    # by reader.read_line: this loop runs once per line of logs of hundreds of MB.
     readline = stream.readline
     limit = MAX_LINE_BYTES
     offset = start
     stop = end if end is not None else float("inf")
     open_line = False
     while offset < stop and (line := readline(limit)):
-        continued, open_line = open_line, line[-1:] != b"\n"
         begin = offset
         offset += len(line)
-        if continued:
+        if open_line:
+            open_line = line[-1] != 10  # not b"\n"
             reader.read_rest(line)
             continue
-        done = reader.read_line(line, begin)
-        if done is not None:
-            yield done
+        open_line = line[-1] != 10
+        entry = reader.entry
+        if entry is None or line.startswith(_FOR_READER) or (line[0] != 35 and b", Version: " in line):
+            done = reader.read_line(line, begin)  # entry starts, server headers, junk before the first entry
+            if done is not None:
+                yield done
+        elif reader.in_query:
+            reader.add_query(line)
+        elif line[0] != 35:  # not b"#"
+            reader.before_query(entry, line, line.rstrip(b"\r\n"))
+        elif line[1:2] == b" ":
+            body = line.rstrip(b"\r\n")
+            head = body[2:6]  # one slice instead of a startswith per known key
+            if head not in _KNOWN_HEADS:
+                entry.extra_lines.append(body)
+            elif head == b"admi" and body.startswith(_ADMIN):
+                reader.before_query(entry, line, body)
+            else:
+                _metadata(entry, body)
+        elif line.rstrip(b"\r\n") != b"#":  # a lone `#` frames MariaDB's explain block
+            reader.before_query(entry, line, line.rstrip(b"\r\n"))
     done = reader.finish()
     if done is not None:
         yield done
@@ -285,23 +306,30 @@ _QUERY_TIME = re.compile(rb"^# Query_time: ([\d.]+)\s+Lock_time: ([\d.]+)\s+Rows
 _THREAD = re.compile(rb"^# Thread_id: (\d++)\s++Schema: (\S*?)\s*+(?:QC_hit: (\S++))?\s*+$")
 
 
+_KNOWN_HEADS = frozenset((b"Quer", b"Thre", b"expl", b"Warn", b"admi"))
+
+
 def _metadata(entry: SlowEntry, body: bytes) -> None:
-    if body.startswith(b"# Query_time:"):
+    """A `# Key: value` line before the statement (`body` starts with `# `)."""
+    head = body[2:6]
+    if head == b"Quer":
         m = _QUERY_TIME.match(body)
         if m:
-            entry.query_time, entry.lock_time = float(m.group(1)), float(m.group(2))
-            entry.rows_sent, entry.rows_examined = int(m.group(3)), int(m.group(4))
+            query_time, lock_time, rows_sent, rows_examined = m.groups()
+            entry.query_time, entry.lock_time = float(query_time), float(lock_time)
+            entry.rows_sent, entry.rows_examined = int(rows_sent), int(rows_examined)
             rest = body[m.end() :]
             if rest.strip():
                 entry.extra_lines.append(rest)  # MySQL's log_slow_extra fields
             return
-    elif body.startswith(b"# Thread_id:"):
+    elif head == b"Thre":
         m = _THREAD.match(body)
         if m:
-            entry.thread_id = int(m.group(1))
-            entry.schema = m.group(2).decode(errors="replace")
+            thread_id, schema, qc_hit = m.groups()
+            entry.thread_id = int(thread_id)
+            entry.schema = schema.decode(errors="replace")
             entry.schema_from_thread_line = True
-            entry.qc_hit = m.group(3).decode() if m.group(3) else None
+            entry.qc_hit = qc_hit.decode() if qc_hit else None
             return
     elif body.startswith((b"# explain:", b"# Warning")):
         return
