@@ -52,6 +52,10 @@ def _bucket(value: float) -> int:
     return min(_BUCKETS - 1, 1 + int(math.log(value / _MIN) / _LOG_BASE))
 
 
+_BUCKET_MEMO = 65_536
+_BUCKET_OF: dict[float, int] = {}  # value -> bucket, for the first _BUCKET_MEMO distinct values
+
+
 def _bucket_value(index: int) -> float:
     return 0.0 if index == 0 else _MIN * _BASE**index
 
@@ -67,10 +71,18 @@ class Metric:
     def add(self, value: float) -> None:
         self.count += 1
         self.total += value
-        self.minimum = min(self.minimum, value)
-        self.maximum = max(self.maximum, value)
-        b = _bucket(value)
-        self.buckets[b] = self.buckets.get(b, 0) + 1
+        # As min()/max() would (they keep the first of equals), without two calls per value.
+        if value < self.minimum:
+            self.minimum = value
+        if value > self.maximum:
+            self.maximum = value
+        b = _BUCKET_OF.get(value)  # row counts and times repeat: skip the log()
+        if b is None:
+            b = _bucket(value)
+            if len(_BUCKET_OF) < _BUCKET_MEMO:
+                _BUCKET_OF[value] = b
+        buckets = self.buckets
+        buckets[b] = buckets.get(b, 0) + 1
 
     def percentile(self, q: float) -> float:
         """The value at rank ceil(q * count), read from the histogram and clamped to [min, max]."""
