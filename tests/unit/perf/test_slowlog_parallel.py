@@ -142,3 +142,13 @@ def test_the_class_cap_falls_back_to_one_pass(monkeypatch: pytest.MonkeyPatch) -
 def test_the_merge_knows_every_field_of_a_class() -> None:
     # A new QueryClass field makes digest_files fall back to one pass until _merge_class learns it.
     assert {f.name for f in dataclasses.fields(QueryClass)} == merge.MERGED_FIELDS
+
+
+def test_a_truncated_gzip_raises_what_one_pass_raises(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(MEDIUM_GZ.read_bytes()[:500_000])
+    with pytest.raises(EOFError) as one_pass:
+        sequential(cut)
+    with pytest.raises(EOFError) as parallel_pass:
+        parallel.digest_files([cut], split_bytes=1, max_range_bytes=256 * 1024)
+    assert str(parallel_pass.value) == str(one_pass.value)
