@@ -8,6 +8,9 @@ its literals redacted.
 Bounded: a class's fingerprint is kept to MAX_FINGERPRINT_CHARS (a longer one ends in a hash of the
 whole, so classes stay apart), its sample to MAX_SAMPLE_CHARS, the fingerprint cache to CACHE_CHARS
 characters, and the classes to MAX_CLASSES (entries of further classes are counted in one overflow class).
+
+Classes aggregated over consecutive ranges of a log merge exactly into the ones of one pass (merge.py);
+`report` ranks classes however they were aggregated, `digest` is `report(aggregate(entries))`.
 """
 
 from __future__ import annotations

@@ -17,6 +17,12 @@ Bounded work: a statement keeps at most `max_statement_bytes` (MAX_STATEMENT_BYT
 entry is marked `truncated` and `query_bytes` tells its real size), lines are read in pieces of at most
 MAX_LINE_BYTES (only a line's first piece can be a header or metadata line), and every regex is linear
 in its line (no pattern can backtrack more than a constant per character).
+
+Speed (about 9 µs per entry of ten lines): `read_entries` handles the common lines (metadata, statement
+text of an open entry) inline, with one slice to tell the metadata keys apart, and leaves the rest to
+EntryReader.read_line; tests/unit/perf/slowlog_parser_reference.py keeps the line-by-line version as the
+oracle. `read_entries` also reads a byte range with an inherited state, for the parallel digest
+(parallel.py), which cuts large logs at `# Time:` lines and parses the halves on two cores.
 """
 
 from __future__ import annotations
