@@ -64,7 +64,7 @@ def _exact_blocks(pieces: Iterator[bytes], size: int) -> Iterator[bytes]:
     for piece in pieces:
         pending += piece
         while len(pending) >= size:
-            yield bytes(pending[:size])
+            yield bytes(memoryview(pending)[:size])  # one copy (a bytearray slice would make two)
             del pending[:size]
     if pending:
         yield bytes(pending)
@@ -88,7 +88,8 @@ def _reads(source: Any, size: int) -> Iterator[bytes]:
 
 def blocks(source: Any, size: int) -> Generator[bytes, None, None]:
     """`source.read(size)` blocks until the end, read by a thread ahead of the caller."""
-    produce = _exact_blocks(_members(source.fileobj, size), size) if _fresh_gzip(source) else _reads(source, size)
+    step = min(size, COMPRESSED_STEP)  # decompressed pieces no larger than a block, nor than 1 MB
+    produce = _exact_blocks(_members(source.fileobj, step), size) if _fresh_gzip(source) else _reads(source, size)
     waiting: queue.Queue[bytes | BaseException | None] = queue.Queue(READ_AHEAD_BLOCKS)
     stop = threading.Event()
 
