@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import multiprocessing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,3 +153,11 @@ def test_a_truncated_gzip_raises_what_one_pass_raises(tmp_path: Path) -> None:
     with pytest.raises(EOFError) as parallel_pass:
         parallel.digest_files([cut], split_bytes=1, max_range_bytes=256 * 1024)
     assert str(parallel_pass.value) == str(one_pass.value)
+
+
+def test_without_worker_processes_the_ranges_are_parsed_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_processes(method: str) -> None:
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_processes)
+    assert parallel_digest(LOGS[1], max_range_bytes=8192) == sequential(LOGS[1])

@@ -20,7 +20,8 @@ import multiprocessing
 import os
 import tempfile
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -120,12 +121,39 @@ def _run(ranges: Iterator[Range], stack: ExitStack) -> dict[str, QueryClass]:
     pool: Executor | None = None
     for ahead in ranges:
         if pool is None:
-            context = multiprocessing.get_context("spawn")
-            pool = stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=context))
-        future = pool.submit(digest_range, ahead)
+            pool = _pool(stack)
+        future = _submit(pool, ahead)
         here = next(ranges, None)  # a gzip log is still being decompressed meanwhile
         mine = digest_range(here) if here is not None else None
-        merged.add(future.result(), ahead.first)
+        merged.add(_result(future, ahead), ahead.first)
         if here is not None and mine is not None:
             merged.add(mine, here.first)
     return merged.classes
+
+
+def _pool(stack: ExitStack) -> Executor | None:
+    """One worker process, or None where processes cannot be started (the ranges are then parsed here)."""
+    try:
+        context = multiprocessing.get_context("spawn")
+        return stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=context))
+    except (OSError, ImportError, RuntimeError):  # no /dev/shm semaphores, no process creation, ...
+        return None
+
+
+def _submit(pool: Executor | None, rng: Range) -> Future[Partial] | None:
+    if pool is None:
+        return None
+    try:
+        return pool.submit(digest_range, rng)
+    except (OSError, RuntimeError):  # the pool could not start its worker
+        return None
+
+
+def _result(future: Future[Partial] | None, rng: Range) -> Partial:
+    """The worker's answer; the range parsed here when there is no worker or it died (killed, out of memory)."""
+    if future is not None:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            pass
+    return digest_range(rng)
