@@ -38,6 +38,8 @@ VOCABULARY = [
     b"# Rows_affected: 0  Bytes_sent: 11\n",
     b"# Full_scan: Yes  Full_join: No\n",
     b"# explain: id\tselect_type\n",
+    b"# explained: not a plan line\n",
+    b"SET timestamp=12; SELECT 1;\n",
     b"# Warning: something\n",
     b"#\n",
     b"#\r\n",

@@ -242,15 +242,17 @@ class EntryReader:
 
         After SET timestamp, `USE x;` is the client's statement.
         """
+        if body.startswith(b"SET timestamp="):  # every entry has one; it cannot be a `use`
+            ts = _SET_TIMESTAMP.match(body)
+            if ts:
+                entry.timestamp = int(ts.group(1))
+                return True
+            return False
         use = _USE.match(body)
         if use:
             self.schema = use.group(1).decode(errors="replace")
             if not entry.schema_from_thread_line:  # MariaDB's per-entry Schema: wins over the last `use`
                 entry.schema = self.schema
-            return True
-        ts = _SET_TIMESTAMP.match(body)
-        if ts:
-            entry.timestamp = int(ts.group(1))
             return True
         return False
 
@@ -315,31 +317,48 @@ _THREAD = re.compile(rb"^# Thread_id: (\d++)\s++Schema: (\S*?)\s*+(?:QC_hit: (\S
 _KNOWN_HEADS = frozenset((b"Quer", b"Thre", b"expl", b"Warn", b"admi"))
 
 
+# Thread_id lines repeat (a connection's statements): their parsed fields, for at most _THREAD_MEMO lines.
+_THREAD_MEMO = 4096
+_THREAD_SEEN: dict[bytes, tuple[int, str, str | None]] = {}
+
+
 def _metadata(entry: SlowEntry, body: bytes) -> None:
     """A `# Key: value` line before the statement (`body` starts with `# `)."""
     head = body[2:6]
-    if head == b"Quer":
+    if head == b"expl":  # MariaDB's query plan, the most common line: not kept
+        if body.startswith(b"# explain:"):
+            return
+    elif head == b"Quer":
         m = _QUERY_TIME.match(body)
         if m:
             query_time, lock_time, rows_sent, rows_examined = m.groups()
             entry.query_time, entry.lock_time = float(query_time), float(lock_time)
             entry.rows_sent, entry.rows_examined = int(rows_sent), int(rows_examined)
-            rest = body[m.end() :]
-            if rest.strip():
-                entry.extra_lines.append(rest)  # MySQL's log_slow_extra fields
+            end = m.end()
+            if end < len(body) and body[end:].strip():
+                entry.extra_lines.append(body[end:])  # MySQL's log_slow_extra fields
             return
     elif head == b"Thre":
-        m = _THREAD.match(body)
-        if m:
-            thread_id, schema, qc_hit = m.groups()
-            entry.thread_id = int(thread_id)
-            entry.schema = schema.decode(errors="replace")
+        seen = _THREAD_SEEN.get(body) or _thread_line(body)
+        if seen is not None:
+            entry.thread_id, entry.schema, entry.qc_hit = seen
             entry.schema_from_thread_line = True
-            entry.qc_hit = qc_hit.decode() if qc_hit else None
             return
-    elif body.startswith((b"# explain:", b"# Warning")):
+    elif body.startswith(b"# Warning"):
         return
     entry.extra_lines.append(body)
+
+
+def _thread_line(body: bytes) -> tuple[int, str, str | None] | None:
+    m = _THREAD.match(body)
+    if not m:
+        return None
+    thread_id, schema, qc_hit = m.groups()
+    seen = (int(thread_id), schema.decode(errors="replace"), qc_hit.decode() if qc_hit else None)
+    if len(_THREAD_SEEN) >= _THREAD_MEMO:
+        _THREAD_SEEN.clear()
+    _THREAD_SEEN[body] = seen
+    return seen
 
 
 def open_log(path: Path | str) -> BinaryIO:
