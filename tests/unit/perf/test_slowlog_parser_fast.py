@@ -105,3 +105,18 @@ def test_random_logs_parse_as_the_reference_parses(seed: int, monkeypatch: pytes
     got = entries(parser_module, data, cap)
     assert got
     assert got == entries(reference, data, cap)
+
+
+def test_the_line_memos_stay_bounded() -> None:
+    lines = []
+    for i in range(parser_module._USER_HOST_MEMO + 500):
+        pad = b"x" * (300 if i % 2 else 10)
+        lines.append(
+            b"# User@Host: u%d%s[u] @ localhost []\n# Thread_id: %d%s  Schema: s  QC_hit: No\nSELECT 1;\n"
+            % (i, pad, i, b"" if i % 2 else b"0" * 250)
+        )
+    parsed = list(parser_module.parse(io.BytesIO(b"".join(lines))))
+    assert len(parsed) == parser_module._USER_HOST_MEMO + 500
+    for memo in (parser_module._USER_HOST_SEEN, parser_module._THREAD_SEEN):
+        assert 0 < len(memo) <= parser_module._USER_HOST_MEMO
+        assert max(map(len, memo)) <= parser_module._MEMO_LINE_BYTES

@@ -18,10 +18,11 @@ entry is marked `truncated` and `query_bytes` tells its real size), lines are re
 MAX_LINE_BYTES (only a line's first piece can be a header or metadata line), and every regex is linear
 in its line (no pattern can backtrack more than a constant per character).
 
-Speed (about 9 µs per entry of ten lines): `read_entries` handles the common lines (metadata, statement
+Speed (about 7.5 µs per entry of ten lines): `read_entries` handles the common lines (metadata, statement
 text of an open entry) inline, with one slice to tell the metadata keys apart, and leaves the rest to
-EntryReader.read_line; tests/unit/perf/slowlog_parser_reference.py keeps the line-by-line version as the
-oracle. `read_entries` also reads a byte range with an inherited state, for the parallel digest
+EntryReader.read_line, and the fields of repeated `# User@Host:`/`# Thread_id:` lines are memoised
+(bounded: _USER_HOST_MEMO lines of at most _MEMO_LINE_BYTES each); tests/unit/perf/slowlog_parser_reference.py
+keeps the line-by-line version as the oracle. `read_entries` also reads a byte range with an inherited state, for the parallel digest
 (parallel.py), which cuts large logs at `# Time:` lines and parses the halves on two cores.
 """
 
@@ -120,6 +121,32 @@ def _is_header(line: bytes) -> bool:
     return line.startswith(b"Time") and bool(_HEADER_COLUMNS.match(line))
 
 
+# User@Host lines repeat (a few accounts and hosts): their parsed fields, for at most _USER_HOST_MEMO lines
+# of at most _MEMO_LINE_BYTES (about 1 MB in all).
+_MEMO_LINE_BYTES = 256
+_USER_HOST_MEMO = 4096
+_USER_HOST_SEEN: dict[bytes, tuple[str, str, str, int | None]] = {}
+
+
+def _user_host(body: bytes) -> tuple[str, str, str, int | None] | None:
+    """(user, host, ip, connection id) of a `# User@Host:` line, None if it is not one."""
+    m = _USER_HOST.match(body)
+    if not m:
+        return None
+    user, _priv, host, ip, conn = m.groups()
+    who = (
+        user.decode(errors="replace"),
+        host.decode(errors="replace"),
+        ip.decode(errors="replace"),
+        int(conn) if conn else None,
+    )
+    if len(body) <= _MEMO_LINE_BYTES:
+        if len(_USER_HOST_SEEN) >= _USER_HOST_MEMO:
+            _USER_HOST_SEEN.clear()
+        _USER_HOST_SEEN[body] = who
+    return who
+
+
 def _admin_command(body: bytes) -> bytes | None:
     """`^# administrator command: (.*?);?\\s*$`'s group, without the lazy retries: trailing space, then one `;`."""
     if not body.startswith(_ADMIN):
@@ -154,9 +181,9 @@ class EntryReader:
                 if m:
                     return self._time_line(m, start)
             elif body.startswith(b"# User@Host: "):
-                m = _USER_HOST.match(body)
-                if m:
-                    return self._user_host_line(m, start)
+                who = _USER_HOST_SEEN.get(body) or _user_host(body)
+                if who is not None:
+                    return self._user_host_line(who, start)
         elif _is_header(body):
             return self.finish()
         if self.entry is None:
@@ -201,21 +228,16 @@ class EntryReader:
         self.entry = SlowEntry(offset=start, time=self.last_time, schema=self.schema)
         return done
 
-    def _user_host_line(self, m: re.Match[bytes], start: int) -> SlowEntry | None:
+    def _user_host_line(self, who: tuple[str, str, str, int | None], start: int) -> SlowEntry | None:
         """`# User@Host:` belongs to the entry a `# Time:` just opened, or starts one of its own."""
         done = None
         entry = self.entry
         if entry is None or self.in_query or entry.user:
             done = self.finish()
             entry = self.entry = SlowEntry(offset=start, time=self.last_time, schema=self.schema)
-        user, _priv, host, ip, conn = m.groups()
-        entry.user, entry.host, entry.ip = (
-            user.decode(errors="replace"),
-            host.decode(errors="replace"),
-            ip.decode(errors="replace"),
-        )
-        if conn:
-            entry.thread_id = int(conn)
+        entry.user, entry.host, entry.ip, thread_id = who
+        if thread_id is not None:
+            entry.thread_id = thread_id
         return done
 
     def before_query(self, entry: SlowEntry, line: bytes, body: bytes) -> None:
@@ -317,7 +339,7 @@ _THREAD = re.compile(rb"^# Thread_id: (\d++)\s++Schema: (\S*?)\s*+(?:QC_hit: (\S
 _KNOWN_HEADS = frozenset((b"Quer", b"Thre", b"expl", b"Warn", b"admi"))
 
 
-# Thread_id lines repeat (a connection's statements): their parsed fields, for at most _THREAD_MEMO lines.
+# Thread_id lines repeat (a connection's statements): their parsed fields, as for User@Host lines.
 _THREAD_MEMO = 4096
 _THREAD_SEEN: dict[bytes, tuple[int, str, str | None]] = {}
 
@@ -355,9 +377,10 @@ def _thread_line(body: bytes) -> tuple[int, str, str | None] | None:
         return None
     thread_id, schema, qc_hit = m.groups()
     seen = (int(thread_id), schema.decode(errors="replace"), qc_hit.decode() if qc_hit else None)
-    if len(_THREAD_SEEN) >= _THREAD_MEMO:
-        _THREAD_SEEN.clear()
-    _THREAD_SEEN[body] = seen
+    if len(body) <= _MEMO_LINE_BYTES:
+        if len(_THREAD_SEEN) >= _THREAD_MEMO:
+            _THREAD_SEEN.clear()
+        _THREAD_SEEN[body] = seen
     return seen
 
 
