@@ -20,10 +20,11 @@ in its line (no pattern can backtrack more than a constant per character).
 
 Speed (about 7.5 µs per entry of ten lines): `read_entries` handles the common lines (metadata, statement
 text of an open entry) inline, with one slice to tell the metadata keys apart, and leaves the rest to
-EntryReader.read_line, and the fields of repeated `# User@Host:`/`# Thread_id:` lines are memoised
-(bounded: _USER_HOST_MEMO lines of at most _MEMO_LINE_BYTES each); tests/unit/perf/slowlog_parser_reference.py
-keeps the line-by-line version as the oracle. `read_entries` also reads a byte range with an inherited state, for the parallel digest
-(parallel.py), which cuts large logs at `# Time:` lines and parses the halves on two cores.
+EntryReader.read_line; the fields of repeated `# User@Host:`/`# Thread_id:` lines are memoised (bounded:
+_USER_HOST_MEMO lines of at most _MEMO_LINE_BYTES each). tests/unit/perf/slowlog_parser_reference.py keeps
+the line-by-line version as the oracle. `read_entries` also reads a byte range with an inherited state,
+for the parallel digest (parallel.py), which cuts large logs at `# Time:` lines and parses the halves on
+two cores.
 """
 
 from __future__ import annotations
