@@ -22,6 +22,8 @@ level d, so a stable sort by level pairs every call; a call's parent is the last
 before it (a binary search). Frames still open at the end of a block are carried into the next one
 as leading start events. Only the call tree's new paths and the repair of merged lines touch Python
 per item. tests/unit/perf/spx_reference.py keeps the one-event-at-a-time version as the oracle.
+A stream's next blocks are read (a gzip's decompressed) by a thread while a block is parsed (readahead.py;
+`read_ahead=False` reads them inline, with the same profile and the same errors).
 
 SPX's writer sometimes merges two event lines when many metrics are enabled (it drops the first
 event's last value(s) and newline, sometimes gluing its last surviving value to the next event's
