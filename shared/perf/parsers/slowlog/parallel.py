@@ -19,12 +19,12 @@ import dataclasses
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from shared.perf.parsers.slowlog.aggregate import QueryClass, aggregate, digest
 from shared.perf.parsers.slowlog.aggregate import report as class_report
@@ -46,6 +46,7 @@ from shared.perf.parsers.slowlog.parser import (
 )
 from shared.perf.parsers.slowlog.ranges import Range, SpoolTooLarge, plan, spooled_ranges
 
+T = TypeVar("T")
 SPLIT_BYTES = 32 * 1024 * 1024
 MAX_RANGE_BYTES = 256 * 1024 * 1024
 MAX_SPOOL_BYTES = 8 * 1024 * 1024 * 1024
@@ -118,11 +119,12 @@ def digest_files(
 def _run(ranges: Iterator[Range], stack: ExitStack) -> dict[str, QueryClass]:
     """Ranges in pairs: the first of each to the worker, the second parsed here meanwhile; merged in order."""
     merged = Merged()
-    pool: Executor | None = None
+    pool = _pool(stack)
+    _submit(pool, _warm_up)  # the worker starts (and imports) while the first ranges are planned or spooled
     for ahead in ranges:
         if pool is None:
             pool = _pool(stack)
-        future = _submit(pool, ahead)
+        future = _submit(pool, digest_range, ahead)
         here = next(ranges, None)  # a gzip log is still being decompressed meanwhile
         mine = digest_range(here) if here is not None else None
         merged.add(_result(future, ahead), ahead.first)
@@ -140,11 +142,16 @@ def _pool(stack: ExitStack) -> Executor | None:
         return None
 
 
-def _submit(pool: Executor | None, rng: Range) -> Future[Partial] | None:
+def _warm_up() -> None:
+    """Nothing: submitted first so that the worker process starts early."""
+
+
+def _submit(pool: Executor | None, fn: Callable[..., T], *args: Any) -> Future[T] | None:
+    """fn(*args) in the worker, or None when there is no worker."""
     if pool is None:
         return None
     try:
-        return pool.submit(digest_range, rng)
+        return pool.submit(fn, *args)
     except (OSError, RuntimeError):  # the pool could not start its worker
         return None
 
