@@ -6,7 +6,7 @@ last `use db` carries over (see merge.INHERITED_SCHEMA). Cuts are looked for at 
 (`plan`); a log with no such line after an offset is not cut there.
 
 A gzip log is decompressed into a temporary file (`spooled_ranges`): once about half of it (by the size
-that the gzip trailer states) is on disk, its first range is handed out, so that it is parsed while the
+that the gzip trailer states; 55 %) is on disk, its first range is handed out, so that it is parsed while the
 rest is still being decompressed. At most `max_spool_bytes` (and half the free space) are written;
 beyond that SpoolTooLarge is raised and the caller reads the log as a stream instead.
 """
