@@ -165,3 +165,12 @@ def test_without_worker_processes_the_ranges_are_parsed_here(monkeypatch: pytest
 
     monkeypatch.setattr(multiprocessing, "get_context", no_processes)
     assert parallel_digest(LOGS[1], max_range_bytes=8192) == sequential(LOGS[1])
+
+
+def test_a_gzip_rest_parsed_as_it_is_decompressed_stays_in_order_whatever_its_place(tmp_path: Path) -> None:
+    # No `# Time:` line: one range, so the gzip's rest (a LiveRange) comes first in a pair and stays here.
+    uncut = tmp_path / "uncut.log"
+    uncut.write_bytes(b"".join(line for line in TRICKY.splitlines(keepends=True) if not line.startswith(b"# Time:")))
+    assert len(ranges.plan(str(uncut), split_bytes=1, max_range_bytes=1)) == 1
+    for paths in ([uncut, MEDIUM_GZ], [MEDIUM_GZ, uncut], [LOGS[0], MEDIUM_GZ, LOGS[0]]):
+        assert parallel_digest(*paths, max_range_bytes=1_000_000_000) == sequential(*paths)

@@ -44,7 +44,7 @@ from shared.perf.parsers.slowlog.parser import (
     parse,
     read_entries,
 )
-from shared.perf.parsers.slowlog.ranges import Range, SpoolTooLarge, plan, spooled_ranges
+from shared.perf.parsers.slowlog.ranges import LiveRange, Range, SpoolTooLarge, plan, spooled_ranges
 
 T = TypeVar("T")
 SPLIT_BYTES = 32 * 1024 * 1024
@@ -52,13 +52,17 @@ MAX_RANGE_BYTES = 256 * 1024 * 1024
 MAX_SPOOL_BYTES = 8 * 1024 * 1024 * 1024
 
 
-def digest_range(rng: Range, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Partial:
+def digest_range(rng: Range | LiveRange, max_statement_bytes: int = MAX_STATEMENT_BYTES) -> Partial:
     """Parse and aggregate one range (top-level and picklable: it runs in the worker process)."""
     reader = EntryReader(max_statement_bytes)
     if not rng.first:
         reader.schema = INHERITED_SCHEMA
-    with open(rng.path, "rb") as stream:
-        stream.seek(rng.start)
+    with ExitStack() as stack:
+        if isinstance(rng, LiveRange):
+            stream = rng.stream  # already at rng.start
+        else:
+            stream = stack.enter_context(open(rng.path, "rb"))
+            stream.seek(rng.start)
         entries = read_entries(stream, reader, rng.start, rng.end)
         classes = aggregate(entries, new_class=RecordingClass) if rng.record else aggregate(entries)
     return Partial(classes, reader.schema)
@@ -77,7 +81,7 @@ def _is_gzip(path: Path) -> bool:
 
 def _ranges(
     paths: list[Path], directory: str, split_bytes: int, max_range_bytes: int, max_spool_bytes: int
-) -> Iterator[Range]:
+) -> Iterator[Range | LiveRange]:
     """Every path's ranges in order; a gzip log's first range comes while the rest is being decompressed."""
     for i, path in enumerate(paths):
         record = i > 0  # the run's first range starts every sum: nothing to replay
@@ -116,12 +120,15 @@ def digest_files(
         return digest(_entries(paths))
 
 
-def _run(ranges: Iterator[Range], stack: ExitStack) -> dict[str, QueryClass]:
+def _run(ranges: Iterator[Range | LiveRange], stack: ExitStack) -> dict[str, QueryClass]:
     """Ranges in pairs: the first of each to the worker, the second parsed here meanwhile; merged in order."""
     merged = Merged()
     pool = _pool(stack)
     _submit(pool, _warm_up)  # the worker starts (and imports) while the first ranges are planned or spooled
     for ahead in ranges:
+        if isinstance(ahead, LiveRange):  # a stream: it stays here
+            merged.add(digest_range(ahead), ahead.first)
+            continue
         if pool is None:
             pool = _pool(stack)
         future = _submit(pool, digest_range, ahead)
@@ -156,7 +163,7 @@ def _submit(pool: Executor | None, fn: Callable[..., T], *args: Any) -> Future[T
         return None
 
 
-def _result(future: Future[Partial] | None, rng: Range) -> Partial:
+def _result(future: Future[Partial] | None, rng: Range | LiveRange) -> Partial:
     """The worker's answer; the range parsed here when there is no worker or it died (killed, out of memory)."""
     if future is not None:
         try:

@@ -7,13 +7,15 @@ last `use db` carries over (see merge.INHERITED_SCHEMA). Cuts are looked for at 
 
 A gzip log is decompressed into a temporary file (`spooled_ranges`): once about half of it (by the size
 that the gzip trailer states; 55 %) is on disk, its first range is handed out, so that it is parsed while the
-rest is still being decompressed. At most `max_spool_bytes` (and half the free space) are written;
+rest is still being decompressed; that rest, when the trailer says it is at most max_range_bytes, is not
+written but parsed as it is decompressed (a LiveRange). At most `max_spool_bytes` (and half the free space) are written;
 beyond that SpoolTooLarge is raised and the caller reads the log as a stream instead.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import itertools
 import math
 import os
@@ -21,7 +23,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
 from shared.perf.parsers.slowlog.parser import _TIME_MARIADB, _TIME_MYSQL
 
@@ -107,9 +109,43 @@ def _stated_size(path: str) -> int:
         return int.from_bytes(stream.read(4), "little")
 
 
+@dataclass(frozen=True)
+class LiveRange:
+    """The rest of a gzip log from byte `start`, read from the stream that is decompressing it: parsed in this
+    process only (a stream does not pickle), and never a file's first range."""
+
+    stream: BinaryIO
+    start: int
+    first: bool = False
+    record: bool = True
+    end: None = None
+
+
+class _Rest(io.RawIOBase):
+    """The bytes of a gzip log from the cut: those already spooled (`spooled`, `left` of them), then the rest
+    as `source` decompresses it."""
+
+    def __init__(self, spooled: BinaryIO, left: int, source: BinaryIO) -> None:
+        self.spooled, self.left, self.source = spooled, left, source
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        want = len(buffer)
+        data = b""
+        if self.left > 0:
+            data = self.spooled.read(min(want, self.left))
+            self.left -= len(data)
+        if not data:
+            data = self.source.read(want)
+        buffer[: len(data)] = data
+        return len(data)
+
+
 def spooled_ranges(
     path: str, target: str, *, split_bytes: int, max_range_bytes: int, max_spool_bytes: int, record: bool
-) -> Iterator[Range]:
+) -> Iterator[Range | LiveRange]:
     """The ranges of a gzip log decompressed into `target`, the first one handed out halfway through."""
     room = min(max_spool_bytes, shutil.disk_usage(os.path.dirname(target) or ".").free // 2)
     stated = _stated_size(path)
@@ -128,6 +164,12 @@ def spooled_ranges(
                 cut = next_time_line(sink, half, written, complete=False)
                 if cut is not None:
                     yield Range(target, 0, cut, True, record)
+                    if stated - cut <= max_range_bytes:  # the rest, parsed here as it is decompressed
+                        with open(target, "rb") as spooled:
+                            spooled.seek(cut)
+                            rest = _Rest(spooled, written - cut, cast(BinaryIO, source))
+                            yield LiveRange(cast(BinaryIO, io.BufferedReader(rest, _SPOOL_BLOCK)), cut)
+                        return
                 elif written >= half + 64 * _SEARCH_BYTES:
                     half = None  # no `# Time:` line near the middle: cut once it is all there
                 sink.seek(0, os.SEEK_END)
