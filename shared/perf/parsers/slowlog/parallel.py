@@ -2,12 +2,13 @@
 
 `digest_files(paths)` answers exactly what `digest` of every path's entries, in order, answers:
 - a plain log of at least `split_bytes` is cut into ranges of at most `max_range_bytes` (at least two)
-  at strict `# Time:` lines (ranges.py); a gzip log is first decompressed into a temporary file (deleted
-  afterwards, at most `max_spool_bytes`, else streamed in one pass), its first half parsed while the
-  second is still being decompressed;
+  at strict `# Time:` lines (ranges.py); a gzip log's first 55 % is decompressed into a temporary file
+  (deleted afterwards, at most `max_spool_bytes`, else the log is streamed in one pass) and parsed by the
+  worker while this process parses the rest as it decompresses it (a rest over max_range_bytes is spooled
+  and cut too);
 - the ranges go in pairs: the first of a pair to one worker process (start method `spawn`: it inherits
-  nothing but its arguments), the second parsed here meanwhile; each range is aggregated on its own and
-  merged in file order (merge.py: exact, sums replayed value by value);
+  nothing but its arguments; started before the first range is ready), the second parsed here meanwhile;
+  each range is aggregated on its own and merged in file order (merge.py: exact, sums replayed one by one);
 - a class cap reached, or a QueryClass field the merge does not know, falls back to one sequential pass.
 Small inputs (one log under split_bytes) take the one pass at once: a worker's start costs more.
 Memory: two ranges' classes plus 32 bytes per entry of the ranges whose sums are replayed.
