@@ -8,6 +8,9 @@ its literals redacted.
 Bounded: a class's fingerprint is kept to MAX_FINGERPRINT_CHARS (a longer one ends in a hash of the
 whole, so classes stay apart), its sample to MAX_SAMPLE_CHARS, the fingerprint cache to CACHE_CHARS
 characters, and the classes to MAX_CLASSES (entries of further classes are counted in one overflow class).
+
+Classes aggregated over consecutive ranges of a log merge exactly into the ones of one pass (merge.py);
+`report` ranks classes however they were aggregated, `digest` is `report(aggregate(entries))`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -52,6 +55,10 @@ def _bucket(value: float) -> int:
     return min(_BUCKETS - 1, 1 + int(math.log(value / _MIN) / _LOG_BASE))
 
 
+_BUCKET_MEMO = 65_536
+_BUCKET_OF: dict[float, int] = {}  # value -> bucket, for the first _BUCKET_MEMO distinct values
+
+
 def _bucket_value(index: int) -> float:
     return 0.0 if index == 0 else _MIN * _BASE**index
 
@@ -67,10 +74,18 @@ class Metric:
     def add(self, value: float) -> None:
         self.count += 1
         self.total += value
-        self.minimum = min(self.minimum, value)
-        self.maximum = max(self.maximum, value)
-        b = _bucket(value)
-        self.buckets[b] = self.buckets.get(b, 0) + 1
+        # As min()/max() would (they keep the first of equals), without two calls per value.
+        if value < self.minimum:
+            self.minimum = value
+        if value > self.maximum:
+            self.maximum = value
+        b = _BUCKET_OF.get(value)  # row counts and times repeat: skip the log()
+        if b is None:
+            b = _bucket(value)
+            if len(_BUCKET_OF) < _BUCKET_MEMO:
+                _BUCKET_OF[value] = b
+        buckets = self.buckets
+        buckets[b] = buckets.get(b, 0) + 1
 
     def percentile(self, q: float) -> float:
         """The value at rank ceil(q * count), read from the histogram and clamped to [min, max]."""
@@ -175,8 +190,13 @@ def class_key(fp: str) -> str:
     )
 
 
-def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
-    """Classes by fingerprint; memory grows with the number of classes (at most MAX_CLASSES + 1), not of entries."""
+def aggregate(
+    entries: Iterable[SlowEntry], *, new_class: Callable[[str], QueryClass] = QueryClass
+) -> dict[str, QueryClass]:
+    """Classes by fingerprint; memory grows with the number of classes (at most MAX_CLASSES + 1), not of entries.
+
+    `new_class` makes each class (the parallel digest passes a QueryClass that also records its values).
+    """
     classes: dict[str, QueryClass] = {}
     cache: dict[str, str] = {}  # repeated statement shapes skip the regex work
     cached = 0
@@ -194,14 +214,18 @@ def aggregate(entries: Iterable[SlowEntry]) -> dict[str, QueryClass]:
                 fp = OVERFLOW_CLASS
                 qc = classes.get(fp)
             if qc is None:
-                qc = classes[fp] = QueryClass(fp)
+                qc = classes[fp] = new_class(fp)
         qc.add(e)
     return classes
 
 
 def digest(entries: Iterable[SlowEntry], *, order_by: str = "query_time") -> dict[str, Any]:
     """The whole-log report: totals and classes ranked by total Query_time (pt-query-digest's default)."""
-    classes = aggregate(entries)
+    return report(aggregate(entries), order_by=order_by)
+
+
+def report(classes: dict[str, QueryClass], *, order_by: str = "query_time") -> dict[str, Any]:
+    """`digest`'s report of classes already aggregated (the parallel digest merges them first)."""
     ranked = sorted(classes.values(), key=lambda c: (-c.query_time.total, c.fingerprint))
     total_time = sum(c.query_time.total for c in ranked)
     return {

@@ -22,6 +22,8 @@ level d, so a stable sort by level pairs every call; a call's parent is the last
 before it (a binary search). Frames still open at the end of a block are carried into the next one
 as leading start events. Only the call tree's new paths and the repair of merged lines touch Python
 per item. tests/unit/perf/spx_reference.py keeps the one-event-at-a-time version as the oracle.
+A stream's next blocks are read (a gzip's decompressed) by a thread while a block is parsed (readahead.py;
+`read_ahead=False` reads them inline, with the same profile and the same errors).
 
 SPX's writer sometimes merges two event lines when many metrics are enabled (it drops the first
 event's last value(s) and newline, sometimes gluing its last surviving value to the next event's
@@ -38,6 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from shared.perf.parsers.spx import readahead
 
 MAX_TREE_NODES = 200_000
 MAX_FUNCTIONS = 200_000
@@ -105,9 +109,12 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate((a, np.zeros((size - len(a), *a.shape[1:]), a.dtype)))
 
 
-def _blocks(source: Any) -> Iterator[bytes]:
+def _blocks(source: Any, read_ahead: bool = True) -> Iterator[bytes]:
     """Raw bytes from a binary stream (read in BLOCK_BYTES) or from an iterable of lines (joined)."""
     if hasattr(source, "read"):
+        if read_ahead:
+            yield from readahead.blocks(source, BLOCK_BYTES)
+            return
         while piece := source.read(BLOCK_BYTES):
             yield piece
         return
@@ -493,11 +500,17 @@ class _Aggregator:
         )
 
 
-def aggregate_trace(source: Any, metrics: list[str], function_count: int | None = None) -> SpxProfile:
-    """Aggregate a decompressed trace: a binary stream (read in blocks) or an iterable of lines."""
+def aggregate_trace(
+    source: Any, metrics: list[str], function_count: int | None = None, *, read_ahead: bool = True
+) -> SpxProfile:
+    """Aggregate a decompressed trace: a binary stream (read in blocks) or an iterable of lines.
+
+    `read_ahead`: a stream's next block is read (decompressed) by a thread while this one parses the
+    block before; the result and the errors are the same without it.
+    """
     agg = _Aggregator(metrics, function_count)
     pending = b""
-    for piece in _blocks(source):
+    for piece in _blocks(source, read_ahead):
         data = pending + piece
         cut = data.rfind(b"\n") + 1
         agg.feed(data[:cut])
