@@ -204,3 +204,21 @@ def test_digest_ranks_by_total_time_and_redacts_samples() -> None:
 def test_fingerprint_is_invariant_under_digit_substitution(query: str) -> None:
     # The aggregate's fingerprint cache relies on this.
     assert fingerprint(query) == fingerprint(query.translate(str.maketrans("0123456789", "7302581946")))
+
+
+def test_a_qc_hit_value_that_is_not_utf8_is_read_not_a_crash() -> None:
+    import io
+
+    from shared.perf.parsers.slowlog.parser import parse
+
+    log = (
+        b"# Time: 261122  3:07:23\n"
+        b"# User@Host: app[app] @ localhost []\n"
+        b"# Thread_id: 7  Schema: shop  QC_hit: \xff\xfe\n"
+        b"# Query_time: 0.5  Lock_time: 0.0  Rows_sent: 1  Rows_examined: 10\n"
+        b"SELECT 1;\n"
+    )
+    [entry] = list(parse(io.BytesIO(log)))
+    assert entry.qc_hit == "\ufffd\ufffd"
+    assert entry.schema == "shop"
+    assert entry.query_time == 0.5

@@ -377,7 +377,7 @@ def _thread_line(body: bytes) -> tuple[int, str, str | None] | None:
     if not m:
         return None
     thread_id, schema, qc_hit = m.groups()
-    seen = (int(thread_id), schema.decode(errors="replace"), qc_hit.decode() if qc_hit else None)
+    seen = (int(thread_id), schema.decode(errors="replace"), qc_hit.decode(errors="replace") if qc_hit else None)
     if len(body) <= _MEMO_LINE_BYTES:
         if len(_THREAD_SEEN) >= _THREAD_MEMO:
             _THREAD_SEEN.clear()
