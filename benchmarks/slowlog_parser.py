@@ -176,22 +176,10 @@ def _headers(path: str) -> list[Any]:
 
 def _fingerprints(entries: list[Any]) -> list[str]:
     """Class keys as aggregate() computes them, with its cache."""
-    from shared.perf.parsers.slowlog.aggregate import _DIGITS, CACHE_CHARS, class_key
-    from shared.perf.parsers.slowlog.fingerprint import fingerprint
+    from shared.perf.parsers.slowlog.aggregate import ClassKeys
 
-    cache: dict[str, str] = {}
-    cached = 0
-    keys = []
-    for e in entries:
-        key = e.query.translate(_DIGITS)
-        fp = cache.get(key)
-        if fp is None:
-            fp = class_key(fingerprint(e.query))
-            if len(cache) < 50_000 and cached + len(key) + len(fp) <= CACHE_CHARS:
-                cache[key] = fp
-                cached += len(key) + len(fp)
-        keys.append(fp)
-    return keys
+    key_of = ClassKeys()
+    return [key_of(e.query) for e in entries]
 
 
 def _aggregate(entries: list[Any], keys: list[str]) -> None:

@@ -61,6 +61,15 @@ def markdown(report: dict[str, Any], top: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _write_report(out: Path, report_id: str, markdown: str, report: dict[str, Any], charts: dict[str, str]) -> None:
+    """report_<id>.md and .json and the SVG charts, as report.export stores them."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"report_{report_id}.md").write_text(markdown)
+    (out / f"report_{report_id}.json").write_text(json.dumps(report, indent=1, sort_keys=True))
+    for name, svg in charts.items():
+        (out / name).write_text(svg)
+
+
 def analyze(args: argparse.Namespace) -> int:
     from shared.perf.analysis.ranking import analyze as run_analysis
     from shared.perf.analysis.report import render
@@ -87,13 +96,7 @@ def analyze(args: argparse.Namespace) -> int:
         return 2
     rendered = render(built.content, result, built.flamegraphs)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"report_{rendered.report_id}.md").write_text(rendered.markdown)
-        (args.out / f"report_{rendered.report_id}.json").write_text(
-            json.dumps(rendered.report, indent=1, sort_keys=True)
-        )
-        for name, svg in rendered.charts.items():
-            (args.out / name).write_text(svg)
+        _write_report(args.out, rendered.report_id, rendered.markdown, rendered.report, rendered.charts)
         for i, key in enumerate(sorted(built.speedscopes)):
             # Each SPX profile as speedscope JSON (https://www.speedscope.app) beside its collapsed stacks.
             (args.out / f"profile_{i + 1}.speedscope.json").write_text(json.dumps(built.speedscopes[key]))
@@ -213,13 +216,7 @@ def compare_command(args: argparse.Namespace) -> int:
         return 2
     if args.out:
         # The same files report.export writes for a comparison: report_<id>.md/.json and its SVG charts.
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"report_{rendered.report_id}.md").write_text(rendered.markdown)
-        (args.out / f"report_{rendered.report_id}.json").write_text(
-            json.dumps(rendered.report, indent=1, sort_keys=True)
-        )
-        for name, svg in rendered.charts.items():
-            (args.out / name).write_text(svg)
+        _write_report(args.out, rendered.report_id, rendered.markdown, rendered.report, rendered.charts)
     sys.stdout.write(json.dumps(comparison, indent=1) + "\n" if args.format == "json" else rendered.markdown)
     worst = worst_severity(comparison)
     if args.fail_on and worst is not None and worst <= args.fail_on:  # "P0" < "P1" < "P2"

@@ -190,6 +190,26 @@ def class_key(fp: str) -> str:
     )
 
 
+class ClassKeys:
+    """Statement -> class key, caching repeated statement shapes (digits normalised) within CACHE_CHARS."""
+
+    __slots__ = ("cache", "cached")
+
+    def __init__(self) -> None:
+        self.cache: dict[str, str] = {}
+        self.cached = 0
+
+    def __call__(self, query: str) -> str:
+        key = query.translate(_DIGITS)
+        fp = self.cache.get(key)
+        if fp is None:
+            fp = class_key(fingerprint(query))
+            if len(self.cache) < 50_000 and self.cached + len(key) + len(fp) <= CACHE_CHARS:
+                self.cache[key] = fp
+                self.cached += len(key) + len(fp)
+        return fp
+
+
 def aggregate(
     entries: Iterable[SlowEntry], *, new_class: Callable[[str], QueryClass] = QueryClass
 ) -> dict[str, QueryClass]:
@@ -198,16 +218,9 @@ def aggregate(
     `new_class` makes each class (the parallel digest passes a QueryClass that also records its values).
     """
     classes: dict[str, QueryClass] = {}
-    cache: dict[str, str] = {}  # repeated statement shapes skip the regex work
-    cached = 0
+    key_of = ClassKeys()  # repeated statement shapes skip the regex work
     for e in entries:
-        key = e.query.translate(_DIGITS)
-        fp = cache.get(key)
-        if fp is None:
-            fp = class_key(fingerprint(e.query))
-            if len(cache) < 50_000 and cached + len(key) + len(fp) <= CACHE_CHARS:
-                cache[key] = fp
-                cached += len(key) + len(fp)
+        fp = key_of(e.query)
         qc = classes.get(fp)
         if qc is None:
             if len(classes) >= MAX_CLASSES:
