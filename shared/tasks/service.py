@@ -422,13 +422,14 @@ class TaskService:
                 return _date_bucket(row, now_s, bounds)
             return str(row.get(args.group_by) or "")
 
-        # A category groups case-insensitively; the first spelling seen is shown.
+        # A category groups case-insensitively and shows its most used spelling (on a tie the one that sorts
+        # first, "Work" before "work"): the scan's order is not the order tasks were written in.
         groups: dict[str, Counter[str]] = {}
-        shown: dict[str, str] = {}
+        spellings: dict[str, Counter[str]] = {}
         for row in rows:
             label = key(row)
             gkey = label.lower() if args.group_by == "category" else label
-            shown.setdefault(gkey, label)
+            spellings.setdefault(gkey, Counter())[label] += 1
             c = groups.setdefault(gkey, Counter())
             c["count"] += 1
             c[str(row.get("status"))] += 1
@@ -439,6 +440,7 @@ class TaskService:
             "priority": ["high", "medium", "low"],
             "date": ["overdue", "today", "tomorrow", "this_week", "later", "past", "no_due_date"],
         }.get(args.group_by)
+        shown = {k: min(c, key=lambda label: (-c[label], label)) for k, c in spellings.items()}
         keys = [k for k in order if k in groups] if order else sorted(groups, key=lambda k: (-groups[k]["count"], k))
         grouped = [
             SummaryGroup(

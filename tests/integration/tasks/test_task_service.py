@@ -204,7 +204,7 @@ async def test_summary_numbers(service: TaskService, clock: Clock) -> None:
     assert [(g.group, g.count) for g in by_category.grouped_data] == [
         ("Home", 2),
         ("uncategorised", 2),
-        ("Work", 2),  # "Work" and "work" are one group, shown as first seen
+        ("Work", 2),  # "Work" and "work" are one group; on a tie the spelling that sorts first
     ]
     by_priority = await service.get_tasks_summary(who, GetTasksSummaryRequest(group_by="priority"))
     assert [(g.priority, g.count, g.pending) for g in by_priority.grouped_data] == [
