@@ -17,10 +17,10 @@ from shared.perf.parsers.slowlog.aggregate import OVERFLOW_CLASS, QueryClass, di
 from shared.perf.parsers.slowlog.parser import SlowEntry, open_log, parse
 
 ROOT = Path(__file__).resolve().parents[3]
-LOGS = sorted((ROOT / "tests" / "fixtures" / "slowlog").glob("*.log")) + sorted(
-    (ROOT.parent / "shared" / "fixtures" / "slowlog").glob("*.log")
-)
-MEDIUM_GZ = ROOT.parent / "shared" / "fixtures" / "slowlog" / "large" / "medium.log.gz"
+# The repo's copies of ../shared/fixtures/slowlog (CI clones the repo alone): the MySQL 8.0 sample, the
+# MariaDB log and the medium log (23,929 entries).
+LOGS = sorted((ROOT / "tests" / "fixtures" / "slowlog").glob("*.log"))
+MEDIUM_GZ = ROOT / "tests" / "fixtures" / "slowlog" / "medium.log.gz"
 
 
 def sequential(*paths: Path) -> str:
@@ -38,7 +38,7 @@ def parallel_digest(*paths: Path, max_range_bytes: int) -> str:
 
 
 def test_the_fixtures_exist() -> None:
-    assert len(LOGS) >= 4
+    assert len(LOGS) >= 2
     assert MEDIUM_GZ.is_file()
 
 
