@@ -88,10 +88,7 @@ async def comparison_report(
     return ReportResult(
         normalized_snapshot_id=candidate,
         report_id=rendered.report_id,
-        markdown_path=store.report_blob(f"report_{rendered.report_id}.md"),
-        json_path=store.report_blob(f"report_{rendered.report_id}.json"),
-        charts=[store.report_blob(n) for n in sorted(rendered.charts)],
-        downloads={f: download_route + f for f in files},
+        **store.report_locations(rendered.report_id, list(rendered.charts), files, download_route),
         markdown=rendered.markdown,
         report=rendered.report,
         correlation_id=correlation_id,

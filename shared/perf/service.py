@@ -204,10 +204,7 @@ class PerfService:
         return ReportResult(
             normalized_snapshot_id=req.id,
             report_id=rendered.report_id,
-            markdown_path=store.report_blob(f"report_{rendered.report_id}.md"),
-            json_path=store.report_blob(f"report_{rendered.report_id}.json"),
-            charts=[store.report_blob(n) for n in sorted(rendered.charts)],
-            downloads={f: DOWNLOAD_ROUTE + f for f in files},
+            **store.report_locations(rendered.report_id, list(rendered.charts), files, DOWNLOAD_ROUTE),
             markdown=rendered.markdown,
             report=rendered.report,
             correlation_id=correlation_id,

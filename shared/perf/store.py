@@ -249,6 +249,15 @@ class PerfStore:
             recovery_suggestions=["Ingest the artifacts again; the same content gets the same id."],
         )
 
+    def report_locations(self, rid: str, charts: list[str], files: list[str], route: str) -> dict[str, Any]:
+        """Where a stored report's files are: blob names for the result, and authenticated GET URLs per file."""
+        return {
+            "markdown_path": self.report_blob(f"report_{rid}.md"),
+            "json_path": self.report_blob(f"report_{rid}.json"),
+            "charts": [self.report_blob(n) for n in sorted(charts)],
+            "downloads": {f: route + f for f in files},
+        }
+
     async def reports(self, sid: str) -> list[dict[str, Any]]:
         return await self.runs.query_all(
             self.workspace, "c.type = 'report' AND c.snapshot_id = @sid", {"@sid": sid}, limit=200
