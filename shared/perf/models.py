@@ -289,7 +289,8 @@ class RunDetail(ToolOutput):
         description="SPX profiles: key, kind, endpoint, wall_ms and downloads {collapsed, speedscope} (GET, same "
         "credentials; open the speedscope JSON in https://www.speedscope.app)."
     )
-    reports: list[dict[str, Any]]
+    reports: list[dict[str, Any]] = Field(description="The newest 200 reports, oldest of them first.")
+    more_reports: bool = Field(False, description="True when older reports exist beyond the newest 200 listed.")
     next_action: str
 
 

@@ -54,6 +54,7 @@ from shared.tools.invoke import Orchestrations, ProgressFn
 
 DOWNLOAD_ROUTE = "/api/perf/reports/"
 PROFILE_ROUTE = "/api/perf/snapshots/"
+MAX_LISTED_REPORTS = 200  # runs.get lists the newest; more_reports says when there are older ones
 
 
 async def _tell(progress: ProgressFn | None, done: float, total: float, message: str) -> None:
@@ -227,7 +228,11 @@ class PerfService:
     async def runs_get(self, principal: Principal, req: RunsGetRequest) -> RunDetail:
         store = await self.store(principal)
         doc = await store.index(req.id)
-        reports, exports = await asyncio.gather(store.reports(req.id), store.profile_files(req.id))
+        reports, exports = await asyncio.gather(
+            store.reports(req.id, limit=MAX_LISTED_REPORTS + 1), store.profile_files(req.id)
+        )
+        more = len(reports) > MAX_LISTED_REPORTS
+        reports = reports[:MAX_LISTED_REPORTS]
         base = store.snapshot_dir(req.id)
         return RunDetail(
             run=_summary(doc),
@@ -253,6 +258,7 @@ class PerfService:
                 }
                 for r in sorted(reports, key=lambda r: r["created_at"])
             ],
+            more_reports=more,
             next_action=f"Call analysis.run or report.export with normalized_snapshot_id {req.id}.",
         )
 

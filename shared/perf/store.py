@@ -258,9 +258,14 @@ class PerfStore:
             "downloads": {f: route + f for f in files},
         }
 
-    async def reports(self, sid: str) -> list[dict[str, Any]]:
+    async def reports(self, sid: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The snapshot's reports, newest first, at most `limit`."""
         return await self.runs.query_all(
-            self.workspace, "c.type = 'report' AND c.snapshot_id = @sid", {"@sid": sid}, limit=200
+            self.workspace,
+            "c.type = 'report' AND c.snapshot_id = @sid",
+            {"@sid": sid},
+            order_by="c.created_at DESC",
+            limit=limit,
         )
 
     async def report_file(self, file_name: str) -> bytes:

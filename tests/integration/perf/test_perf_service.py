@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -290,8 +291,13 @@ async def test_removing_a_snapshot_removes_all_its_reports(service: PerfService,
     ).normalized_snapshot_id
     store = await service.store(who)
     rids = [f"{i:016x}" for i in range(205)]
-    for rid in rids:
-        await store.save_report(sid, rid, "# md\n", {}, {}, deps.clock(), finding_count=0)
+    start = deps.clock()
+    for i, rid in enumerate(rids):
+        await store.save_report(sid, rid, "# md\n", {}, {}, start + timedelta(seconds=i), finding_count=0)
+    # runs.get lists the newest 200 (oldest of them first) and says that there are more.
+    detail = await service.runs_get(who, RunsGetRequest(snapshot_id=sid))
+    assert [r["report_id"] for r in detail.reports] == rids[5:]
+    assert detail.more_reports is True
     await store.delete_snapshot(sid)
     assert await store.reports(sid) == []
     assert await blob_names(deps, who, "reports") == []
