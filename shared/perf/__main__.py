@@ -24,19 +24,14 @@ import argparse
 import gzip
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.core.errors import ValidationFailed
 from shared.perf.parsers.slowlog.parallel import digest_files
-from shared.perf.parsers.slowlog.parser import SlowEntry, open_log, parse
 
-
-def _entries(paths: list[Path]) -> Iterator[SlowEntry]:
-    for path in paths:
-        with open_log(path) as stream:
-            yield from parse(stream)
+if TYPE_CHECKING:
+    from shared.perf.artifacts import LocalArtifact
 
 
 def markdown(report: dict[str, Any], top: int) -> str:
@@ -70,14 +65,20 @@ def _write_report(out: Path, report_id: str, markdown: str, report: dict[str, An
         (out / name).write_text(svg)
 
 
+def _local_artifacts(paths: list[Path]) -> list[LocalArtifact]:
+    """Files on this machine as the snapshot builder takes them (hashed, read where they are)."""
+    from shared.perf.artifacts import LocalArtifact, hash_file
+    from shared.perf.models import ArtifactRef
+
+    return [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in paths]
+
+
 def analyze(args: argparse.Namespace) -> int:
     from shared.perf.analysis.ranking import analyze as run_analysis
     from shared.perf.analysis.report import render
-    from shared.perf.artifacts import LocalArtifact, hash_file
-    from shared.perf.models import ArtifactRef
     from shared.perf.parsers.snapshot import build
 
-    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in args.files]
+    artifacts = _local_artifacts(args.files)
     try:
         thresholds = json.loads(args.thresholds) if args.thresholds else None
         built, _ = build(artifacts)
@@ -89,11 +90,7 @@ def analyze(args: argparse.Namespace) -> int:
         print("--thresholds is nested too deeply", file=sys.stderr)
         return 2
     except ValidationFailed as exc:
-        print(f"cannot analyse: {exc.message}", file=sys.stderr)
-        for item in exc.details.get("results", []):
-            if not item["ok"]:
-                print(f"  {item['path']}: {'; '.join(item['errors'])}", file=sys.stderr)
-        return 2
+        return _cannot("cannot analyse", exc)
     rendered = render(built.content, result, built.flamegraphs)
     if args.out:
         _write_report(args.out, rendered.report_id, rendered.markdown, rendered.report, rendered.charts)
@@ -156,24 +153,19 @@ def _snapshot_file(path: Path) -> tuple[dict[str, Any], dict[str, str]] | None:
 def _side(paths: list[Path]) -> tuple[dict[str, Any], dict[str, str]]:
     """One side of a comparison, (content, collapsed stacks per profile): one SNAPSHOT.json, or artifacts built
     into a snapshot (ValidationFailed if bad)."""
-    from shared.perf.artifacts import LocalArtifact, hash_file
-    from shared.perf.models import ArtifactRef
     from shared.perf.parsers.snapshot import build
 
     saved = _snapshot_file(paths[0]) if len(paths) == 1 else None
     if saved is not None:
         return saved
-    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in paths]
-    built = build(artifacts)[0]
+    built = build(_local_artifacts(paths))[0]
     return built.content, built.flamegraphs
 
 
 def snapshot_command(args: argparse.Namespace) -> int:
-    from shared.perf.artifacts import LocalArtifact, hash_file
-    from shared.perf.models import ArtifactRef
     from shared.perf.parsers.snapshot import build
 
-    artifacts = [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in args.files]
+    artifacts = _local_artifacts(args.files)
     try:
         built, _ = build(artifacts)
     except ValidationFailed as exc:
@@ -256,8 +248,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "analyze":
         return analyze(args)
-    if args.command in ("snapshot", "compare"):
-        return snapshot_command(args) if args.command == "snapshot" else compare_command(args)
+    if args.command == "snapshot":
+        return snapshot_command(args)
+    if args.command == "compare":
+        return compare_command(args)
     try:
         report = digest_files(args.files)  # large logs on two cores: the same report as one pass
     except (EOFError, OSError, gzip.BadGzipFile) as exc:

@@ -34,13 +34,10 @@ def _next_action(comparison: dict[str, Any], baseline: str, candidate: str) -> s
     )
 
 
-async def _both(store: PerfStore, baseline: str, candidate: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    (base, _), (cand, _) = await asyncio.gather(store.load_snapshot(baseline), store.load_snapshot(candidate))
-    return base, cand
-
-
 async def compare_runs(store: PerfStore, req: CompareRequest, correlation_id: str) -> CompareResult:
-    base, cand = await _both(store, req.baseline_snapshot_id, req.candidate_snapshot_id)
+    (base, _), (cand, _) = await asyncio.gather(
+        store.load_snapshot(req.baseline_snapshot_id), store.load_snapshot(req.candidate_snapshot_id)
+    )
     comparison = await asyncio.to_thread(compare_mod.compare, base, cand, req.options)
     changes = comparison["changes"]
     return CompareResult(

@@ -15,6 +15,7 @@ from typing import Any
 
 from shared.core.errors import Conflict, NotFound
 from shared.perf.artifacts import workspace_prefix
+from shared.perf.models import SNAPSHOT_ID
 from shared.storage.blob import BlobStore
 from shared.storage.containers import ContainerSpec
 from shared.storage.cosmos import CosmosContainer
@@ -35,7 +36,7 @@ def _speedscope_name(index: int) -> str:
 
 
 # The only file names a profile download may ask for (the route passes the caller's text through this).
-_SNAPSHOT = re.compile(r"[0-9a-f]{64}")
+_SNAPSHOT = re.compile(SNAPSHOT_ID)
 PROFILE_FILE = re.compile(r"profile_[1-9][0-9]{0,4}\.(?:collapsed\.txt|speedscope\.json)")
 
 
@@ -158,8 +159,9 @@ class PerfStore:
         return {k: t.decode() for k, t in zip(names, texts, strict=False) if t is not None}
 
     async def profile_files(self, sid: str) -> dict[str, dict[str, str]]:
-        """Per profile key, the file names of its collapsed stacks and speedscope JSON (what was stored)."""
-        await self.index(sid)
+        """Per profile key, the file names of its collapsed stacks and speedscope JSON (what was stored).
+
+        For a snapshot the caller has found in this workspace's index (the metadata is under its prefix)."""
         meta_raw = await self.blobs.get(f"{self.snapshot_dir(sid)}/metadata.json")
         if meta_raw is None:
             return {}

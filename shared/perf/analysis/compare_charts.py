@@ -16,6 +16,7 @@ from typing import Any
 
 from shared.perf.analysis import compare_report
 from shared.perf.analysis.diff_svg import diff_bars, differential_flame_graph
+from shared.perf.analysis.report import RenderedReport
 
 DIFF_FLAMES = 3  # differential flame graphs per report
 # Profiles of one endpoint merged per side: each holds up to 4 MB of stacks, and a report loads one pair
@@ -121,7 +122,7 @@ def render_charts(comparison: Mapping[str, Any], report_id: str, merged: list[Me
     return charts
 
 
-def render_report(comparison: Mapping[str, Any], merged: list[Merged]) -> compare_report.RenderedComparison:
+def render_report(comparison: Mapping[str, Any], merged: list[Merged]) -> RenderedReport:
     """The comparison report with its charts (the tool and the CLI write the same bytes for the same runs)."""
     rid = compare_report.report_id(dict(comparison))
     return compare_report.render(dict(comparison), render_charts(comparison, rid, merged))

@@ -10,50 +10,17 @@ newlines: fingerprints and function names may hold anything.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 from shared.perf.analysis.compare import worst_severity
 from shared.perf.analysis.compare_rules import LEVELS
+from shared.perf.analysis.markdown import cell
+from shared.perf.analysis.report import RenderedReport
 from shared.perf.parsers.snapshot import canonical
-
-_CELL_CHARS = 160
-
-
-@dataclass
-class RenderedComparison:
-    report_id: str
-    markdown: str
-    report: dict[str, Any]
-    charts: dict[str, str]  # file name -> SVG
 
 
 def report_id(comparison: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(comparison)).hexdigest()[:16]
-
-
-# Names come from uploaded files: inline HTML (<script>, <img>), links and images (a remote image is
-# fetched by whoever views the report) and control characters must not survive into the Markdown.
-_MARKUP = str.maketrans(
-    {
-        "\\": "\\\\",
-        "|": "\\|",
-        "`": "\\`",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-        **{chr(c): "\ufffd" for c in (*range(0x20), 0x7F)},
-    }
-)
-
-
-def _cell(value: Any, limit: int = _CELL_CHARS) -> str:
-    text = " ".join(str(value).split())  # newlines, tabs and runs of spaces -> one space
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return text.translate(_MARKUP)
 
 
 def _value(value: float | None, unit: str) -> str:
@@ -86,9 +53,9 @@ def _table(changes: list[dict[str, Any]], empty: str) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     md.extend(
-        f"| {c['severity'] or '-'} | {c['kind']}: {_cell(c['label'], 100)} | {c['metric']} "
+        f"| {c['severity'] or '-'} | {c['kind']}: {cell(c['label'], 100)} | {c['metric']} "
         f"| {_value(c['baseline'], c['unit'])} | {_value(c['candidate'], c['unit'])} | {_change_text(c)} "
-        f"| {_interval_text(c)} | {_cell(c['evidence'], 400)} |"
+        f"| {_interval_text(c)} | {cell(c['evidence'], 400)} |"
         for c in changes
     )
     return md
@@ -115,7 +82,7 @@ def _summary(comparison: dict[str, Any]) -> list[str]:
         "",
         verdict,
         "",
-        _cell(s["headline"], 600),
+        cell(s["headline"], 600),
     ]
     if s.get("left_out"):
         md += ["", f"{s['left_out']} smaller change(s) left out (options.max_changes)."]
@@ -142,13 +109,13 @@ def _thresholds(options: dict[str, Any]) -> list[str]:
     return md
 
 
-def render(comparison: dict[str, Any], charts: dict[str, str] | None = None) -> RenderedComparison:
+def render(comparison: dict[str, Any], charts: dict[str, str] | None = None) -> RenderedReport:
     charts = dict(charts or {})
     rid = report_id(comparison)
     changes = comparison["changes"]
     md = _summary(comparison)
     if charts:
-        md += ["", *(f"![{_cell(name, 200)}]({name})" for name in sorted(charts))]
+        md += ["", *(f"![{cell(name, 200)}]({name})" for name in sorted(charts))]
     md += _thresholds(comparison["options"])
     sections = (
         ("Slower", ("slower",), "Nothing got slower."),
@@ -168,4 +135,4 @@ def render(comparison: dict[str, Any], charts: dict[str, str] | None = None) -> 
         ),
     ]
     report = {"report_id": rid, **comparison, "charts": sorted(charts)}
-    return RenderedComparison(rid, "\n".join(md) + "\n", report, charts)
+    return RenderedReport(rid, "\n".join(md) + "\n", report, charts)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from shared.perf.analysis.markdown import cell
 from shared.perf.analysis.svg import flame_graph, offenders_chart
 from shared.perf.analysis.thresholds import DEFAULTS, LEVELS
 from shared.perf.parsers.snapshot import canonical
@@ -35,18 +36,6 @@ def flame_profiles(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
 
 def report_id(snapshot_id: str, analysis: dict[str, Any]) -> str:
     return hashlib.sha256(snapshot_id.encode() + b"\n" + canonical(analysis)).hexdigest()[:16]
-
-
-# Subjects come from uploaded files: inline HTML, link or image brackets (a remote image is fetched by whoever
-# views the report) and control characters must not survive into the Markdown (backslashes stay: PHP names).
-_MARKUP = str.maketrans(
-    {"|": "\\|", "\n": " ", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"}
-    | {chr(c): "\ufffd" for c in (*range(0x20), 0x7F) if c != 0x0A}
-)
-
-
-def _cell(value: Any) -> str:
-    return str(value).translate(_MARKUP)
 
 
 def _charts(
@@ -81,7 +70,7 @@ def _executive_summary(sid: str, summary: dict[str, Any], findings: list[dict[st
         )
         md.append("")
         md.extend(
-            f"1. **{f['severity']}** {_cell(f['subject'])[:160]}: `{f['metric']}` {f['value_ms']:,.1f} ms, "
+            f"1. **{f['severity']}** {cell(f['subject'], 160)}: `{f['metric']}` {f['value_ms']:,.1f} ms, "
             f"{f['over_by_pct']}% over the {f['severity']} threshold. {f['suggestion']}"
             for f in findings[:3]
         )
@@ -111,7 +100,7 @@ def _finding_details(findings: list[dict[str, Any]]) -> list[str]:
             md += ["", f"## {level}", ""]
             for f in group:
                 md += [
-                    f"### {_cell(f['subject'])[:160]}",
+                    f"### {cell(f['subject'], 160)}",
                     "",
                     (
                         f"- metric: `{f['metric']}` = {f['value_ms']:,.3f} ms (threshold {f['threshold_ms']:,} ms, "
@@ -134,7 +123,7 @@ def _observations(findings: list[dict[str, Any]], top_chart: str) -> list[str]:
     if findings:
         md += ["| severity | metric | subject | measured ms | threshold ms | over |", "|---|---|---|---|---|---|"]
         md.extend(
-            f"| {f['severity']} | {f['metric']} | {_cell(f['subject'])[:120]} | {f['value_ms']:,.1f} "
+            f"| {f['severity']} | {f['metric']} | {cell(f['subject'], 120)} | {f['value_ms']:,.1f} "
             f"| {f['threshold_ms']:,} | {f['over_by_pct']}% |"
             for f in findings
         )
@@ -151,7 +140,7 @@ def _ranked_by_metric(analysis: dict[str, Any]) -> list[str]:
         md.append(
             f"- `{metric}`: "
             + (
-                ", ".join(f"{_cell(i['subject'])[:60]} {i['value_ms']:,.1f} ms" for i in items)
+                ", ".join(f"{cell(i['subject'], 60)} {i['value_ms']:,.1f} ms" for i in items)
                 if items
                 else "no data in this snapshot"
             )
