@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,10 +34,11 @@ GZIP_BUDGET = 1.3
 MEMORY_BUDGET_MB = 200
 
 
-def _timed(cmd: list[str], out: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of `cmd`, its stdout written to `out`; its CPU seconds in _CPU[out]."""
-    stats = out.with_suffix(".time")
-    with open(out, "wb") as sink:
+def _timed(cmd: list[str], out: Path | None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds (user + system, children included) of `cmd`; its stdout is
+    written to `out`, or discarded when None (a baseline such as zcat is timed without a disk write)."""
+    stats = WORK / f"{out.name if out else cmd[0]}.time"
+    with open(out or os.devnull, "wb") as sink:
         subprocess.run(
             ["/usr/bin/time", "-f", "%e %M %U %S", "-o", str(stats), *cmd],
             stdout=sink,
@@ -45,12 +47,8 @@ def _timed(cmd: list[str], out: Path) -> tuple[float, float]:
             cwd=ROOT,
         )
     seconds, kb, user, system = stats.read_text().split()[-4:]
-    _CPU[out] = round(float(user) + float(system), 2)  # user + system of the process and its children
-    return float(seconds), int(kb) / 1024
-
-
-# CPU seconds per output file: on a machine others load, wall-time ratios move; CPU ratios much less.
-_CPU: dict[Path, float] = {}
+    # On a machine others load, wall-time ratios move; CPU seconds much less: both are reported.
+    return float(seconds), int(kb) / 1024, round(float(user) + float(system), 2)
 
 
 def _large_log() -> Path:
@@ -75,8 +73,8 @@ def run() -> list[dict[str, Any]]:
             }
         ]
     log = _large_log()
-    ours_s, ours_mb = _timed([sys.executable, "-m", "shared.perf", "digest", str(log)], WORK / "ours.json")
-    pt_s, pt_mb = _timed(["pt-query-digest", "--output", "json", "--limit", "100%", str(log)], WORK / "pt.json")
+    ours_s, ours_mb, ours_cpu = _timed([sys.executable, "-m", "shared.perf", "digest", str(log)], WORK / "ours.json")
+    pt_s, pt_mb, pt_cpu = _timed(["pt-query-digest", "--output", "json", "--limit", "100%", str(log)], WORK / "pt.json")
     ours = {c["fingerprint"]: c["count"] for c in json.loads((WORK / "ours.json").read_text())["ranked"]}
     pt = {c["fingerprint"]: int(c["query_count"]) for c in json.loads((WORK / "pt.json").read_text())["classes"]}
     same = sum(1 for k, v in ours.items() if pt.get(k) == v)
@@ -97,8 +95,8 @@ def run() -> list[dict[str, Any]]:
             "classes_identical": same,
             "entries_ours": sum(ours.values()),
             "entries_pt": sum(pt.values()),
-            "ours_cpu_s": _CPU[WORK / "ours.json"],
-            "pt_cpu_s": _CPU[WORK / "pt.json"],
+            "ours_cpu_s": ours_cpu,
+            "pt_cpu_s": pt_cpu,
             "note": "ratio = pt-query-digest time / our time (higher is better); cpu = user + system seconds",
         },
         _gzip_row(log, ours_s),
@@ -116,9 +114,8 @@ def _gzip_log(log: Path) -> Path:
 
 def _gzip_row(log: Path, plain_s: float) -> dict[str, Any]:
     packed = _gzip_log(log)
-    gz_s, gz_mb = _timed([sys.executable, "-m", "shared.perf", "digest", str(packed)], WORK / "ours-gz.json")
-    zcat_s, _ = _timed(["zcat", str(packed)], WORK / "zcat.out")
-    (WORK / "zcat.out").unlink()
+    gz_s, gz_mb, gz_cpu = _timed([sys.executable, "-m", "shared.perf", "digest", str(packed)], WORK / "ours-gz.json")
+    zcat_s, _, _ = _timed(["zcat", str(packed)], None)
     ratio = gz_s / (plain_s + zcat_s)
     same = (WORK / "ours-gz.json").read_bytes() == (WORK / "ours.json").read_bytes()
     return {
@@ -131,7 +128,7 @@ def _gzip_row(log: Path, plain_s: float) -> dict[str, Any]:
         "plain_s": plain_s,
         "zcat_s": zcat_s,
         "gz_peak_mb": round(gz_mb, 1),
-        "gz_cpu_s": _CPU[WORK / "ours-gz.json"],
+        "gz_cpu_s": gz_cpu,
         "same_json_as_plain": same,
         "note": "ratio = our time on the .gz / (our time on the plain log + zcat time) (lower is better)",
     }

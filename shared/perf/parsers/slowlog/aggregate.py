@@ -56,7 +56,7 @@ def _bucket(value: float) -> int:
 
 
 _BUCKET_MEMO = 65_536
-_BUCKET_OF: dict[float, int] = {}  # value -> bucket, for the first _BUCKET_MEMO distinct values
+_BUCKET_OF: dict[float, int] = {}  # value -> bucket, at most _BUCKET_MEMO values (a full memo starts over)
 
 
 def _bucket_value(index: int) -> float:
@@ -82,8 +82,9 @@ class Metric:
         b = _BUCKET_OF.get(value)  # row counts and times repeat: skip the log()
         if b is None:
             b = _bucket(value)
-            if len(_BUCKET_OF) < _BUCKET_MEMO:
-                _BUCKET_OF[value] = b
+            if len(_BUCKET_OF) >= _BUCKET_MEMO:
+                _BUCKET_OF.clear()
+            _BUCKET_OF[value] = b
         buckets = self.buckets
         buckets[b] = buckets.get(b, 0) + 1
 

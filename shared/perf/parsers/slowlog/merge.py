@@ -8,7 +8,7 @@
   ranges' sum, so they round exactly as one pass would (adding two partial sums may not);
 - a range parsed without the `use` in force before it holds INHERITED_SCHEMA, renamed to that `use`;
 - the class cap (MAX_CLASSES) raises Sequential: which entries land in the overflow class depends on order.
-Any QueryClass field missing from MERGED_FIELDS means the merge would drop it: callers check first.
+Any QueryClass field missing from MERGED_FIELDS would be dropped by the merge: a test keeps the two equal.
 """
 
 from __future__ import annotations

@@ -9,21 +9,21 @@
 - the ranges go in pairs: the first of a pair to one worker process (start method `spawn`: it inherits
   nothing but its arguments; started before the first range is ready), the second parsed here meanwhile;
   each range is aggregated on its own and merged in file order (merge.py: exact, sums replayed one by one);
-- a class cap reached, or a QueryClass field the merge does not know, falls back to one sequential pass.
+- a class cap reached falls back to one sequential pass (every QueryClass field is one the merge knows:
+  tests/unit/perf/test_slowlog_parallel.py checks it).
 Small inputs (one log under split_bytes) take the one pass at once: a worker's start costs more.
 Memory: two ranges' classes plus 32 bytes per entry of the ranges whose sums are replayed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +31,6 @@ from shared.perf.parsers.slowlog.aggregate import QueryClass, aggregate, digest
 from shared.perf.parsers.slowlog.aggregate import report as class_report
 from shared.perf.parsers.slowlog.merge import (
     INHERITED_SCHEMA,
-    MERGED_FIELDS,
     Merged,
     Partial,
     RecordingClass,
@@ -41,6 +40,7 @@ from shared.perf.parsers.slowlog.parser import (
     MAX_STATEMENT_BYTES,
     EntryReader,
     SlowEntry,
+    is_gzip,
     open_log,
     parse,
     read_entries,
@@ -65,7 +65,7 @@ def digest_range(rng: Range | LiveRange, max_statement_bytes: int = MAX_STATEMEN
             stream = stack.enter_context(open(rng.path, "rb"))
             stream.seek(rng.start)
         entries = read_entries(stream, reader, rng.start, rng.end)
-        classes = aggregate(entries, new_class=RecordingClass) if rng.record else aggregate(entries)
+        classes = aggregate(entries, new_class=RecordingClass if rng.record else QueryClass)
     return Partial(classes, reader.schema)
 
 
@@ -75,18 +75,13 @@ def _entries(paths: list[Path]) -> Iterator[SlowEntry]:
             yield from parse(stream)
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as probe:
-        return probe.read(2) == b"\x1f\x8b"
-
-
 def _ranges(
     paths: list[Path], directory: str, split_bytes: int, max_range_bytes: int, max_spool_bytes: int
-) -> Iterator[Range | LiveRange]:
+) -> Generator[Range | LiveRange, None, None]:
     """Every path's ranges in order; a gzip log's first range comes while the rest is being decompressed."""
     for i, path in enumerate(paths):
         record = i > 0  # the run's first range starts every sum: nothing to replay
-        if _is_gzip(path):
+        if is_gzip(path):
             target = os.path.join(directory, f"{i}.log")
             yield from spooled_ranges(
                 str(path),
@@ -108,14 +103,15 @@ def digest_files(
     max_spool_bytes: int = MAX_SPOOL_BYTES,
 ) -> dict[str, Any]:
     """`digest` of the entries of every path in order (plain or gzip), large logs parsed on two cores."""
-    if {f.name for f in dataclasses.fields(QueryClass)} != MERGED_FIELDS:
-        return digest(_entries(paths))  # a field this merge does not know: stay exact
-    if len(paths) == 1 and os.path.getsize(paths[0]) * (8 if _is_gzip(paths[0]) else 1) < split_bytes:
+    if len(paths) == 1 and os.path.getsize(paths[0]) * (8 if is_gzip(paths[0]) else 1) < split_bytes:
         return digest(_entries(paths))
     try:
         with ExitStack() as stack:
             directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="slowlog-"))
-            ranges = _ranges(paths, directory, split_bytes, max_range_bytes, max_spool_bytes)
+            # Closed before the directory goes: a suspended gzip spool keeps its files open until then.
+            ranges = stack.enter_context(
+                closing(_ranges(paths, directory, split_bytes, max_range_bytes, max_spool_bytes))
+            )
             return class_report(_run(ranges, stack))
     except (Sequential, SpoolTooLarge):
         return digest(_entries(paths))
@@ -130,8 +126,6 @@ def _run(ranges: Iterator[Range | LiveRange], stack: ExitStack) -> dict[str, Que
         if isinstance(ahead, LiveRange):  # a stream: it stays here
             merged.add(digest_range(ahead), ahead.first)
             continue
-        if pool is None:
-            pool = _pool(stack)
         future = _submit(pool, digest_range, ahead)
         here = next(ranges, None)  # a gzip log is still being decompressed meanwhile
         mine = digest_range(here) if here is not None else None

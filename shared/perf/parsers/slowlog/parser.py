@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 _TIME_MARIADB = re.compile(rb"^# Time: (\d{2})(\d{2})(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\s*$")
 _TIME_MYSQL = re.compile(rb"^# Time: (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})\s*$")
@@ -141,11 +141,16 @@ def _user_host(body: bytes) -> tuple[str, str, str, int | None] | None:
         ip.decode(errors="replace"),
         int(conn) if conn else None,
     )
-    if len(body) <= _MEMO_LINE_BYTES:
-        if len(_USER_HOST_SEEN) >= _USER_HOST_MEMO:
-            _USER_HOST_SEEN.clear()
-        _USER_HOST_SEEN[body] = who
+    _remember(_USER_HOST_SEEN, _USER_HOST_MEMO, body, who)
     return who
+
+
+def _remember(memo: dict[bytes, Any], cap: int, body: bytes, parsed: Any) -> None:
+    """Keep a short line's parsed fields; a full memo starts over (bounded whatever the log)."""
+    if len(body) <= _MEMO_LINE_BYTES:
+        if len(memo) >= cap:
+            memo.clear()
+        memo[body] = parsed
 
 
 def _admin_command(body: bytes) -> bytes | None:
@@ -178,7 +183,7 @@ class EntryReader:
         body = line.rstrip(b"\r\n")
         if body[:1] == b"#":
             if body.startswith(b"# Time: "):
-                m = _TIME_MARIADB.match(body) or _TIME_MYSQL.match(body)
+                m = time_line(body)
                 if m:
                     return self._time_line(m, start)
             elif body.startswith(b"# User@Host: "):
@@ -378,17 +383,23 @@ def _thread_line(body: bytes) -> tuple[int, str, str | None] | None:
         return None
     thread_id, schema, qc_hit = m.groups()
     seen = (int(thread_id), schema.decode(errors="replace"), qc_hit.decode(errors="replace") if qc_hit else None)
-    if len(body) <= _MEMO_LINE_BYTES:
-        if len(_THREAD_SEEN) >= _THREAD_MEMO:
-            _THREAD_SEEN.clear()
-        _THREAD_SEEN[body] = seen
+    _remember(_THREAD_SEEN, _THREAD_MEMO, body, seen)
     return seen
+
+
+def time_line(body: bytes) -> re.Match[bytes] | None:
+    """A strict `# Time:` line (MariaDB's or MySQL's format): where an entry always starts."""
+    return _TIME_MARIADB.match(body) or _TIME_MYSQL.match(body)
+
+
+def is_gzip(path: Path | str) -> bool:
+    """By the magic bytes, not the name."""
+    with open(path, "rb") as probe:
+        return probe.read(2) == b"\x1f\x8b"
 
 
 def open_log(path: Path | str) -> BinaryIO:
     """A slow log for `parse`, plain or gzip (by its magic bytes, not its name)."""
     import gzip
 
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    return cast(BinaryIO, gzip.open(path, "rb")) if gzipped else open(path, "rb")
+    return cast(BinaryIO, gzip.open(path, "rb")) if is_gzip(path) else open(path, "rb")

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
-from shared.perf.parsers.slowlog.parser import _TIME_MARIADB, _TIME_MYSQL
+from shared.perf.parsers.slowlog.parser import time_line
 
 _SEARCH_BYTES = 1024 * 1024
 _OVERLAP = 64 * 1024  # a `# Time:` line is far shorter: one seen in the overlap is seen whole
@@ -69,7 +69,7 @@ def next_time_line(stream: BinaryIO, target: int, size: int, *, complete: bool =
                     continue  # not seen whole: not a cut point (a later one will do)
                 line_end = len(chunk)
             body = chunk[m.start() + 1 : line_end].rstrip(b"\r\n")
-            if _TIME_MARIADB.match(body) or _TIME_MYSQL.match(body):
+            if time_line(body):
                 return pos + m.start() + 1
         pos += _SEARCH_BYTES
     return None
