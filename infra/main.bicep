@@ -111,8 +111,16 @@ param neubirdPassword string = ''
 param llmApiKey string = ''
 
 @secure()
-@description('GitHub token for private runbooks. Empty: public runbooks only.')
+@description('GitHub token for private runbooks, sent only for the repositories in FIREBREAK_INVESTIGATIONS_GITHUB_REPOS (appSettings). Empty: public runbooks only.')
 param githubToken string = ''
+
+@secure()
+@description('Access key id for s3:// runbooks (with FIREBREAK_INVESTIGATIONS_S3_ENDPOINT_URL in appSettings). Empty: s3:// runbooks are refused.')
+param s3AccessKeyId string = ''
+
+@secure()
+@description('Secret access key for s3:// runbooks. Empty: s3:// runbooks are refused.')
+param s3SecretAccessKey string = ''
 
 @secure()
 @description('MCP servers the investigations may call (FIREBREAK_INVESTIGATIONS_MCP_SERVERS; may hold auth headers). Empty: none.')
@@ -193,6 +201,8 @@ var secretEntries = union(
   empty(neubirdPassword) ? [] : [{ name: 'neubird-password', value: neubirdPassword }],
   empty(llmApiKey) ? [] : [{ name: 'llm-api-key', value: llmApiKey }],
   empty(githubToken) ? [] : [{ name: 'github-token', value: githubToken }],
+  empty(s3AccessKeyId) ? [] : [{ name: 's3-access-key-id', value: s3AccessKeyId }],
+  empty(s3SecretAccessKey) ? [] : [{ name: 's3-secret-access-key', value: s3SecretAccessKey }],
   empty(investigationsMcpServers) ? [] : [{ name: 'investigations-mcp-servers', value: investigationsMcpServers }]
 )
 
@@ -214,6 +224,8 @@ var secretReferences = union(
   empty(neubirdPassword) ? {} : { FIREBREAK_NEUBIRD_PASSWORD: '${vaultRef}neubird-password)' },
   empty(llmApiKey) ? {} : { FIREBREAK_LLM_API_KEY: '${vaultRef}llm-api-key)' },
   empty(githubToken) ? {} : { FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: '${vaultRef}github-token)' },
+  empty(s3AccessKeyId) ? {} : { FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID: '${vaultRef}s3-access-key-id)' },
+  empty(s3SecretAccessKey) ? {} : { FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY: '${vaultRef}s3-secret-access-key)' },
   empty(investigationsMcpServers) ? {} : { FIREBREAK_INVESTIGATIONS_MCP_SERVERS: '${vaultRef}investigations-mcp-servers)' }
 )
 

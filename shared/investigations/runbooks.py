@@ -3,7 +3,9 @@
 `fetch_runbook` never raises: a missing, refused or failing runbook is a `RunbookResult` with a status
 and a safe error, because the investigation goes on without it. Every caller-chosen URL (and each
 redirect) passes the outbound guard, and the connection goes to the address the guard checked. The
-GitHub token is sent only to the configured GitHub raw origin and is scrubbed from anything returned.
+GitHub token is sent only to the configured GitHub raw origin, for a repository the deployment lists
+(checked again at every redirect), and is scrubbed from anything returned. S3 runs only with the
+deployment's own endpoint and keys, never the worker's AWS identity.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from shared.core.errors import ValidationFailed
 from shared.core.outbound import OutboundGuard
@@ -44,6 +46,18 @@ _GITHUB_WEB_HOSTS = frozenset({"github.com", "www.github.com"})
 _GITHUB_RAW_HOST = "raw.githubusercontent.com"
 _BLOB_NAME = re.compile(r"[A-Za-z0-9._/-]{1,512}")
 _S3_URL = re.compile(r"s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/([^\x00-\x1f\x7f]{1,1024})")
+# A GitHub owner or repository name as it appears, unencoded, in a raw URL's path.
+_GITHUB_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+REPOS_SETTING = "FIREBREAK_INVESTIGATIONS_GITHUB_REPOS"
+# One wording for every GitHub 404, whoever's repository it is: GitHub answers 404 without the token for a
+# private repository and for a missing one alike, and a hint that varied would tell them apart.
+_GITHUB_404_HINT = f" (a private repository is read only when {REPOS_SETTING} lists it and GITHUB_TOKEN is set)"
+_GITHUB_UNLISTED_HINT = f" (GITHUB_TOKEN is set but {REPOS_SETTING} is empty, so it is sent nowhere: public files only)"
+_S3_OFF = (
+    "s3:// runbooks are off in this deployment: they need FIREBREAK_INVESTIGATIONS_S3_ENDPOINT_URL, "
+    "FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID and FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY "
+    "(the worker's own AWS identity is never used)"
+)
 
 Kind = Literal["github", "https", "blob", "s3", "catalogue", "unknown"]
 Status = Literal["ok", "not_found", "refused", "error"]
@@ -55,7 +69,13 @@ class RunbookSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     github_token: SecretStr | None = Field(
-        None, description="Token for private GitHub repositories; sent only to github_raw_base_url's origin."
+        None,
+        description="Token for private GitHub repositories; sent only to github_raw_base_url's origin, for a "
+        "repository in github_repos.",
+    )
+    github_repos: tuple[str, ...] = Field(
+        (),
+        description="`owner/repo` or `owner/*` (lower-cased) the token is sent for; empty: the token is sent nowhere.",
     )
     github_raw_base_url: str = Field(
         "https://raw.githubusercontent.com",
@@ -66,11 +86,69 @@ class RunbookSettings(BaseModel):
     )
     catalogue_folder: str | None = Field(None, description="A folder of Markdown runbooks shared by all workspaces.")
     catalogue_max_files: int = Field(200, ge=1, le=5000, description="Runbooks read from each catalogue source.")
-    s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, moto); empty: AWS.")
+    s3_endpoint_url: str | None = Field(
+        None, description="S3 endpoint (AWS's regional one, MinIO, moto); empty: s3:// runbooks are refused."
+    )
     s3_region: str = Field("us-east-1", description="Region of the S3 client.")
+    s3_access_key_id: SecretStr | None = Field(None, description="Access key of the S3 client; none: s3:// refused.")
+    s3_secret_access_key: SecretStr | None = Field(None, description="Its secret; none: s3:// refused.")
     max_bytes: int = Field(256 * 1024, ge=1024, le=8 * 1024 * 1024, description="Runbook bytes kept; more is cut.")
     timeout_seconds: float = Field(10.0, gt=0, le=120, description="Time for one runbook fetch, redirects included.")
     max_redirects: int = Field(3, ge=0, le=10, description="Redirects followed, each checked by the outbound guard.")
+
+    @field_validator("github_repos", mode="before")
+    @classmethod
+    def _repos(cls, value: object) -> tuple[str, ...]:
+        return parse_github_repos(value)
+
+    def secrets(self) -> list[str]:
+        """The credential values set here, to scrub from whatever a fetch returns or logs."""
+        held = (self.github_token, self.s3_access_key_id, self.s3_secret_access_key)
+        return [v.get_secret_value() for v in held if v is not None and v.get_secret_value()]
+
+
+def parse_github_repos(value: object) -> tuple[str, ...]:
+    """`owner/repo` or `owner/*` entries (a string with commas or spaces between them, or a list), lower-cased
+    as GitHub compares names.
+
+    Raises ValueError naming the first entry that is neither; `*/*` or a bare owner is refused, since the
+    list exists to keep the token off repositories nobody chose.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError("expected owner/repo entries, comma-separated")
+    found: list[str] = []
+    for entry in value:
+        for item in re.split(r"[\s,]+", str(entry).strip()):
+            if not item:
+                continue
+            owner, sep, repo = item.partition("/")
+            if not (sep and _is_github_name(owner) and (repo == "*" or _is_github_name(repo))):
+                raise ValueError(f"{item!r} is not owner/repo or owner/*")
+            found.append(item.lower())
+    return tuple(dict.fromkeys(found))
+
+
+def _is_github_name(name: str) -> bool:
+    return bool(_GITHUB_NAME.fullmatch(name)) and name.strip(".") != ""
+
+
+def repository_listed(raw_path: str, base_path: str, repos: tuple[str, ...]) -> bool:
+    """Whether a raw-file request path (as sent: dot segments resolved, still percent-encoded) under the raw
+    origin's `base_path` names a repository in `repos`. Anything unclear (encoded characters, a dot segment,
+    too few segments) is not listed."""
+    prefix = base_path.rstrip("/") + "/"
+    if not raw_path.startswith(prefix):
+        return False
+    owner, _, rest = raw_path[len(prefix) :].partition("/")
+    repo = rest.partition("/")[0]
+    if not (_is_github_name(owner) and _is_github_name(repo)):
+        return False
+    owner, repo = owner.lower(), repo.lower()
+    return f"{owner}/{repo}" in repos or f"{owner}/*" in repos
 
 
 class RunbookResult(BaseModel):
@@ -134,7 +212,6 @@ async def fetch_runbook(
     """
     url = (url or "").strip()
     kind, source = _classify(url, config)
-    token = config.github_token.get_secret_value() if config.github_token else ""
     try:
         result = await asyncio.wait_for(
             _fetch(kind, url, config, guard=guard, blobs=blobs, workspace=workspace, ssl_context=ssl_context),
@@ -149,7 +226,7 @@ async def fetch_runbook(
         result = _failed(kind, source, "refused", exc.message)
     except Exception as exc:  # the investigation goes on without a runbook; the type is all that is safe to say
         result = _failed(kind, source, "error", f"fetch failed ({type(exc).__name__})")
-    result = _scrubbed(result, token)
+    result = _scrubbed(result, config.secrets())
     log.info("runbook %s from %s: %s %s", kind, result.source, result.status, result.error or "")
     return result
 
@@ -158,15 +235,17 @@ def _failed(kind: Kind, source: str, status: Status, message: str) -> RunbookRes
     return RunbookResult(status=status, kind=kind, source=source, error=message)
 
 
-def _scrubbed(result: RunbookResult, token: str) -> RunbookResult:
-    def clean(value: str | None) -> str | None:
-        if not value:
-            return value
-        value = value.replace(token, REDACTED) if token else value
-        return redact_text(value)
+def _scrubbed(result: RunbookResult, secrets: list[str]) -> RunbookResult:
+    def without_secrets(value: str) -> str:
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
 
-    # The text is the runbook itself: only the token is taken out (redact_text would mangle examples).
-    text = result.text.replace(token, REDACTED) if token else result.text
+    def clean(value: str | None) -> str | None:
+        return redact_text(without_secrets(value)) if value else value
+
+    # The text is the runbook itself: only our credentials are taken out (redact_text would mangle examples).
+    text = without_secrets(result.text)
     return result.model_copy(update={"text": text, "source": clean(result.source), "error": clean(result.error)})
 
 
@@ -288,8 +367,10 @@ async def _fetch_http(
     kind: Kind,
 ) -> RunbookResult:
     import aiohttp
+    from yarl import URL
 
     auth_origin = _origin(config.github_raw_base_url) if token else None
+    auth_base_path = URL(config.github_raw_base_url).raw_path
     resolver = _PinnedResolver()
     # A session per fetch: its resolver holds this fetch's guarded addresses, and a runbook is read once
     # per investigation, so there is no pool worth keeping. trust_env=False: no proxy from the environment.
@@ -306,9 +387,16 @@ async def _fetch_http(
             target = await guard.resolve(current, "runbook_url")
             resolver.pins[(target.host, target.port)] = target.address
             headers = {"User-Agent": USER_AGENT, "Accept": "text/markdown, text/plain;q=0.9, text/html;q=0.5"}
-            if token and _origin(current) == auth_origin:
+            # The path checked is the one aiohttp sends (yarl resolves `..` and `%2e%2e`), at every hop: a
+            # listed repository may redirect to one that is not, on the same origin.
+            request_url = URL(current)
+            if (
+                token
+                and _origin(current) == auth_origin
+                and repository_listed(request_url.raw_path, auth_base_path, config.github_repos)
+            ):
                 headers["Authorization"] = f"token {token}"
-            async with session.get(current, headers=headers, allow_redirects=False) as response:
+            async with session.get(request_url, headers=headers, allow_redirects=False) as response:
                 if response.status in _REDIRECTS:
                     location = response.headers.get("Location")
                     if not location:
@@ -316,8 +404,7 @@ async def _fetch_http(
                     current = urljoin(current, location)
                     continue
                 if response.status in (404, 410):
-                    hint = " (a private repository needs GITHUB_TOKEN)" if kind == "github" and not token else ""
-                    raise _Failure("not_found", f"HTTP {response.status}: no runbook at this URL{hint}")
+                    raise _Failure("not_found", f"HTTP {response.status}: no runbook at this URL{_hint(kind, config)}")
                 if response.status >= 400:
                     raise _Failure("error", f"HTTP {response.status} from the runbook host")
                 if response.status != 200:
@@ -326,6 +413,13 @@ async def _fetch_http(
                 ctype = response.headers.get("Content-Type", "")
                 return _text_result(body, truncated, ctype, urlsplit(current).path, kind)
         raise _Failure("refused", f"more than {config.max_redirects} redirects")
+
+
+def _hint(kind: Kind, config: RunbookSettings) -> str:
+    """What a GitHub 404 adds: it depends on the deployment's settings only, never on the repository."""
+    if kind != "github":
+        return ""
+    return _GITHUB_UNLISTED_HINT if config.github_token and not config.github_repos else _GITHUB_404_HINT
 
 
 async def _read_bounded(stream: Any, limit: int) -> tuple[bytes, bool]:
@@ -423,30 +517,47 @@ async def _fetch_s3(url: str, config: RunbookSettings, guard: OutboundGuard) -> 
     if match is None:
         raise _Failure("refused", "an S3 runbook is s3://<bucket>/<key> (bucket: 3-63 lowercase letters, digits, '.-')")
     bucket, key = match.groups()
+    endpoint, key_id, secret = config.s3_endpoint_url, config.s3_access_key_id, config.s3_secret_access_key
+    # Without the deployment's own endpoint and keys botocore would fall back to the worker's identity
+    # (environment, profile, the container provider or the instance metadata service): refused before it runs.
+    if not (endpoint and key_id and key_id.get_secret_value() and secret and secret.get_secret_value()):
+        raise _Failure("refused", _S3_OFF)
     try:
-        # boto3 is an optional extra without type information: imported by name, only when an S3 URL comes.
-        boto3 = importlib.import_module("boto3")
+        # botocore comes with the optional boto3 extra and has no type information: imported by name, only
+        # when an S3 URL comes.
+        botocore_session = importlib.import_module("botocore.session")
         botocore_config = importlib.import_module("botocore.config")
+        botocore_credentials = importlib.import_module("botocore.credentials")
         botocore_errors = importlib.import_module("botocore.exceptions")
     except ImportError:
         raise _Failure("error", "S3 runbooks need the optional boto3 package, which is not installed") from None
     ClientError, BotoCoreError = botocore_errors.ClientError, botocore_errors.BotoCoreError
-    NoCredentialsError = botocore_errors.NoCredentialsError
-    endpoint = config.s3_endpoint_url or None
-    if endpoint:
-        await guard.resolve(endpoint, "s3_endpoint_url")
+    await guard.resolve(endpoint, "s3_endpoint_url")
     timeout = config.timeout_seconds
-    # Path-style on a custom endpoint keeps the bucket out of the host name the guard checked.
     client_config = botocore_config.Config(
         connect_timeout=timeout,
         read_timeout=timeout,
         retries={"max_attempts": 1},
-        s3={"addressing_style": "path" if endpoint else "auto"},
+        # Path-style keeps the bucket out of the host name the guard checked.
+        s3={"addressing_style": "path"},
+        # `auto` (AWS_DEFAULTS_MODE or a config file) asks the instance metadata service for the region.
+        defaults_mode="legacy",
+        # No proxy from the environment (HTTPS_PROXY): the connection goes to the endpoint the guard checked.
+        proxies={},
     )
 
     def get() -> tuple[bytes, str]:
-        client = boto3.session.Session().client(
-            "s3", region_name=config.s3_region, endpoint_url=endpoint, config=client_config
+        session = botocore_session.Session()
+        # Explicit keys skip the credential chain; an empty resolver makes sure nothing can fall back to it
+        # (IMDS included) without setting AWS_EC2_METADATA_DISABLED for the whole process.
+        session.register_component("credential_provider", botocore_credentials.CredentialResolver(providers=[]))
+        client = session.create_client(
+            "s3",
+            region_name=config.s3_region,
+            endpoint_url=endpoint,
+            aws_access_key_id=key_id.get_secret_value(),
+            aws_secret_access_key=secret.get_secret_value(),
+            config=client_config,
         )
         try:
             try:
@@ -466,8 +577,6 @@ async def _fetch_s3(url: str, config: RunbookSettings, guard: OutboundGuard) -> 
 
     try:
         data, ctype = await asyncio.to_thread(get)
-    except NoCredentialsError:
-        raise _Failure("error", "no AWS credentials for S3 (environment, profile or role)") from None
     except ClientError as exc:
         code = str(exc.response.get("Error", {}).get("Code", ""))
         if code in ("NoSuchKey", "NoSuchBucket", "404"):

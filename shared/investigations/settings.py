@@ -6,6 +6,7 @@ rule path runs.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -13,7 +14,9 @@ from pydantic import Field, SecretStr, field_validator
 
 from shared.core.settings import SettingsSection
 from shared.investigations.mcp_servers import McpClientSettings, parse_servers
-from shared.investigations.runbooks import RunbookSettings
+from shared.investigations.runbooks import REPOS_SETTING, RunbookSettings, parse_github_repos
+
+log = logging.getLogger(__name__)
 
 
 class InvestigationSettings(SettingsSection):
@@ -73,7 +76,16 @@ class InvestigationSettings(SettingsSection):
     )
 
     # -- runbooks (runbooks.py) --------------------------------------------------------------------------
-    github_token: SecretStr | None = Field(None, description="Token for private GitHub runbooks (alias GITHUB_TOKEN).")
+    github_token: SecretStr | None = Field(
+        None,
+        description="Token for private GitHub runbooks (alias GITHUB_TOKEN); sent only for the repositories in "
+        "FIREBREAK_INVESTIGATIONS_GITHUB_REPOS.",
+    )
+    github_repos: list[str] = Field(
+        default_factory=list,
+        description="GitHub repositories the token is sent for, whichever workspace asks: `owner/repo` or "
+        "`owner/*`, comma-separated, case-insensitive. Empty: the token is sent nowhere.",
+    )
     github_raw_base_url: str = Field(
         "https://raw.githubusercontent.com", description="Where raw GitHub files are read."
     )
@@ -82,11 +94,23 @@ class InvestigationSettings(SettingsSection):
     )
     runbook_catalogue_folder: str = Field("", description="A folder of Markdown runbooks shared by all workspaces.")
     runbook_catalogue_max_files: int = Field(200, ge=1, le=5000, description="Runbooks read from each source.")
-    s3_endpoint_url: str = Field("", description="S3-compatible endpoint for s3:// runbooks (MinIO); empty: AWS.")
+    s3_endpoint_url: str = Field(
+        "",
+        description="S3 endpoint for s3:// runbooks (https://s3.REGION.amazonaws.com, MinIO); empty: s3:// refused.",
+    )
     s3_region: str = Field("us-east-1", description="Region of the S3 client.")
+    s3_access_key_id: SecretStr | None = Field(
+        None, description="Access key id for s3:// runbooks; the worker's own AWS identity is never used."
+    )
+    s3_secret_access_key: SecretStr | None = Field(None, description="Secret access key for s3:// runbooks.")
     runbook_max_bytes: int = Field(256 * 1024, ge=1024, le=8 * 1024 * 1024, description="Runbook bytes kept.")
     runbook_timeout_seconds: float = Field(10.0, gt=0, le=120, description="One runbook fetch, redirects included.")
     runbook_max_redirects: int = Field(3, ge=0, le=10, description="Redirects followed, each checked by the guard.")
+
+    @field_validator("github_repos", mode="before")
+    @classmethod
+    def _repos_parse(cls, value: object) -> list[str]:
+        return list(parse_github_repos(value))
 
     @field_validator("mcp_servers")
     @classmethod
@@ -97,6 +121,10 @@ class InvestigationSettings(SettingsSection):
 
     def refuse_unsafe(self, *, running_on_azure: bool) -> None:
         self.mcp(running_on_azure=running_on_azure)
+        # Not refused (public runbooks still work), but said once at start-up: the operator set a token that
+        # does nothing until the repositories it is for are listed.
+        if self.github_token is not None and self.github_token.get_secret_value() and not self.github_repos:
+            log.warning("GITHUB_TOKEN is set but %s is empty: the token is sent to no repository", REPOS_SETTING)
 
     def mcp(self, *, running_on_azure: bool) -> McpClientSettings:
         """The MCP client's settings (stdio refused on Azure, as dev mode is)."""
@@ -114,12 +142,15 @@ class InvestigationSettings(SettingsSection):
     def runbooks(self) -> RunbookSettings:
         return RunbookSettings(
             github_token=self.github_token,
+            github_repos=tuple(self.github_repos),
             github_raw_base_url=self.github_raw_base_url,
             catalogue_prefix=self.runbook_catalogue_prefix or None,
             catalogue_folder=self.runbook_catalogue_folder or None,
             catalogue_max_files=self.runbook_catalogue_max_files,
             s3_endpoint_url=self.s3_endpoint_url or None,
             s3_region=self.s3_region,
+            s3_access_key_id=self.s3_access_key_id,
+            s3_secret_access_key=self.s3_secret_access_key,
             max_bytes=self.runbook_max_bytes,
             timeout_seconds=self.runbook_timeout_seconds,
             max_redirects=self.runbook_max_redirects,

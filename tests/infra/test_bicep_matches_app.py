@@ -172,7 +172,15 @@ def test_no_key_or_connection_string_is_an_app_setting() -> None:
 
 def test_secret_values_never_reach_an_output() -> None:
     secure = {name for name, p in MAIN["parameters"].items() if "secure" in {d["type"] for d in p["decorators"]}}
-    assert {"runSecretsKey", "neubirdPassword", "llmApiKey", "githubToken", "investigationsMcpServers"} <= secure
+    assert {
+        "runSecretsKey",
+        "neubirdPassword",
+        "llmApiKey",
+        "githubToken",
+        "s3AccessKeyId",
+        "s3SecretAccessKey",
+        "investigationsMcpServers",
+    } <= secure
     for path in bicep.bicep_files():
         for name, output in bicep.parse(path).get("outputs", {}).items():
             assert not any(bicep.mentions(output, p) for p in secure), f"{path.name} output {name} uses a secret"

@@ -1,10 +1,12 @@
 """A GitHub-like raw file server on 127.0.0.1 (plain or TLS) for runbook tests, with hostile routes beside it.
 
-`/<owner>/<repo>/<ref>/<path>` answers a file from `files` as text/plain, like raw.githubusercontent.com;
-a repository in `private` answers 404 unless the request carries `Authorization: token <token>` (or
-Bearer), as GitHub does. Other routes: `/site/<name>` (any body and content type from `pages`),
-`/redirect?to=URL` (302), `/big?bytes=N` (a streamed text body), `/slow?seconds=S` (headers only after S
-seconds). Every request's path and headers are recorded.
+`/<owner>/<repo>/<ref>/<path>` answers a file from `files` as text/plain, like raw.githubusercontent.com
+(owner and repository case-insensitive, as GitHub's are), or a 301 to the path in `moved` (a renamed
+repository). A repository in `private` answers 404 unless the request carries `Authorization: token
+<token>` (or Bearer), as GitHub does, and a missing file answers the same 404. Other routes:
+`/site/<name>` (any body and content type from `pages`), `/redirect?to=URL` (302), `/big?bytes=N` (a
+streamed text body), `/slow?seconds=S` (headers only after S seconds). Every request's path and headers
+are recorded.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class GitHubDouble:
     cert_path: Path | None = None  # the certificate to trust when served over TLS
     files: dict[str, str] = field(default_factory=dict)  # "owner/repo/ref/path" -> text
     private: set[str] = field(default_factory=set)  # "owner/repo"
+    moved: dict[str, str] = field(default_factory=dict)  # "owner/repo/ref/path" -> the Location it answers
     pages: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # name -> (content type, body)
     requests: list[dict[str, object]] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
@@ -35,6 +38,18 @@ class GitHubDouble:
     def headers_for(self, path_start: str) -> list[dict[str, str]]:
         """Lower-cased headers of every recorded request whose path starts with `path_start`."""
         return [r["headers"] for r in self.requests if str(r["path"]).startswith(path_start)]  # type: ignore[misc]
+
+
+def _raw_answer(double: GitHubDouble, segments: list[str], auth: str) -> tuple[int, str | None, bytes]:
+    """(status, Location, body) of raw.githubusercontent.com for /<owner>/<repo>/<ref>/<path>."""
+    repo = "/".join(segments[:2]).lower()
+    key = "/".join([repo, *segments[2:]])
+    if key in double.moved:
+        return 301, double.moved[key], b""
+    authorised = auth in (f"token {double.token}", f"Bearer {double.token}")
+    if key not in double.files or (repo in double.private and not authorised):
+        return 404, None, b"404: Not Found"  # GitHub does not reveal that a private file exists
+    return 200, None, double.files[key].encode()
 
 
 def _handler(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
@@ -64,8 +79,8 @@ def _handler(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
             else:
                 self._raw([s for s in parts.path.split("/") if s])
 
-        def _redirect(self, query: dict[str, str]) -> None:
-            self.send_response(302)
+        def _redirect(self, query: dict[str, str], status: int = 302) -> None:
+            self.send_response(status)
             self.send_header("Location", query.get("to", "/"))
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -88,13 +103,11 @@ def _handler(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b"# late\n", "text/markdown")
 
         def _raw(self, segments: list[str]) -> None:
-            key, repo = "/".join(segments), "/".join(segments[:2])
-            auth = self.headers.get("Authorization", "")
-            authorised = auth in (f"token {double.token}", f"Bearer {double.token}")
-            if key not in double.files or (repo in double.private and not authorised):
-                self._send(404, b"404: Not Found")  # GitHub does not reveal that a private file exists
-                return
-            self._send(200, double.files[key].encode())
+            status, location, body = _raw_answer(double, segments, self.headers.get("Authorization", ""))
+            if location is not None:
+                self._redirect({"to": location}, status=status)
+            else:
+                self._send(status, body)
 
     return Handler
 

@@ -188,6 +188,7 @@ def inv(start_host: Callable[..., HostProcess], site: Site, llm: Any, mcp: Any) 
             "FIREBREAK_INVESTIGATIONS_MAX_ALERTS_PER_REQUEST": str(MAX_PER_REQUEST),
             "FIREBREAK_INVESTIGATIONS_GITHUB_RAW_BASE_URL": site.base + "/gh",
             "GITHUB_TOKEN": GITHUB_TOKEN,
+            "FIREBREAK_INVESTIGATIONS_GITHUB_REPOS": "acme/private",
             "FIREBREAK_LLM_ENDPOINT": llm.base_url,
             "FIREBREAK_LLM_MODEL": "fake-model",
             "FIREBREAK_LLM_API_KEY": LLM_KEY,

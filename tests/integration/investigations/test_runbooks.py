@@ -16,6 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from shared.core.outbound import OutboundGuard
+from shared.core.redaction import install_log_redaction
 from shared.core.settings import Settings
 from shared.investigations.runbooks import (
     RunbookResult,
@@ -26,6 +27,7 @@ from shared.investigations.runbooks import (
 )
 from shared.tools.deps import Deps
 from tests.support.github_double import GitHubDouble, github_double
+from tests.support.imds_double import ImdsDouble, imds_double
 
 TOKEN = "ghp_SECRETsecret0123456789abcdef"
 RUNBOOK = "# KubePodCrashLooping\n\nCheck `kubectl logs --previous`.\n"
@@ -60,6 +62,7 @@ def other_site() -> Iterator[GitHubDouble]:
 
 
 def _config(github: GitHubDouble, **kw: Any) -> RunbookSettings:
+    kw.setdefault("github_repos", ("acme/*",))
     return RunbookSettings(github_token=SecretStr(TOKEN), github_raw_base_url=github.url, **kw)
 
 
@@ -122,16 +125,103 @@ async def test_the_token_goes_to_the_github_origin_only(
     assert result.status == "ok"
     assert result.kind == "https"
     assert result.text == RUNBOOK
-    # A GitHub-looking path elsewhere, and a redirect from GitHub to elsewhere, carry no token either.
+    # A GitHub-looking path elsewhere, and a redirect from a listed repository to elsewhere, carry no token either.
     other_site.files["acme/private/main/runbooks/crash.md"] = "elsewhere\n"
     await _fetch(f"{other_site.url}/acme/private/main/runbooks/crash.md", config, guard)
-    hop = await _fetch(f"{github.url}/redirect?to={other_site.url}/site/runbook.md", config, guard)
+    github.moved["acme/private/main/away.md"] = f"{other_site.url}/site/runbook.md"
+    hop = await _fetch(f"{github.url}/acme/private/main/away.md", config, guard)
     assert hop.status == "ok"
     assert hop.text == RUNBOOK
     assert len(other_site.headers_for("/")) == 3
     assert all("authorization" not in headers for headers in other_site.headers_for("/"))
-    assert github.headers_for("/redirect")[-1]["authorization"] == f"token {TOKEN}"
+    assert github.headers_for("/acme/private/main/away.md")[-1]["authorization"] == f"token {TOKEN}"
     _assert_no_token(hop, caplog)
+
+
+# ---- whose repositories the token opens ----------------------------------------------------------------
+
+
+@pytest.fixture
+def stranger(github: GitHubDouble) -> GitHubDouble:
+    """A private repository of another organisation beside acme's, with a file nobody listed should reach."""
+    github.files["other/secret/main/.env"] = "DB_PASSWORD=hunter2\n"
+    github.private.add("other/secret")
+    github.files["ops-team/runbooks/main/crash.md"] = RUNBOOK
+    github.private.add("ops-team/runbooks")
+    return github
+
+
+async def test_the_token_goes_only_to_listed_repositories(stranger: GitHubDouble, guard: OutboundGuard, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    config = _config(stranger, github_repos=("Acme/Private", "OPS-team/*"))
+    for url in [
+        "https://github.com/acme/private/blob/main/runbooks/crash.md",
+        "https://github.com/ACME/PRIVATE/blob/main/runbooks/crash.md",  # GitHub's names are case-insensitive
+        "https://raw.githubusercontent.com/ops-team/runbooks/main/crash.md",  # owner/* covers every repository
+    ]:
+        result = await _fetch(url, config, guard)
+        assert result.status == "ok", (url, result.error)
+        assert stranger.headers_for("/")[-1]["authorization"] == f"token {TOKEN}"
+        _assert_no_token(result, caplog)
+    sent_before = len(stranger.requests)
+    for url in [
+        "https://github.com/other/secret/blob/main/.env",
+        f"{stranger.url}/other/secret/main/.env",
+        "https://raw.githubusercontent.com/other/secret/main/.env?token=x",
+        # Look-alikes of listed names, and paths that walk out of a listed repository.
+        "https://github.com/acme/private-x/blob/main/.env",
+        "https://github.com/ops-team-x/runbooks/blob/main/.env",
+        "https://github.com/acme/private/blob/main/../../../other/secret/main/.env",
+        f"{stranger.url}/acme/private/../../other/secret/main/.env",
+        f"{stranger.url}/acme/private/%2e%2e/%2e%2e/other/secret/main/.env",
+    ]:
+        result = await _fetch(url, config, guard)
+        assert result.status in ("not_found", "refused"), (url, result)
+        assert "hunter2" not in result.model_dump_json()
+        _assert_no_token(result, caplog)
+    unlisted = stranger.requests[sent_before:]
+    assert unlisted
+    assert all("authorization" not in r["headers"] for r in unlisted), unlisted  # type: ignore[operator]
+
+
+async def test_an_unlisted_private_file_and_a_missing_one_look_the_same(
+    stranger: GitHubDouble, guard: OutboundGuard
+) -> None:
+    """No answer tells a workspace whether a private repository it was not given exists."""
+    config = _config(stranger, github_repos=("acme/*",))
+    private = await _fetch("https://github.com/other/secret/blob/main/.env", config, guard)
+    missing = await _fetch("https://github.com/other/nothing/blob/main/.env", config, guard)
+    assert private.status == "not_found"
+    assert private.model_dump(exclude={"source"}) == missing.model_dump(exclude={"source"})
+    # A listed repository's missing file reads the same way too.
+    listed_missing = await _fetch("https://github.com/acme/private/blob/main/nothing.md", config, guard)
+    assert listed_missing.model_dump(exclude={"source"}) == private.model_dump(exclude={"source"})
+
+
+async def test_a_token_without_a_repository_list_is_sent_nowhere(stranger: GitHubDouble, guard: OutboundGuard) -> None:
+    config = _config(stranger, github_repos=())
+    result = await _fetch("https://github.com/acme/private/blob/main/runbooks/crash.md", config, guard)
+    assert result.status == "not_found"
+    assert "FIREBREAK_INVESTIGATIONS_GITHUB_REPOS" in (result.error or "")
+    public = await _fetch("https://github.com/acme/ops/blob/main/runbooks/crash.md", config, guard)
+    assert public.status == "ok"
+    assert stranger.requests
+    assert all("authorization" not in headers for headers in stranger.headers_for("/"))
+
+
+async def test_the_token_is_checked_again_on_every_redirect(stranger: GitHubDouble, guard: OutboundGuard) -> None:
+    """A listed repository that redirects (a renamed repository answers 301) to an unlisted one on the
+    same origin does not carry the token along."""
+    stranger.moved["acme/ops/main/moved.md"] = f"{stranger.url}/other/secret/main/.env"
+    stranger.moved["acme/ops/main/relative.md"] = "/other/secret/main/.env"
+    config = _config(stranger, github_repos=("acme/ops",))
+    for name in ("moved.md", "relative.md"):
+        result = await _fetch(f"https://github.com/acme/ops/blob/main/{name}", config, guard)
+        assert result.status == "not_found", result
+        assert "hunter2" not in result.model_dump_json()
+        assert stranger.headers_for(f"/acme/ops/main/{name}")[-1]["authorization"] == f"token {TOKEN}"
+        assert "authorization" not in stranger.headers_for("/other/secret/")[-1]
+    assert len(stranger.headers_for("/other/secret/")) == 2
 
 
 async def test_the_token_is_scrubbed_from_text_source_and_errors(
@@ -325,6 +415,9 @@ async def test_blob_catalogue_matches_and_fetches(deps: Deps, guard: OutboundGua
 
 # ---- S3 (moto server) ----------------------------------------------------------------------------------
 
+S3_KEY_ID = "AKIAFIREBREAKRUNBOOKS"
+S3_SECRET = "s3-secret-access-key-for-runbooks-0123456789"
+
 
 @pytest.fixture(scope="module")
 def moto_endpoint() -> Iterator[str]:
@@ -340,13 +433,43 @@ def moto_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-async def bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[str]:
+def no_ambient_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ImdsDouble]:
+    """A worker with no AWS credentials of its own but an instance metadata service: the IMDS double, where
+    botocore looks for one (AWS_EC2_METADATA_SERVICE_ENDPOINT). Every other source of the chain is empty."""
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+        "AWS_EC2_METADATA_DISABLED",
+        "AWS_DEFAULTS_MODE",
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    with imds_double() as imds:
+        monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url)
+        yield imds
+
+
+@pytest.fixture
+async def bucket(moto_endpoint: str, no_ambient_aws: ImdsDouble) -> AsyncIterator[str]:
     boto3 = importlib.import_module("boto3")  # no type information; the module under test imports it the same way
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
     name = f"runbooks-{uuid.uuid4().hex[:8]}"
-    client = boto3.client("s3", region_name="us-east-1", endpoint_url=moto_endpoint)
+    client = boto3.client(
+        "s3",
+        region_name="us-east-1",
+        endpoint_url=moto_endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     client.create_bucket(Bucket=name)
     client.put_object(Bucket=name, Key="k8s/crash.md", Body=RUNBOOK.encode(), ContentType="text/markdown")
     client.put_object(Bucket=name, Key="untyped.md", Body=b"# untyped\n")
@@ -357,8 +480,25 @@ async def bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIt
     client.close()
 
 
-async def test_s3_runbooks(bucket: str, moto_endpoint: str, guard: OutboundGuard) -> None:
-    config = RunbookSettings(s3_endpoint_url=moto_endpoint, max_bytes=4096)
+def _s3_config(endpoint: str, **kw: Any) -> RunbookSettings:
+    return RunbookSettings(
+        s3_endpoint_url=endpoint,
+        s3_access_key_id=SecretStr(S3_KEY_ID),
+        s3_secret_access_key=SecretStr(S3_SECRET),
+        **kw,
+    )
+
+
+def _assert_no_s3_secret(result: RunbookResult, caplog: pytest.LogCaptureFixture) -> None:
+    for secret in (S3_KEY_ID, S3_SECRET):
+        assert secret not in result.model_dump_json()
+        assert secret not in caplog.text
+
+
+async def test_s3_runbooks(bucket: str, moto_endpoint: str, guard: OutboundGuard, caplog) -> None:
+    install_log_redaction()  # as function_app.py does: botocore's debug lines carry `Credential=<key id>/...`
+    caplog.set_level(logging.DEBUG)
+    config = _s3_config(moto_endpoint, max_bytes=4096)
     ok = await _fetch(f"s3://{bucket}/k8s/crash.md", config, guard)
     assert ok.status == "ok"
     assert ok.kind == "s3"
@@ -382,17 +522,51 @@ async def test_s3_runbooks(bucket: str, moto_endpoint: str, guard: OutboundGuard
     assert "NoSuchKey" in (missing.error or "")
     no_bucket = await _fetch("s3://no-such-bucket-here/x.md", config, guard)
     assert no_bucket.status == "not_found"
+    for result in (ok, untyped, big, empty, image, missing, no_bucket):
+        _assert_no_s3_secret(result, caplog)
+
+
+@pytest.mark.parametrize("defaults_mode", [None, "auto"], ids=["default", "AWS_DEFAULTS_MODE=auto"])
+async def test_s3_never_asks_the_instance_metadata_service(
+    bucket: str,
+    moto_endpoint: str,
+    guard: OutboundGuard,
+    no_ambient_aws: ImdsDouble,
+    monkeypatch: pytest.MonkeyPatch,
+    defaults_mode: str | None,
+) -> None:
+    """Without explicit settings an s3:// runbook is refused before botocore runs; with them the client uses
+    those credentials only. Either way the worker's instance role (IMDS) is never asked, not even for the
+    region botocore's `auto` defaults mode looks up there."""
+    if defaults_mode:
+        monkeypatch.setenv("AWS_DEFAULTS_MODE", defaults_mode)
+    url = f"s3://{bucket}/k8s/crash.md"
+    for config in (
+        RunbookSettings(),
+        RunbookSettings(s3_endpoint_url=moto_endpoint),
+        RunbookSettings(s3_endpoint_url=moto_endpoint, s3_access_key_id=SecretStr(S3_KEY_ID)),
+        RunbookSettings(s3_access_key_id=SecretStr(S3_KEY_ID), s3_secret_access_key=SecretStr(S3_SECRET)),
+    ):
+        result = await _fetch(url, config, guard)
+        assert no_ambient_aws.requests == [], result
+        assert result.status == "refused", (config, result)
+        assert "FIREBREAK_INVESTIGATIONS_S3_" in (result.error or "")
+        assert result.text == ""
+    ok = await _fetch(url, _s3_config(moto_endpoint), guard)
+    assert ok.status == "ok", ok
+    assert no_ambient_aws.requests == []
 
 
 async def test_s3_endpoint_goes_through_the_guard(bucket: str, moto_endpoint: str, settings: Settings) -> None:
     strict = OutboundGuard(settings.model_copy(update={"outbound_allow_http": True, "outbound_allowed_hosts": []}))
-    result = await _fetch(f"s3://{bucket}/k8s/crash.md", RunbookSettings(s3_endpoint_url=moto_endpoint), strict)
+    result = await _fetch(f"s3://{bucket}/k8s/crash.md", _s3_config(moto_endpoint), strict)
     assert result.status == "refused"
     assert "s3_endpoint_url" in (result.error or "")
 
 
 async def test_s3_without_boto3_says_so(monkeypatch: pytest.MonkeyPatch, guard: OutboundGuard) -> None:
-    monkeypatch.setitem(sys.modules, "boto3", None)  # what an install without the optional extra looks like
-    result = await _fetch("s3://some-bucket/runbook.md", RunbookSettings(), guard)
+    for module in ("boto3", "botocore", "botocore.session", "botocore.config", "botocore.exceptions"):
+        monkeypatch.setitem(sys.modules, module, None)  # what an install without the optional extra looks like
+    result = await _fetch("s3://some-bucket/runbook.md", _s3_config("http://127.0.0.1:1"), guard)
     assert result.status == "error"
     assert "boto3" in (result.error or "")
