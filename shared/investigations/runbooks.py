@@ -332,6 +332,13 @@ def github_raw_url(url: str, raw_base_url: str) -> str | None:
     return f"{base}/{'/'.join(segments)}{query}"
 
 
+def _hint(kind: Kind, config: RunbookSettings) -> str:
+    """What a GitHub 404 adds: it depends on the deployment's settings only, never on the repository."""
+    if kind != "github":
+        return ""
+    return _GITHUB_UNLISTED_HINT if config.github_token and not config.github_repos else _GITHUB_404_HINT
+
+
 class _PinnedResolver:
     """aiohttp resolver that answers only with addresses the outbound guard returned for that host and port."""
 
@@ -413,13 +420,6 @@ async def _fetch_http(
                 ctype = response.headers.get("Content-Type", "")
                 return _text_result(body, truncated, ctype, urlsplit(current).path, kind)
         raise _Failure("refused", f"more than {config.max_redirects} redirects")
-
-
-def _hint(kind: Kind, config: RunbookSettings) -> str:
-    """What a GitHub 404 adds: it depends on the deployment's settings only, never on the repository."""
-    if kind != "github":
-        return ""
-    return _GITHUB_UNLISTED_HINT if config.github_token and not config.github_repos else _GITHUB_404_HINT
 
 
 async def _read_bounded(stream: Any, limit: int) -> tuple[bytes, bool]:
