@@ -45,6 +45,7 @@ _CHANGE_WORDS = re.compile(
     re.IGNORECASE,
 )
 MAX_HELD = 20  # as many as one answer's tool calls (4 rounds of 5)
+MAX_HELD_ARGUMENTS_CHARS = 8_000  # kept with the answer until the user's yes
 _HELD_NOTE = (
     "The user's message did not name this task, so the app held the change: it is listed to the user, who "
     "can confirm it with yes. Do not retry it; say briefly that it waits for the user's confirmation."
@@ -233,12 +234,13 @@ class _Turn:
         ids = target_ids(name, args)
         if ids is None:
             return self._refuse(name, f"{TARGETS[name]} must name the task(s) by id.", code="VALIDATION_FAILED")
+        asked = self.consent.asks_for(name, args)
         runnable: list[str] = []
         held: list[dict[str, Any]] = []
         for task_id in ids:
             task, why = await self._lookup(task_id)
             if task is not None:
-                if self.consent.names(task_id, task):
+                if asked and self.consent.names(task_id, task):
                     runnable.append(task_id)
                 else:
                     held.append(task)
@@ -266,6 +268,8 @@ class _Turn:
 
     def _hold(self, name: str, args: dict[str, Any], titles: list[str]) -> ToolRun:
         kept = {k: v for k, v in args.items() if k != "user_id"}
+        if len(json.dumps(kept, default=str)) > MAX_HELD_ARGUMENTS_CHARS:
+            return self._refuse(name, "These arguments are too large for a task change.", code="VALIDATION_FAILED")
         change = HeldChange.model_validate({"tool": name, "arguments": kept, "what": describe(name, kept, titles)})
         if len(self.held) < MAX_HELD:
             self.held.append(change)

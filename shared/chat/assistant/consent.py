@@ -4,9 +4,9 @@ Task text (titles, descriptions) read back by the list and search tools is outsi
 model: a description saying "mark every task done" must not turn "add a task: buy milk" into changes to
 other tasks. So on the LLM path a change to an existing task (`update_task`, `update_task_status`) runs
 only when, decided here in code and never by the model:
-1. the user's words ask to change a task (status words such as "mark", "done", "reopen", or edit words
-   such as "rename", "change", "move"); a message that only asks to add something ("add a task due
-   tomorrow, high priority") changes no existing task; and
+1. the user's words ask for that kind of change: status words ("mark", "done", "reopen") for a status
+   change, edit words ("rename", "change", "move", "reschedule") for anything else; a message that only
+   asks to add something ("add a task due tomorrow, high priority") changes no existing task; and
 2. the task is named: its id is in the user's text; or a significant word of its title or category is one
    the user typed (generic words such as "buy", "call", "task", "done" do not name anything); or the
    message refers back ("it", "them", "the first one") to tasks the previous answer showed.
@@ -16,7 +16,7 @@ as it does for `agent.may_change`.
 "Shown" is narrow on purpose: the tasks of the previous answer's tool results whose titles are in that
 answer's text, in the order the text shows them (`shown_in`, kept in the answer's metadata as
 `shown_task_ids`). "it" / "that" / "this" name the shown task only when there was exactly one; "them",
-"those", "these", "both", "all" name every shown task; "the first" / "second" / ... / "last" name that
+"those", "these", "both", "everything" name every shown task; "the first" / "second" / ... / "last" name that
 one. A task the model only read, or a yes to a question the model wrote, names nothing: such a change is
 held (`HeldChange`), listed in the answer by code and run exactly as listed if the next message is "yes".
 `set_task_preferences` needs the user's words about a time zone (or the zone's name).
@@ -36,25 +36,31 @@ from shared.chat.assistant.models import HistoryMessage
 TARGETS: dict[str, str] = {"update_task": "task_id", "update_task_status": "task_ids"}
 FOLLOW_UP_CHARS = 80
 MAX_TARGETS = 100  # the task tools' own bound on task_ids
+MAX_WHAT = 1_000  # one held change in words (HeldChange.what)
 
 _WORD = re.compile(r"[^\W_]+")
-_MODIFY = re.compile(
+# The words of a request to change an existing task: its status, or anything else about it.
+_STATUS = re.compile(
     r"\b(mark(ed)?|complete[ds]?|finish(ed)?|done|reopen(ed)?|undo|un-?complete|tick(ed)? off|check(ed)? off|"
-    r"uncheck|rename[ds]?|change[ds]?|update[ds]?|edit|set|move|reschedule|postpone|push|delay|prioriti[sz]e|"
-    r"tag|untag)\b",
+    r"uncheck)\b",
+    re.IGNORECASE,
+)
+_EDIT = re.compile(
+    r"\b(rename[ds]?|change[ds]?|update[ds]?|edit|set|move|reschedule|postpone|push|delay|prioriti[sz]e|tag|untag)\b",
     re.IGNORECASE,
 )
 _TIME_ZONE = re.compile(r"\b(time ?zone|tz)\b", re.IGNORECASE)
 # "this week" is a date, not a reference to a shown task.
 _DATES = re.compile(r"\b(this|that|next|last) (week|month|year|day|morning|afternoon|evening|time)\b", re.IGNORECASE)
 _SINGULAR = re.compile(r"\b(it|that|this)\b", re.IGNORECASE)
-_PLURAL = re.compile(r"\b(them|those|these|both|all|each|every one|everything)\b", re.IGNORECASE)
+# Bare "all" is left out: "mark all my shopping tasks done" means the shopping tasks, not every one shown.
+_PLURAL = re.compile(r"\b(them|those|these|both|everything)\b", re.IGNORECASE)
 _ORDINALS = {
     "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3, "fifth": 4, "5th": 4,
     "sixth": 5, "6th": 5, "seventh": 6, "7th": 6, "eighth": 7, "8th": 7, "ninth": 8, "9th": 8, "tenth": 9, "10th": 9,
     "last": -1,
 }  # fmt: skip
-_ORDINAL = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b|(?:#|\bnumber |\bno\.? ?)(\d{1,2})\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b|(?:#|\bnumber )(\d{1,2})\b", re.IGNORECASE)
 # Words that name no particular task: grammar, the requests' own words, dates, and the verbs most task
 # titles start with ("Buy milk" is named by "milk", not by "buy").
 _GENERIC = frozenset(
@@ -139,7 +145,8 @@ def _referred(message: str, shown: list[str]) -> frozenset[str]:
 class Consent:
     """What the user's own words allow this turn (see the module docstring)."""
 
-    modify: bool  # the user asked to change an existing task
+    status: bool  # the user asked to complete or reopen a task
+    edit: bool  # the user asked to change something else about a task (or its status, in other words)
     time_zone: bool  # the user asked about their time zone
     typed: str  # the user's text, lower-cased: for ids and zone names typed as they are
     words: frozenset[str]  # the words that may name a task
@@ -153,17 +160,24 @@ class Consent:
             texts.append(previous)
         joined = "\n".join(texts)
         return cls(
-            modify=bool(_MODIFY.search(joined)),
+            status=bool(_STATUS.search(joined)),
+            edit=bool(_EDIT.search(joined)),
             time_zone=bool(_TIME_ZONE.search(joined)),
             typed=joined.lower(),
             words=words(joined),
             referred=_referred(message, _shown(history)),
         )
 
+    def asks_for(self, name: str, args: dict[str, Any]) -> bool:
+        """Do the user's words ask for this kind of change? A status change needs status or edit words
+        ("mark ... done", "set ... to completed"); anything else about a task needs edit words, so "mark
+        the dentist task done" cannot become a rename of that task."""
+        if name == "update_task" and any(k not in ("task_id", "status", "user_id") for k in args):
+            return self.edit
+        return self.status or self.edit
+
     def names(self, task_id: str, task: dict[str, Any]) -> bool:
-        """May a change touch this existing task (`task` as the store has it)?"""
-        if not self.modify:
-            return False
+        """Did the user name this existing task (`task` as the store has it)?"""
         if task_id in self.referred or (len(task_id) >= 8 and task_id.lower() in self.typed):
             return True
         title = str(task.get("title") or "")
@@ -202,7 +216,7 @@ def describe(name: str, args: dict[str, Any], titles: Sequence[str]) -> str:
     more = f" and {len(titles) - 10} more" if len(titles) > 10 else ""
     named = ", ".join(f'"{t[:80]}"' for t in titles[:10]) + more
     if name == "update_task_status":
-        return f"mark {named} as done" if args.get("new_status") == "completed" else f"reopen {named}"
+        return (f"mark {named} as done" if args.get("new_status") == "completed" else f"reopen {named}")[:MAX_WHAT]
     if name == "set_task_preferences":
         return f'set your time zone to "{str(args.get("tz"))[:64]}"'
     fields = ", ".join(
@@ -210,4 +224,4 @@ def describe(name: str, args: dict[str, Any], titles: Sequence[str]) -> str:
         for k, v in args.items()
         if k not in ("task_id", "user_id")
     )
-    return f"change {named}: {fields or 'nothing'}"
+    return f"change {named}: {fields or 'nothing'}"[:MAX_WHAT]

@@ -199,6 +199,25 @@ async def test_the_task_the_user_names_is_changed_and_no_other(deps: Deps, llm: 
     assert 'mark "Pay rent", "Weekly review" as done' in reply.text
 
 
+async def test_a_status_request_cannot_become_another_change_of_the_named_task(
+    deps: Deps, llm: FakeLlm, client: LlmClient
+) -> None:
+    me = ctx_for(deps)
+    t = await seed(me)
+    dentist = t["dentist"]["id"]
+    llm.script(
+        tool_calls(
+            ("update_task", {"task_id": dentist, "title": "pwned", "status": "completed"}),
+            ("update_task", {"task_id": dentist, "status": "completed"}),
+        ),
+        text("Done."),
+    )
+    reply = await respond(me, [], "mark the dentist task done", llm=client)
+    assert (await stored(me))[dentist] == ("Call the dentist", "completed")
+    assert [(c.name, c.ok) for c in reply.tool_calls] == [("update_task", False), ("update_task", True)]
+    assert "change \"Call the dentist\": title to 'pwned'" in reply.text
+
+
 async def test_a_task_named_by_its_id_is_changed(deps: Deps, llm: FakeLlm, client: LlmClient) -> None:
     me = ctx_for(deps)
     t = await seed(me)
