@@ -8,7 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shared.chat.assistant.calls import ToolCallRecord
 
-__all__ = ["AssistantLimits", "AssistantReply", "HistoryMessage", "PendingConfirmation", "ToolCallRecord"]
+__all__ = [
+    "AssistantLimits",
+    "AssistantReply",
+    "HeldChange",
+    "HistoryMessage",
+    "PendingConfirmation",
+    "ToolCallRecord",
+]
 
 
 class HistoryMessage(BaseModel):
@@ -29,6 +36,17 @@ class PendingConfirmation(BaseModel):
     selection: dict[str, Any]
     count: int = Field(ge=0)
     expires_at: str = ""
+
+
+class HeldChange(BaseModel):
+    """A change the model asked for on tasks the user did not name: not run, kept in the answer's metadata
+    (`held_changes`) and run exactly as described if the user's next message is "yes"."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tool: Literal["update_task", "update_task_status", "set_task_preferences"]
+    arguments: dict[str, Any]
+    what: str = Field(max_length=1_000, description="The change in words, from the store's titles.")
 
 
 class AssistantReply(BaseModel):

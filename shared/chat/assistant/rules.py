@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from shared.chat.assistant.calls import ToolRun, run_tool, task_ids_in
 from shared.chat.assistant.intents import Intent, parse, parse_confirmation
-from shared.chat.assistant.models import AssistantReply, HistoryMessage, PendingConfirmation
+from shared.chat.assistant.models import AssistantReply, HeldChange, HistoryMessage, PendingConfirmation
 from shared.tools.invoke import ToolContext
 
 LLM_NOTE = (
@@ -101,23 +101,58 @@ class RuleAnswer:
 
 
 async def confirm_or_cancel(ctx: ToolContext, message: str, history: Sequence[HistoryMessage]) -> AssistantReply | None:
-    """The answer to a pending delete preview ("yes" deletes exactly the previewed set, "no" keeps it)."""
+    """The answer to what the last answer asked the user to confirm: a delete preview and/or changes held
+    because the user's message did not name their tasks. "yes" runs exactly those (the previewed set is
+    deleted; each held change runs with the arguments it was listed with), "no" runs nothing."""
     pending = pending_confirmation(history)
-    if pending is None:
+    held = held_changes(history)
+    if pending is None and not held:
         return None
     decision = parse_confirmation(message)
     if decision is None:
         return None
     answer = RuleAnswer(ctx)
     if decision == "cancel":
-        return answer.reply("OK, I deleted nothing.")
-    run = await answer.call(
-        "bulk_delete_tasks",
-        {**pending.selection, "require_confirmation": False, "confirmation_token": pending.token},
-    )
-    if not run.ok:
-        return answer.reply(_failed(run) + " Ask me again to see what would be deleted now.")
-    return answer.reply(f"Done: I deleted {run.output.get('deleted_count', 0)} task(s).")
+        return answer.reply("OK, I changed nothing." if held else "OK, I deleted nothing.")
+    lines: list[str] = []
+    for change in held:
+        run = await answer.call(change.tool, change.arguments)
+        if not run.ok:
+            lines.append(f"{_failed(run)} ({change.what})")
+        elif _partly_failed(run):
+            lines.append(f"Not all done ({change.what}): {run.output.get('message', 'a task was not found')}")
+        else:
+            lines.append(f"Done: {change.what}.")
+    if pending is not None:
+        run = await answer.call(
+            "bulk_delete_tasks",
+            {**pending.selection, "require_confirmation": False, "confirmation_token": pending.token},
+        )
+        if not run.ok:
+            lines.append(_failed(run) + " Ask me again to see what would be deleted now.")
+        else:
+            lines.append(f"Done: I deleted {run.output.get('deleted_count', 0)} task(s).")
+    return answer.reply("\n".join(lines))
+
+
+def held_changes(history: Sequence[HistoryMessage]) -> list[HeldChange]:
+    """The changes the assistant's last message held for the user's yes (see consent.py), if it held any."""
+    for message in reversed(history):
+        if message.role != "assistant":
+            continue
+        raw = (message.metadata or {}).get("held_changes")
+        if not isinstance(raw, list):
+            return []
+        try:
+            return [HeldChange.model_validate(item) for item in raw[:20]]
+        except ValueError:
+            return []
+    return []
+
+
+def _partly_failed(run: ToolRun) -> bool:
+    """update_task_status answers ok with a per-task result: a task gone since counts as not done."""
+    return any(isinstance(r, dict) and r.get("ok") is False for r in run.output.get("results") or [])
 
 
 async def answer(
