@@ -97,9 +97,7 @@ IPV6_NOT_PUBLIC = _blocks(
 )
 
 # Judged by the IPv4 address inside alone: the ways a public IPv4 host is reached over IPv6.
-JUDGED_BY_IPV4 = tuple(
-    ipaddress.IPv6Network(n) for n in ("::ffff:0:0/96", "64:ff9b::/96", "2002::/16")
-)
+JUDGED_BY_IPV4 = tuple(ipaddress.IPv6Network(n) for n in ("::ffff:0:0/96", "64:ff9b::/96", "2002::/16"))
 
 _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 _IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-from shared.core.addresses import embedded_ipv4, is_public, judged_by_ipv4_alone
+from shared.core.addresses import IPAddress, embedded_ipv4, is_public, judged_by_ipv4_alone
 from shared.core.allow_list import AllowEntry, parse_entries
 from shared.core.errors import ValidationFailed
 from shared.core.settings import Settings
@@ -123,14 +123,14 @@ class OutboundGuard:
         """
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         inner = embedded_ipv4(ip)
-        candidates = [ip, *inner]
+        candidates: list[IPAddress] = [ip, *inner]
         if any(c in PLATFORM_ADDRESSES for c in candidates):
             return False
         if judged_by_ipv4_alone(ip):
-            candidates = inner
+            candidates = [*inner]
         return all(is_public(c) or self._listed(host, c, port) for c in candidates)
 
-    def _listed(self, host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> bool:
+    def _listed(self, host: str, ip: IPAddress, port: int) -> bool:
         return any(entry.admits(host, ip, port) for entry in self._entries)
 
     async def resolve(self, url: str, url_field: str = "url") -> Target:

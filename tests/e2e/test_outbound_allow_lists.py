@@ -72,7 +72,7 @@ def collect(host: HostProcess, base_url: str) -> httpx.Response:
 
 
 def test_each_feature_reaches_its_own_host_and_port(host: HostProcess, servers, scenario: dict[str, Any]) -> None:
-    mcp, runbook, site = servers
+    _, runbook, site = servers
     view = with_runbook(host, scenario, runbook.runbook_url)
     assert view["runbook"]["status"] == "fetched", view["runbook"]
     assert view["tools"]["servers"][0]["status"] == "ok", view["tools"]

@@ -25,5 +25,6 @@ async def test_a_refused_connection_names_the_host_not_its_address() -> None:
     guard = OutboundGuard(Settings.from_env(env), "collect")
     result = await probe(guard, f"http://localhost:{port}/", "/", {}, 5)
     assert result["status"] is None
-    assert result["error"] and "localhost" in result["error"], result
+    assert result["error"], result
+    assert "localhost" in result["error"], result
     assert first not in result["error"], result
