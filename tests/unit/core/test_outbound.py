@@ -15,6 +15,7 @@ from shared.core.addresses import IPV4_NOT_PUBLIC, IPV6_NOT_PUBLIC, is_public
 from shared.core.errors import ValidationFailed
 from shared.core.outbound import FEATURE_FIELDS, OutboundGuard, embedded_ipv4
 from shared.core.settings import Settings, SettingsError
+from tests.fixtures.hostile.addresses import GAPS
 
 
 def guard(feature: str | None = None, **env: str) -> OutboundGuard:
@@ -36,34 +37,6 @@ def literal(address: str, port: int = 443) -> str:
 
 
 # ---- the address table ---------------------------------------------------------------------------------------
-
-# Addresses the guard accepted before the table (Python 3.11.7's is_global calls each one global), with why
-# each must be refused. Every row failed on the code before this table.
-GAPS = [
-    ("::ffff:0:7f00:1", "IPv4-translated (RFC 2765) around 127.0.0.1"),
-    ("::ffff:0:a00:5", "IPv4-translated around 10.0.0.5"),
-    ("::ffff:0:a9fe:a9fe", "IPv4-translated around the metadata address"),
-    ("::ffff:0:808:808", "IPv4-translated around a public address: a form no DNS answer has a reason to use"),
-    ("::8.8.8.8", "IPv4-compatible (deprecated), even around a public address"),
-    ("64:ff9b:1:808:8:800:808:808", "local-use NAT64 (RFC 8215) is not globally reachable (8.8.8.8 at /48 and /96)"),
-    ("5f00::1", "SRv6 SIDs (RFC 9602)"),
-    ("3fff::1", "documentation (RFC 9637)"),
-    ("100:0:0:1::1", "dummy prefix (RFC 9780)"),
-    ("fec0::1", "site-local (deprecated, RFC 3879)"),
-    ("4000::1", "unallocated, outside 2000::/3"),
-    ("e000::1", "unallocated, outside 2000::/3"),
-    ("2620:4f:8000::1", "direct delegation AS112"),
-    ("2606:4700::5efe:7f00:1", "ISATAP interface id around 127.0.0.1"),
-    ("2606:4700::200:5efe:a00:5", "ISATAP interface id (u bit) around 10.0.0.5"),
-    ("2606:4700::200:5efe:a9fe:a9fe", "ISATAP interface id around the metadata address"),
-    ("192.0.0.8", "IPv4 dummy address (RFC 7600)"),
-    ("192.0.0.9", "PCP anycast: protocol infrastructure, not a server"),
-    ("192.0.0.10", "TURN anycast"),
-    ("192.31.196.1", "AS112-v4"),
-    ("192.52.193.1", "AMT"),
-    ("192.88.99.1", "deprecated 6to4 relay anycast"),
-    ("192.175.48.1", "direct delegation AS112"),
-]
 
 # Refused before too (Python calls them non-global); pinned so that neither the table nor a Python upgrade
 # (3.13 calls 2001:1::1, 2001:3::/32, 2001:20::/28 ... global) reopens them.
