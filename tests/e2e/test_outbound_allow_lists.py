@@ -124,3 +124,10 @@ def test_refusals_do_not_tell_a_missing_name_from_a_private_address(
         for name in names
     }
     assert len(runbooks) == 1, runbooks
+
+
+@pytest.mark.parametrize("name", ["a" * 64 + ".example.com", "x\u0000y.example.com"])
+def test_a_name_the_resolver_cannot_encode_is_refused_not_a_500(host: HostProcess, name: str) -> None:
+    r = collect(host, f"https://{name}/")
+    assert r.status_code == 400, r.text
+    assert "non-public address" in r.json()["error"]["message"]
