@@ -417,7 +417,7 @@ async def _tls_pool(bench: _Bench) -> dict[str, Any]:
     call made before the shared pool, against the pool the Runtime keeps. Interleaved, TLS_CALLS each."""
     nb, settings = bench.nb, bench.deps.settings.section(NeubirdSettings)
     with tempfile.TemporaryDirectory(prefix="fb-bench-nb-tls-") as tmp, _tls_fake(nb, Path(tmp)) as base:
-        guard = OutboundGuard(bench.deps.settings)
+        guard = OutboundGuard(bench.deps.settings, "neubird")
         tokens, limits = TokenCache(), ClientLimits.from_settings(settings)
         pool = http_client(guard, settings.max_response_bytes)
 

@@ -1,17 +1,21 @@
-"""The one guard for outbound URLs a caller chooses (collector base URLs, runbook URLs, instance switches).
+"""The one guard for outbound URLs a caller chooses (runbook URLs, collector base URLs, NeuBird instances, MCP servers).
 
-https only unless FIREBREAK_OUTBOUND_ALLOW_HTTP; no userinfo; and every address the host resolves to
-must be public: loopback, private, link-local (cloud metadata 169.254.169.254 / fd00:ec2::254),
-shared, multicast, reserved and unspecified addresses are refused unless the host name or a CIDR
-holding the address is in FIREBREAK_OUTBOUND_ALLOWED_HOSTS. Callers connect to the address the guard
-returns, not to the name again, so a DNS answer cannot change between the check and the connection.
+https only unless FIREBREAK_OUTBOUND_ALLOW_HTTP; no userinfo; and every address the host resolves to must be
+public (`shared.core.addresses`: an explicit table of the IANA special-purpose blocks, IPv6 outside
+2000::/3, and the IPv4 address inside every translation or tunnel form) unless the feature's allow-list
+admits it for the URL's port. A guard is built for one feature (`Feature`): its list is
+FIREBREAK_OUTBOUND_<FEATURE>_ALLOWED_HOSTS plus the global FIREBREAK_OUTBOUND_ALLOWED_HOSTS, which keeps its
+old meaning (every feature) for deployments that set it; entries are `host`, `host:port`, a CIDR or an
+address with a port (`shared.core.allow_list`), so allow-listing an MCP server's host and port opens neither
+its other ports nor that host to runbook or collect.run URLs. The platform's own endpoints (Azure's wire
+server 168.63.129.16, the metadata services) look public or sit in allow-listable ranges and are refused
+always: no deployment has a reason to probe them. Callers connect to the address the guard returns, not to
+the name again, so a DNS answer cannot change between the check and the connection.
 
-IPv6 forms that carry an IPv4 address a gateway or tunnel will reach (IPv4-mapped and -compatible,
-NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32) are judged by the IPv4 inside
-as well: Python calls most of them global. The platform's own endpoints (Azure's wire server
-168.63.129.16, the metadata services) look public or sit in allow-listable ranges and are refused
-always: no deployment has a reason to probe them. A refusal never names the resolved address, which
-would turn the guard into a DNS oracle for internal names.
+Every refusal of a resolved host says the same words, whether the name does not resolve, resolves to a
+private or platform address, or resolves to an address allow-listed for another port or feature, and never
+names the address: otherwise the guard would be an oracle for internal DNS names. What remains is timing (a
+name that does not resolve may be answered sooner or later than one that does); the guard does not hide it.
 """
 
 from __future__ import annotations
@@ -20,10 +24,15 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
+from shared.core.addresses import IPAddress, embedded_ipv4, is_public, judged_by_ipv4_alone
+from shared.core.allow_list import AllowEntry, parse_entries
 from shared.core.errors import ValidationFailed
 from shared.core.settings import Settings
+
+__all__ = ["PLATFORM_ADDRESSES", "Feature", "OutboundGuard", "Target", "embedded_ipv4"]
 
 # Never reachable, whatever the allow-list says: Azure's wire server (DHCP, DNS, the VM agent's
 # channel), the instance metadata services of Azure/AWS/GCP/OCI (IPv4 and AWS's IPv6) and
@@ -41,35 +50,16 @@ PLATFORM_ADDRESSES = frozenset(
         "192.0.0.192",
     )
 )
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
-_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
-
-def embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address leads to through a translator or tunnel (empty for plain IPv6).
-
-    64:ff9b:1::/48 is for local NAT64 with any RFC 6052 prefix length, so both the /96 (last 32 bits)
-    and the /48 (bits 48-63 and 72-87, around the reserved u octet) positions are returned.
-    """
-    if isinstance(ip, ipaddress.IPv4Address):
-        return []
-    raw = int(ip)
-    found: list[ipaddress.IPv4Address] = []
-    if ip.ipv4_mapped:
-        found.append(ip.ipv4_mapped)
-    elif ip in _IPV4_COMPATIBLE and raw > 1:  # ::a.b.c.d (deprecated, still routed by some stacks); not :: or ::1
-        found.append(ipaddress.IPv4Address(raw & 0xFFFFFFFF))
-    if ip in _NAT64:
-        found.append(ipaddress.IPv4Address(raw & 0xFFFFFFFF))
-    if ip in _NAT64_LOCAL:
-        found.append(ipaddress.IPv4Address(raw & 0xFFFFFFFF))
-        found.append(ipaddress.IPv4Address((((raw >> 64) & 0xFFFF) << 16) | ((raw >> 40) & 0xFFFF)))
-    if ip.sixtofour:
-        found.append(ip.sixtofour)
-    if ip.teredo:  # (server, client); the client address is stored XOR-ed, `teredo` undoes that
-        found.extend(ip.teredo)
-    return found
+# The features that reach caller-chosen URLs, and the Settings field of each one's allow-list.
+Feature = Literal["runbooks", "collect", "neubird", "mcp"]
+FEATURE_FIELDS: dict[Feature, str] = {
+    "runbooks": "outbound_runbooks_allowed_hosts",
+    "collect": "outbound_collect_allowed_hosts",
+    "neubird": "outbound_neubird_allowed_hosts",
+    "mcp": "outbound_mcp_allowed_hosts",
+}
+GLOBAL_FIELD = "outbound_allowed_hosts"
 
 
 @dataclass(frozen=True)
@@ -80,29 +70,30 @@ class Target:
     address: str  # the checked IP to connect to
 
 
-def _refuse(url_field: str, problem: str) -> ValidationFailed:
+def _refuse(url_field: str, problem: str, recovery: str) -> ValidationFailed:
     return ValidationFailed(
         f"{url_field}: {problem}",
         details={"errors": [{"field": url_field, "problem": problem}]},
-        recovery_suggestions=[
-            (
-                "Use a public https URL; private or loopback hosts need FIREBREAK_OUTBOUND_ALLOWED_HOSTS"
-                " (host name or CIDR) on the deployment."
-            )
-        ],
+        recovery_suggestions=[recovery],
     )
 
 
 class OutboundGuard:
-    def __init__(self, settings: Settings) -> None:
+    """Checks caller-chosen URLs for one feature (`feature=None`: the global allow-list alone, for tools and tests)."""
+
+    def __init__(self, settings: Settings, feature: Feature | None = None) -> None:
         self._allow_http = settings.outbound_allow_http
-        self._hosts = {h.lower() for h in settings.outbound_allowed_hosts if "/" not in h}
-        self._networks = []
-        for entry in settings.outbound_allowed_hosts:
-            try:
-                self._networks.append(ipaddress.ip_network(entry, strict=False))
-            except ValueError:
-                continue
+        self.feature = feature
+        entries = list(getattr(settings, GLOBAL_FIELD))
+        if feature is not None:
+            entries += getattr(settings, FEATURE_FIELDS[feature])
+        self._entries: tuple[AllowEntry, ...] = parse_entries(entries)
+        names = Settings.env_names()
+        setting = names[FEATURE_FIELDS[feature]] if feature is not None else names[GLOBAL_FIELD]
+        self._recovery = (
+            f"Use a public https URL. A private host needs an entry (host:port, CIDR or address:port) in {setting} "
+            "on the deployment; platform and metadata addresses are never reachable."
+        )
 
     def check_url(self, url: str, url_field: str = "url") -> tuple[str, str, int]:
         """(scheme, host, port) of an acceptable URL, before any resolution."""
@@ -110,52 +101,56 @@ class OutboundGuard:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as exc:
-            raise _refuse(url_field, f"not a valid URL ({exc})") from None
+            raise _refuse(url_field, f"not a valid URL ({exc})", self._recovery) from None
         scheme = parts.scheme.lower()
         if scheme not in ("https", "http") or (scheme == "http" and not self._allow_http):
-            raise _refuse(
-                url_field, "must be an https URL" + ("" if self._allow_http else " (plain http is not allowed here)")
-            )
+            problem = "must be an https URL" + ("" if self._allow_http else " (plain http is not allowed here)")
+            raise _refuse(url_field, problem, self._recovery)
         if parts.username or parts.password:
-            raise _refuse(url_field, "credentials in the URL are not allowed; send them as an allow-listed header")
+            problem = "credentials in the URL are not allowed; send them as an allow-listed header"
+            raise _refuse(url_field, problem, self._recovery)
         host = (parts.hostname or "").lower()
         if not host:
-            raise _refuse(url_field, "has no host")
+            raise _refuse(url_field, "has no host", self._recovery)
         return scheme, host, port or (443 if scheme == "https" else 80)
 
-    def allowed_address(self, host: str, address: str) -> bool:
-        """True when `address` (a resolved address of `host`) may be connected to.
+    def allowed_address(self, host: str, address: str, port: int) -> bool:
+        """True when `address` (a resolved address of `host`) may be connected to on `port`.
 
-        Every candidate (the address and each IPv4 address embedded in it) must be public or
-        allow-listed (host name or CIDR); platform/metadata addresses never are.
+        Every candidate (the address and each IPv4 address embedded in it) must be public or admitted by an
+        allow-list entry for this port; platform/metadata addresses never are. The IPv4-mapped, NAT64 and
+        6to4 forms are judged by their IPv4 address alone (see `shared.core.addresses`).
         """
         ip = ipaddress.ip_address(address.split("%", 1)[0])
-        candidates = [ip, *embedded_ipv4(ip)]
+        inner = embedded_ipv4(ip)
+        candidates: list[IPAddress] = [ip, *inner]
         if any(c in PLATFORM_ADDRESSES for c in candidates):
             return False
-        if getattr(ip, "ipv4_mapped", None):
-            candidates = candidates[1:]  # ::ffff:a.b.c.d is just the IPv4 address on a dual stack
-        return all(self._public_or_listed(host, c) for c in candidates)
+        if judged_by_ipv4_alone(ip):
+            candidates = [*inner]
+        return all(is_public(c) or self._listed(host, c, port) for c in candidates)
 
-    def _public_or_listed(self, host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-        if ip.is_global and not ip.is_multicast:
-            return True
-        return host in self._hosts or any(ip in n for n in self._networks)
+    def _listed(self, host: str, ip: IPAddress, port: int) -> bool:
+        return any(entry.admits(host, ip, port) for entry in self._entries)
 
     async def resolve(self, url: str, url_field: str = "url") -> Target:
-        """Check the URL and resolve its host; the first allowed address is the one to connect to."""
+        """Check the URL and resolve its host; the first address is the one to connect to.
+
+        Every refusal after the URL's form was accepted is one ValidationFailed with the same text, whatever
+        the reason (no such name, a non-public address, an entry for another port or feature).
+        """
         scheme, host, port = self.check_url(url, url_field)
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            raise _refuse(url_field, f"host {host!r} does not resolve ({exc.strerror})") from None
-        addresses = [str(info[4][0]) for info in infos]
-        refused = [a for a in addresses if not self.allowed_address(host, a)]
-        if refused:
-            # Generic on purpose: naming the address would reveal internal DNS answers to the caller.
+            addresses = [str(info[4][0]) for info in infos]
+        except (OSError, UnicodeError, ValueError):  # gaierror, an over-long label, a NUL in the name
+            addresses = []
+        if not addresses or not all(self.allowed_address(host, a, port) for a in addresses):
             raise _refuse(
                 url_field,
-                f"host {host!r} resolves to a non-public address: private, loopback, link-local, "
-                "platform and metadata addresses (also inside IPv6 translation forms) are refused",
+                f"host {host!r} was refused: it does not resolve, or it resolves to a non-public address "
+                "(private, loopback, link-local, reserved or special-purpose, platform or metadata, also inside "
+                f"IPv6 translation forms) that is not allow-listed here for port {port}",
+                self._recovery,
             )
         return Target(scheme, host, port, addresses[0])

@@ -8,6 +8,8 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shared.core.allow_list import parse_entries
+
 
 def _csv(value: object) -> list[str]:
     if value is None or value == "":
@@ -180,13 +182,50 @@ class Settings(SettingsSection):
     )
     outbound_allowed_hosts: list[str] = Field(
         default_factory=list,
-        description="Hosts or CIDRs that caller-chosen URLs may reach although private, loopback or link-local.",
+        description="Non-public hosts every feature's outbound URLs may reach (comma separated: host, host:port, "
+        "CIDR, 10.0.0.5:8443, [fd00::5]:443; no port: every port). Kept for compatibility: prefer the "
+        "per-feature FIREBREAK_OUTBOUND_<FEATURE>_ALLOWED_HOSTS with ports.",
+    )
+    outbound_runbooks_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Non-public hosts runbook URLs (and their redirects, the S3 endpoint) may reach, besides "
+        "FIREBREAK_OUTBOUND_ALLOWED_HOSTS (same entry forms; give a port).",
+    )
+    outbound_collect_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Non-public hosts collect.run's base_url may reach, besides FIREBREAK_OUTBOUND_ALLOWED_HOSTS "
+        "(same entry forms; give a port).",
+    )
+    outbound_neubird_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Non-public hosts NEUBIRD_BASE_URL and neubird_switch_instance instances may reach, besides "
+        "FIREBREAK_OUTBOUND_ALLOWED_HOSTS (same entry forms; give a port; FIREBREAK_NEUBIRD_ALLOWED_HOSTS "
+        "still decides which instances get the credentials).",
+    )
+    outbound_mcp_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Non-public hosts the investigations' MCP servers may be at, besides "
+        "FIREBREAK_OUTBOUND_ALLOWED_HOSTS (same entry forms; give a port).",
     )
 
-    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", "outbound_allowed_hosts", mode="before")
+    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
     @classmethod
     def _split(cls, value: object) -> list[str]:
         return _csv(value)
+
+    @field_validator(
+        "outbound_allowed_hosts",
+        "outbound_runbooks_allowed_hosts",
+        "outbound_collect_allowed_hosts",
+        "outbound_neubird_allowed_hosts",
+        "outbound_mcp_allowed_hosts",
+        mode="before",
+    )
+    @classmethod
+    def _allow_list(cls, value: object) -> list[str]:
+        entries = _csv(value)
+        parse_entries(entries)  # a typo fails the worker at start-up with the variable's name
+        return entries
 
     @property
     def llm_configured(self) -> bool:

@@ -96,7 +96,9 @@ class Runtime:
     deps: Deps
     settings: InvestigationSettings
     store: InvestigationStore
-    guard: OutboundGuard
+    # One guard per feature: an MCP server's allow-list entry must not open its host to runbook URLs.
+    runbook_guard: OutboundGuard
+    mcp_guard: OutboundGuard
     run: ActiveRun
 
     @property
@@ -115,7 +117,8 @@ class Runtime:
 def runtime(run: ActiveRun, deps: Deps) -> Runtime:
     section = deps.settings.section(InvestigationSettings)
     store = InvestigationStore(deps.cosmos, deps.blobs, inline_output_bytes=section.inline_output_bytes)
-    return Runtime(deps, section, store, OutboundGuard(deps.settings), run)
+    guards = OutboundGuard(deps.settings, "runbooks"), OutboundGuard(deps.settings, "mcp")
+    return Runtime(deps, section, store, *guards, run)
 
 
 def _on_azure() -> bool:
@@ -220,7 +223,7 @@ async def _runbook(rt: Runtime, alert: Alert) -> RunbookInfo:
         if ref is None:
             return RunbookInfo(status="none")
         url = ref.url
-    result = await fetch_runbook(url, config, guard=rt.guard, blobs=rt.deps.blobs, workspace=rt.ws)
+    result = await fetch_runbook(url, config, guard=rt.runbook_guard, blobs=rt.deps.blobs, workspace=rt.ws)
     if not result.ok:
         return RunbookInfo(
             source=result.source[:2048],
@@ -235,7 +238,7 @@ async def _tools(rt: Runtime) -> ToolsOffered:
     mcp = rt.settings.mcp(running_on_azure=_on_azure())
     catalogue = await list_tools(
         mcp.servers,
-        guard=rt.guard,
+        guard=rt.mcp_guard,
         allow_stdio=mcp.allow_stdio,
         timeout_s=mcp.list_timeout_seconds,
         max_response_bytes=mcp.max_response_bytes,
@@ -572,7 +575,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         catalogue,
         planned.tool,
         planned.args,
-        guard=rt.guard,
+        guard=rt.mcp_guard,
         allow_stdio=mcp.allow_stdio,
         timeout_s=mcp.call_timeout_seconds,
         max_output_bytes=mcp.max_output_bytes,

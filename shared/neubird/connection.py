@@ -52,7 +52,7 @@ class Runtime:
         settings = deps.settings.section(NeubirdSettings)
         assert settings.email  # configured: the callers refused NOT_CONFIGURED first
         assert settings.password
-        guard = OutboundGuard(deps.settings)
+        guard = OutboundGuard(deps.settings, "neubird")
         loop = asyncio.get_running_loop()
         pool = self._pools.get(url_field)
         if pool is None or pool[0] is not loop or pool[1].is_closed:

@@ -371,7 +371,7 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
 
 async def plan(req: CollectRequest, settings: Settings, blobs: BlobStore, workspace: str, now: datetime) -> CollectPlan:
     """Check the request (URL guard, inputs) and fix every parameter of the run."""
-    guard = OutboundGuard(settings)
+    guard = OutboundGuard(settings, "collect")
     await guard.resolve(req.base_url.rstrip("/") + "/", "base_url")
     if req.output_dir is not None:
         blob_name(req.output_dir)

@@ -15,10 +15,18 @@ import time
 from typing import Any
 
 from shared.core.errors import ValidationFailed
-from shared.core.outbound import OutboundGuard
+from shared.core.outbound import OutboundGuard, Target
 
 MAX_BODY = 10 * 1024 * 1024
 USER_AGENT = "firebreak-collector/1"
+
+
+def _unaddressed(message: str, checked: list[Target]) -> str:
+    """`message` with the checked address replaced by the URL's host: a connection error names the address
+    (`Connect call failed ('10.0.0.5', 443)`), which would tell the caller what an allow-listed name resolves to."""
+    for target in checked:
+        message = message.replace(target.address, target.host)
+    return message
 
 
 def _ms(start: float, end: float) -> float:
@@ -30,9 +38,11 @@ async def probe(guard: OutboundGuard, url: str, path: str, headers: dict[str, st
     timings: dict[str, float | None] = {"dns": None, "connect": None, "tls": None, "ttfb": None, "total": None}
     status: int | None = None
     start = time.perf_counter()
+    checked: list[Target] = []
 
     async def run() -> int:
         target = await guard.resolve(url, "base_url")
+        checked.append(target)
         timings["dns"] = _ms(start, time.perf_counter())
         reader, writer = await asyncio.open_connection(target.address, target.port)
         try:
@@ -76,5 +86,5 @@ async def probe(guard: OutboundGuard, url: str, path: str, headers: dict[str, st
     except ValidationFailed as exc:
         error = exc.message
     except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ssl.SSLError) as exc:
-        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        error = f"{type(exc).__name__}: {_unaddressed(str(exc), checked)[:200]}"
     return {"status": status or None, "error": error, "timings_ms": timings}

@@ -31,7 +31,7 @@ def inventory_counts(plan: BundlePlan, samples: list[dict[str, Any]]) -> dict[st
 
 async def run_path(plan: CollectPlan, path: str, settings: Settings) -> list[dict[str, Any]]:
     """Warm-up samples, then the measured ones, `concurrency` at a time; recorded paths are redacted."""
-    guard = OutboundGuard(settings)
+    guard = OutboundGuard(settings, "collect")
     p = plan.probe
     recorded = recorded_path(path, plan.redaction_rules.strip_query_params)
     url = plan.base_url + "/"
