@@ -23,6 +23,50 @@ SCENARIO_GLOB = "[0-9][0-9]_*.json"
 Toolset = Literal["kubernetes", "extras"]
 EXTRA_PREFIXES = ("prometheus_", "tempo_")
 
+# The annotations the real servers send with these tools (the fixture's tool list was stripped of them). An
+# investigation offers only tools annotated readOnlyHint: true, so a double without them would offer nothing.
+# kubernetes-mcp-server at the fixture's commit (55749981, pkg/toolsets/core/*.go) declares each core read tool
+# with Title, ReadOnlyHint true, DestructiveHint false, OpenWorldHint true (pods_top and nodes_top also
+# IdempotentHint true); go-sdk v1.7.0 (pkg/mcp/tools_gosdk.go's conversion) always sends readOnlyHint and
+# idempotentHint, and copies the title to the tool's own `title`.
+_K8S_TITLES = {
+    "events_list": "Events: List",
+    "namespaces_list": "Namespaces: List",
+    "nodes_log": "Node: Log",
+    "nodes_stats_summary": "Node: Stats Summary",
+    "nodes_top": "Nodes: Top",
+    "pods_list": "Pods: List",
+    "pods_list_in_namespace": "Pods: List in Namespace",
+    "pods_get": "Pods: Get",
+    "pods_top": "Pods: Top",
+    "pods_log": "Pods: Log",
+    "resources_list": "Resources: List",
+    "resources_get": "Resources: Get",
+}
+_K8S_IDEMPOTENT = {"nodes_top", "pods_top"}
+# The prometheus_* / tempo_* data stands for a Prometheus and a Tempo MCP server. grafana/mcp-grafana's Prometheus
+# tools (tools/prometheus.go) and Tempo's own MCP server (modules/frontend/mcp.go, newReadOnlyTool) both declare
+# their query tools readOnlyHint true, destructiveHint false, openWorldHint false (mcp-grafana's also idempotent).
+_EXTRA_ANNOTATIONS = {
+    "prometheus_": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    "tempo_": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+}
+
+
+def annotations_for(name: str) -> dict[str, Any] | None:
+    """The `annotations` object the real server sends with tool `name` (wire names), or None when unknown."""
+    if name in _K8S_TITLES:
+        return {
+            "title": _K8S_TITLES[name],
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": name in _K8S_IDEMPOTENT,
+            "openWorldHint": True,
+        }
+    prefix = next((p for p in _EXTRA_ANNOTATIONS if name.startswith(p)), None)
+    return dict(_EXTRA_ANNOTATIONS[prefix]) if prefix else None
+
+
 # ---- loading, tools, answers, score -----------------------------------------------------------
 
 

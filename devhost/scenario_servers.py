@@ -7,7 +7,9 @@ a file, the tool list to expose, answering one tool call, the README's score) ar
 re-exported here. Here:
 
 - `serve_scenario`: a real Streamable HTTP MCP server on 127.0.0.1 (the mcp SDK's low-level server, stateless,
-  JSON responses). `tools/list` is `tools_for`, `tools/call` is `answer` (`isError` when the answer says so),
+  JSON responses). `tools/list` is `tools_for` with the annotations the real servers send (`annotations_for`:
+  readOnlyHint true and the rest, as kubernetes-mcp-server and the Prometheus/Tempo servers declare them; the
+  fixture's list was stripped of them), `tools/call` is `answer` (`isError` when the answer says so),
   and a tool that is not listed is the protocol's unknown-tool error (-32602), as kubernetes-mcp-server answers
   it. With `toolset="extras"` it serves the scenario's `prometheus_*` / `tempo_*` entries instead (data
   HolmesGPT got from Prometheus or Tempo), as the README's second server.
@@ -46,6 +48,7 @@ from devhost.scenario_data import (
     Answer,
     Toolset,
     all_tools,
+    annotations_for,
     answer,
     extra_tool_names,
     load,
@@ -66,6 +69,7 @@ __all__ = [
     "ScenarioServer",
     "Toolset",
     "all_tools",
+    "annotations_for",
     "answer",
     "build_app",
     "build_server",
@@ -95,10 +99,7 @@ class _Current:
 
     def _set(self, scenario: dict[str, Any]) -> None:
         served = served_scenario(scenario, self.toolset)
-        tools = [
-            types.Tool(name=t["name"], description=t.get("description"), input_schema=t["inputSchema"])
-            for t in tools_for(served)
-        ]
+        tools = [_tool(t) for t in tools_for(served)]
         with self._lock:
             self.scenario, self.tools = served, tools
 
@@ -108,6 +109,18 @@ class _Current:
     def get(self) -> tuple[dict[str, Any], list[types.Tool]]:
         with self._lock:
             return self.scenario, self.tools
+
+
+def _tool(listed: dict[str, Any]) -> types.Tool:
+    """One tool as the real server lists it: the fixture's name, description and schema, and its annotations."""
+    hints = annotations_for(listed["name"])
+    return types.Tool(
+        name=listed["name"],
+        title=(hints or {}).get("title"),
+        description=listed.get("description"),
+        input_schema=listed["inputSchema"],
+        annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
+    )
 
 
 @dataclass

@@ -13,9 +13,8 @@ import asyncio
 import json
 import logging
 import os
-import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,8 +42,10 @@ from shared.investigations.models import (
     ToolsOffered,
 )
 from shared.investigations.runbooks import fetch_runbook, load_catalogue, match_runbook
+from shared.investigations.secret_calls import secret_read
 from shared.investigations.settings import InvestigationSettings
 from shared.investigations.store import InvestigationStore, now_iso, workspace_segment
+from shared.investigations.tool_policy import ALLOW_WRITE_TOOLS_SETTING, offer, withheld_notes
 from shared.tools.capability import ActiveRun
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
@@ -243,34 +244,31 @@ async def _tools(rt: Runtime) -> ToolsOffered:
         timeout_s=mcp.list_timeout_seconds,
         max_response_bytes=mcp.max_response_bytes,
     )
-    catalogue, withheld = looking_only(catalogue, allow_write=rt.settings.mcp_allow_write_tools)
+    policy = rt.settings.tool_policy()
+    offered = offer(catalogue, policy)
+    if policy.allow_all and offered.allowed:
+        log.warning(
+            "investigation %s: %s is on: %d tool(s) their server does not mark read-only are offered: %s",
+            rt.id,
+            ALLOW_WRITE_TOOLS_SETTING,
+            len(offered.allowed),
+            ", ".join(offered.allowed[:20]),
+        )
     # The catalogue (names, descriptions, schemas; never headers) is what plan and call read back: a tool
     # left out here can be neither planned nor called (call_tool refuses a name not in it).
-    await rt.deps.blobs.put(rt.blob("tools.json"), catalogue.model_dump_json(), content_type="application/json")
+    await rt.deps.blobs.put(rt.blob("tools.json"), offered.catalogue.model_dump_json(), content_type="application/json")
+    withheld = list(offered.withheld)[:100]
     return ToolsOffered(
         servers=[
             ServerStatus(name=s.name[:128], status="ok" if s.ok else "failed", tool_count=s.tool_count, error=s.error)
-            for s in catalogue.servers
+            for s in offered.catalogue.servers
         ][:20],
-        tool_count=len(catalogue.tools),
-        withheld=[name[:128] for name in withheld][:100],
+        tool_count=len(offered.catalogue.tools),
+        withheld=[name[:128] for name in withheld],
+        withheld_reasons={name[:128]: offered.withheld[name] for name in withheld},
+        allowed=[name[:128] for name in offered.allowed][:100],
+        allow_all=policy.allow_all,
     )
-
-
-def looking_only(catalogue: ToolCatalogue, *, allow_write: bool) -> tuple[ToolCatalogue, list[str]]:
-    """The catalogue without the tools their server marks as not read-only, and those tools' names.
-
-    The planner reads text an outsider controls (the alert, the runbook, pods' logs): a model steered by
-    it must not be able to delete, exec or apply. Tools without a readOnlyHint stay (many servers give
-    none); a server with write tools should mark them, or run read-only (kubernetes-mcp-server --read-only).
-    """
-    if allow_write:
-        return catalogue, []
-    withheld = [t.name for t in catalogue.tools if t.read_only is False]
-    if not withheld:
-        return catalogue, []
-    kept = [t for t in catalogue.tools if t.read_only is not False]
-    return catalogue.model_copy(update={"tools": kept}), withheld
 
 
 async def ask_memory(rt: Runtime, plan: StoredPlan) -> MemoryHint | None:
@@ -378,7 +376,7 @@ async def gather(rt: Runtime) -> Gathered:
     record = await rt.store.get(rt.ws, rt.id)
     runbook_raw = await rt.deps.blobs.get(rt.blob("runbook.md")) if record.runbook.status == "fetched" else None
     tools_raw = await rt.deps.blobs.get(rt.blob("tools.json"))
-    catalogue = await _catalogue(tools_raw)
+    catalogue = await _catalogue(rt, tools_raw)
     calls = record.calls()
     texts = await asyncio.gather(*(rt.store.output_of(rt.ws, c) for c in calls))
     return Gathered(
@@ -389,11 +387,16 @@ async def gather(rt: Runtime) -> Gathered:
     )
 
 
-async def _catalogue(raw: bytes | None) -> ToolCatalogue:
-    """The stored tool catalogue, parsed off the event loop (it can be a few MB)."""
+async def _catalogue(rt: Runtime, raw: bytes | None) -> ToolCatalogue:
+    """The stored tool catalogue, parsed off the event loop (it can be a few MB), within today's tool policy.
+
+    prepare stored only the offered tools; the policy is applied again so a catalogue stored by an older
+    version, or before an operator narrowed the allow-list, cannot offer or call more than the policy does now.
+    """
     if not raw:
         return ToolCatalogue()
-    return await asyncio.to_thread(ToolCatalogue.model_validate_json, raw)
+    stored = await asyncio.to_thread(ToolCatalogue.model_validate_json, raw)
+    return offer(stored, rt.settings.tool_policy()).catalogue
 
 
 def _limits(run: ActiveRun) -> Limits:
@@ -484,8 +487,11 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         if len(_json(c["args"])) > MAX_ARGS_JSON_CHARS:
             notes.append(f"call {c['tool']} dropped: its arguments are over {MAX_ARGS_JSON_CHARS} characters")
             continue
-        if not rt.settings.read_secrets and reads_secrets(c["tool"], c["args"]):
-            notes.append(f"call {c['tool']} dropped: investigations do not read Secrets (their data would be recorded)")
+        why = None if rt.settings.read_secrets else secret_read(c["tool"], c["args"])
+        if why is not None:
+            notes.append(
+                f"call {c['tool']} dropped: {why}; investigations do not read Secrets (their data would be recorded)"
+            )
             continue
         entry = Planned(key=f"i{n}-c{j + 1}", tool=c["tool"], args=c["args"], reason=c["reason"][:2_000])
         planned.append(entry.model_dump())
@@ -514,35 +520,6 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     }
 
 
-_SECRETISH = re.compile(r"(?i)secret")
-# Arguments that name a thing (a pod called "secret-santa" is not a Secret); every other string is searched.
-_NAME_KEYS = frozenset({"name", "namespace", "container", "pod", "labelselector", "fieldselector", "reason"})
-
-
-def reads_secrets(tool: str, args: dict[str, Any]) -> bool:
-    """A call that would read Kubernetes Secrets: a secrets tool, or "secret" in any argument but a name.
-
-    The planner reads text an outsider controls (the alert, the runbook, logs), so a steered model could ask
-    for a Secret (kind, resource type, a kubectl-style command, SealedSecret...); its data would land in a
-    record the whole workspace reads, and base64 passes redaction. Over-refusing is the safe side here.
-    """
-    if _SECRETISH.search(tool):
-        return True
-
-    def strings(value: Any, key: str = "") -> Iterator[str]:
-        if isinstance(value, str) and key.lower() not in _NAME_KEYS:
-            yield value
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                yield str(k)
-                yield from strings(v, str(k))
-        elif isinstance(value, list):
-            for v in value:
-                yield from strings(v, key)
-
-    return any(_SECRETISH.search(text) for text in strings(args))
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, default=str)
 
@@ -568,7 +545,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     n = int(args["n"])
     planned = Planned.model_validate({k: v for k, v in args.items() if k != "n"})
     raw = await rt.deps.blobs.get(rt.blob("tools.json"))
-    catalogue = await _catalogue(raw)
+    catalogue = await _catalogue(rt, raw)
     mcp = rt.settings.mcp(running_on_azure=_on_azure())
     result = await call_tool(
         mcp.servers,
@@ -704,9 +681,12 @@ def _run_notes(record: InvestigationRecord, stop: str) -> list[str]:
     if record.runbook.status in ("failed", "not_found"):
         notes.append(f"runbook {record.runbook.status}: {record.runbook.error or ''}".strip())
     notes += [f"MCP server {s.name} failed: {s.error or 'no answer'}" for s in record.tools.servers if s.status != "ok"]
-    if record.tools.withheld:
-        shown = ", ".join(record.tools.withheld[:10])
-        notes.append(f"tools marked not read-only were withheld from the investigation: {shown}")
+    tools = record.tools
+    notes += withheld_notes({name: tools.withheld_reasons.get(name, "") for name in tools.withheld})
+    if tools.allowed:
+        why = f"{ALLOW_WRITE_TOOLS_SETTING} is on" if tools.allow_all else "an operator allowed them by name"
+        shown = ", ".join(tools.allowed[:10])
+        notes.append(f"tools offered although their server does not mark them read-only ({why}): {shown}")
     if record.tools.tool_count == 0:
         notes.append("no MCP tools were available")
     if record.path_reason:

@@ -249,6 +249,7 @@ class CatalogueTool(BaseModel):
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     read_only: bool | None = Field(None, description="The server's readOnlyHint, when it gave one.")
+    destructive: bool | None = Field(None, description="The server's destructiveHint, when it gave one.")
 
 
 class ServerStatus(BaseModel):
@@ -537,6 +538,7 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
                     description=(tool.description or "")[:_MAX_DESCRIPTION],
                     input_schema=_bounded_schema(tool.input_schema),
                     read_only=hints.read_only_hint if hints else None,
+                    destructive=hints.destructive_hint if hints else None,
                 )
             )
     return ToolCatalogue(tools=catalogue, servers=[status for status, _ in listed])

@@ -72,8 +72,22 @@ class ToolsOffered(_Part):
     withheld: list[str] = Field(
         default_factory=list,
         max_length=100,
-        description="Tools their server marks as not read-only (readOnlyHint false): never offered nor called.",
+        description="Tools their server does not mark read-only (readOnlyHint missing or false, or read-only and "
+        "destructive at once) and no operator allowed: never offered nor called.",
     )
+    withheld_reasons: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=100,
+        description="Why each withheld tool was withheld: no_read_only_hint, not_read_only or "
+        "read_only_but_destructive.",
+    )
+    allowed: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="Tools offered although their server does not mark them read-only, because an operator allowed "
+        "them (FIREBREAK_INVESTIGATIONS_MCP_ALLOWED_TOOLS, or every tool with ..._MCP_ALLOW_WRITE_TOOLS).",
+    )
+    allow_all: bool = Field(False, description="FIREBREAK_INVESTIGATIONS_MCP_ALLOW_WRITE_TOOLS was on: every tool.")
 
 
 class MemoryHint(_Part):

@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, field_validator
 from shared.core.settings import SettingsSection
 from shared.investigations.mcp_servers import McpClientSettings, parse_servers
 from shared.investigations.runbooks import REPOS_SETTING, RunbookSettings, parse_github_repos
+from shared.investigations.tool_policy import ToolPolicy, parse_allowed_tools
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +58,16 @@ class InvestigationSettings(SettingsSection):
         repr=False,
     )
     mcp_allow_stdio: bool = Field(False, description="Allow stdio (command) servers; refused on Azure.")
+    mcp_allowed_tools: str = Field(
+        "",
+        description="Tools to offer the planner although their server does not annotate them readOnlyHint: true, "
+        "comma-separated: `tool` (any server) or `server/tool`, globs allowed (`k8s/pods_*`). Only tools the "
+        "server marks read-only are offered otherwise: the alert, runbook and tool outputs can steer a model.",
+    )
     mcp_allow_write_tools: bool = Field(
         False,
-        description="Offer the planner tools their server marks as not read-only (readOnlyHint false: delete, "
-        "exec, apply, ...). Off: an investigation only looks; the alert, runbook and tool outputs it reads can "
-        "steer a model.",
+        description="Deprecated, loud opt-out: offer every tool, whatever its annotations (delete, exec, apply, "
+        "...); every report says so. Name the tools in FIREBREAK_INVESTIGATIONS_MCP_ALLOWED_TOOLS instead.",
     )
     mcp_list_timeout_seconds: float = Field(15.0, gt=0, le=300, description="Per server: connect, handshake, list.")
     mcp_call_timeout_seconds: float = Field(30.0, gt=0, le=600, description="Per tool call, connection included.")
@@ -118,6 +124,16 @@ class InvestigationSettings(SettingsSection):
         # Checked at start-up so a typo fails the worker with the variable's name, not the first investigation.
         parse_servers(value, allow_stdio=True)
         return value
+
+    @field_validator("mcp_allowed_tools")
+    @classmethod
+    def _allowed_tools_parse(cls, value: str) -> str:
+        parse_allowed_tools(value)
+        return value
+
+    def tool_policy(self) -> ToolPolicy:
+        """Which tools the operator lets past the read-only rule (tool_policy.py)."""
+        return ToolPolicy(allowed=parse_allowed_tools(self.mcp_allowed_tools), allow_all=self.mcp_allow_write_tools)
 
     def refuse_unsafe(self, *, running_on_azure: bool) -> None:
         self.mcp(running_on_azure=running_on_azure)

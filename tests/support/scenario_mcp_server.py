@@ -2,7 +2,8 @@
 
 The server lives in devhost/scenario_servers.py (the scenario command uses it; devhost never imports
 tests); this module re-exports it and keeps the shell entry point. Built with the mcp SDK's low-level server,
-stateless, JSON responses: `tools/list` is `scenarios.tools_for`,
+stateless, JSON responses: `tools/list` is `scenarios.tools_for` with the real servers' annotations
+(`annotations_for`: readOnlyHint true and the rest, as kubernetes-mcp-server declares them),
 `tools/call` is `scenarios.answer` (first matching entry, else the real server's not-found wording; `isError`
 when the answer says so), and a tool that is not listed is the protocol's unknown-tool error (-32602), as
 kubernetes-mcp-server answers it. With `toolset="extras"` it serves instead the scenario's `prometheus_*` /

@@ -985,7 +985,8 @@ _OBJ = {"type": "object", "properties": {"name": {"type": "string"}, "namespace"
 
 @contextlib.contextmanager
 def annotated_server() -> Iterator[tuple[str, list[str]]]:
-    """An MCP server whose tools say what they do: two look, two change things (readOnlyHint false)."""
+    """An MCP server whose tools say what they do, or not: one looks, two change things (readOnlyHint false), and
+    one says nothing (no annotations: the MCP default is not read-only)."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
@@ -1052,10 +1053,16 @@ def test_write_tools_are_never_offered_nor_called_and_tool_output_secrets_are_dr
         view = wait_done(host, r.json()["started"][0]["investigation_id"], headers)
         prompts = json.dumps([req.body for req in model.requests])
     assert view["status"] == "completed", view
-    assert sorted(view["tools"]["withheld"]) == ["pods_delete", "pods_exec"]
-    assert view["tools"]["tool_count"] == 2
+    assert sorted(view["tools"]["withheld"]) == ["events_list", "pods_delete", "pods_exec"]
+    assert view["tools"]["withheld_reasons"] == {
+        "events_list": "no_read_only_hint",
+        "pods_delete": "not_read_only",
+        "pods_exec": "not_read_only",
+    }
+    assert view["tools"]["tool_count"] == 1
     assert "pods_delete" not in called
     assert "pods_exec" not in called
+    assert "events_list" not in called
     assert any("withheld" in note for note in view["report"]["notes"])
     # The model was never told the write tools exist (the alert's own text names them, so look at the tool list).
     assert '"name": "pods_delete"' not in prompts

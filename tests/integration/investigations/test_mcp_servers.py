@@ -31,6 +31,7 @@ from shared.investigations.mcp_servers import (
     list_tools,
     parse_servers,
 )
+from shared.investigations.tool_policy import ToolPolicy, offer
 from tests.support import scenarios
 from tests.support.runbook_server import serve_runbook
 from tests.support.scenario_mcp_server import extra_tool_names, serve_app, serve_scenario
@@ -77,6 +78,20 @@ async def test_each_scenario_lists_its_tools_over_the_wire(path: Path, guard: Ou
     assert [t.name for t in catalogue.tools] == [t["name"] for t in expected]
     assert [t.input_schema for t in catalogue.tools] == [t["inputSchema"] for t in expected]
     assert all(t.server == "k8s" and t.remote_name == t.name for t in catalogue.tools)
+    # Annotated as the real kubernetes-mcp-server annotates them, so an investigation is offered every one.
+    assert all((t.read_only, t.destructive) == (True, False) for t in catalogue.tools)
+    assert all(t.title for t in catalogue.tools)
+    assert offer(catalogue, ToolPolicy()).catalogue == catalogue
+
+
+async def test_the_extras_server_lists_its_tools_annotated_read_only(guard: OutboundGuard) -> None:
+    scenario = by_id("14_tempo")
+    with serve_scenario(scenario, toolset="extras") as server:
+        catalogue = await list_tools([http("extras", server.url)], guard=guard)
+    assert [t.name for t in catalogue.tools] == extra_tool_names(scenario)
+    assert any(t.name.startswith("tempo_") for t in catalogue.tools)
+    assert all((t.read_only, t.destructive) == (True, False) for t in catalogue.tools)
+    assert offer(catalogue, ToolPolicy()).withheld == {}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])

@@ -103,7 +103,7 @@ def test_github_token_is_read_from_its_alias_and_never_shown() -> None:
 
 
 def test_calls_that_would_read_secrets_are_recognised() -> None:
-    from shared.investigations.activities import reads_secrets
+    from shared.investigations.secret_calls import reads_secrets
 
     assert reads_secrets("resources_get", {"apiVersion": "v1", "kind": "Secret", "name": "db"})
     assert reads_secrets("resources_list", {"kind": "secrets"})
@@ -142,6 +142,6 @@ def test_an_alert_repeated_has_one_dedup_key() -> None:
     ],
 )
 def test_secret_reads_are_recognised_in_any_argument_but_a_name(args: dict[str, object]) -> None:
-    from shared.investigations.activities import reads_secrets
+    from shared.investigations.secret_calls import reads_secrets
 
     assert reads_secrets("resources_get", args)
