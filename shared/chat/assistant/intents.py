@@ -42,7 +42,14 @@ class Intent:
     target: str | None = None
 
 
-_YES = re.compile(r"^(yes|yep|yeah|y|ok|okay|sure|confirm(ed)?|do it|go ahead|please do|delete (them|it)|proceed)\b")
+# A yes is the whole message, made only of yes words ("yes", "ok, go ahead", "yes please, do it"): a message that
+# merely starts with one ("ok, now add bread", "yes but only the rent one") is a new request or a qualified
+# answer, and must not run a delete preview or changes held for a yes (consent.py) that it did not confirm.
+_YES_WORD = (
+    r"(?:yes|yep|yeah|y|ok|okay|sure|confirm(?:ed)?|do it|go ahead|please do|please|"
+    r"delete (?:them|it)(?: all)?|proceed)"
+)
+_YES = re.compile(rf"^(?!please\b){_YES_WORD}(?:[\s,!.]+{_YES_WORD})*$")
 _NO = re.compile(r"^(no|nope|n|cancel|stop|don'?t|do not|never ?mind|keep (them|it))\b")
 
 _RANGES = {

@@ -317,3 +317,41 @@ async def test_a_delete_preview_is_listed_by_code_not_by_the_model(deps: Deps, l
     reply = await respond(me, [], "add a task: buy milk", llm=client)
     assert "This would delete 2 task(s):\n- Pay rent\n- File taxes" in reply.text
     assert len(await stored(me)) == 5
+
+
+@pytest.mark.parametrize(
+    "next_message",
+    [
+        "ok, now add a task: buy bread",
+        "sure, what else is on my list?",
+        "yes but only the rent one",
+        "yeah I don't think so",
+        "y no",
+    ],
+)
+async def test_only_a_bare_yes_confirms_held_changes(
+    deps: Deps, llm: FakeLlm, client: LlmClient, next_message: str
+) -> None:
+    """A message that merely starts with "ok" / "sure" / "yes" is a new request (or a qualified answer),
+    not the user's yes to the changes code listed: the held changes do not run."""
+    me = ctx_for(deps)
+    t = await seed(me)
+    llm.script(*obey_the_description(t))
+    first = await respond(me, [], "add a task: buy milk", llm=client)
+    assert len(first.metadata["held_changes"]) == 3
+    before = await stored(me)
+    llm.script(text("Noted."), text("Noted."))
+    await respond(me, after("add a task: buy milk", first), next_message, llm=client)
+    now = await stored(me)
+    assert {k: v for k, v in now.items() if k in before} == before, next_message
+    assert (await tool(me, "get_tasks_by_date", date_range="today"))["window"]["tz"] == "UTC"
+
+
+@pytest.mark.parametrize("yes", ["yes", "Yes.", "yes please", "ok, go ahead", "yes, do it!", "confirm"])
+async def test_the_ways_of_saying_yes_still_confirm(deps: Deps, llm: FakeLlm, client: LlmClient, yes: str) -> None:
+    me = ctx_for(deps)
+    t = await seed(me)
+    llm.script(*obey_the_description(t))
+    first = await respond(me, [], "add a task: buy milk", llm=client)
+    reply = await respond(me, after("add a task: buy milk", first), yes, llm=client)
+    assert reply.text.count("Done: ") == 3, (yes, reply.text)
