@@ -107,11 +107,12 @@ def _phrase(text: str) -> str:
 
 def shown_in(answer: str, tasks: dict[str, dict[str, Any]]) -> list[str]:
     """The ids of `tasks` whose titles `answer` shows, in the order it shows them (what "the first one" means)."""
-    text = _phrase(answer)
+    # Padded with spaces so a title matches whole words only: "Art" is not shown by "party".
+    text = f" {_phrase(answer)} "
     found: list[tuple[int, str]] = []
     for task_id, task in tasks.items():
         title = _phrase(str(task.get("title") or ""))
-        at = text.find(title) if len(title) >= 3 else -1
+        at = text.find(f" {title} ") if len(title) >= 3 else -1
         if at >= 0:
             found.append((at, task_id))
     return [task_id for _, task_id in sorted(found)]

@@ -355,3 +355,27 @@ async def test_the_ways_of_saying_yes_still_confirm(deps: Deps, llm: FakeLlm, cl
     first = await respond(me, [], "add a task: buy milk", llm=client)
     reply = await respond(me, after("add a task: buy milk", first), yes, llm=client)
     assert reply.text.count("Done: ") == 3, (yes, reply.text)
+
+
+async def test_a_title_inside_another_word_is_not_shown(deps: Deps, llm: FakeLlm, client: LlmClient) -> None:
+    """ "Shown" means the answer shows the title as words: a task titled "Art" is not shown by "party", so
+    "them" does not reach it (nor does it shift "the first one")."""
+    me = ctx_for(deps)
+    await seed(me)
+    milk = (await tool(me, "create_task", title="Buy oat milk", category="shopping"))["task"]
+    art = (await tool(me, "create_task", title="Art", category="hobby"))["task"]
+    llm.script(
+        tool_calls(("get_all_tasks", {})),
+        text("Your party shopping: Buy oat milk. The rest can wait."),
+    )
+    shown = await respond(me, [], "what do I need for the party?", llm=client)
+    assert shown.metadata["shown_task_ids"] == [milk["id"]]
+    llm.script(
+        tool_calls(("update_task_status", {"task_ids": [milk["id"], art["id"]], "new_status": "completed"})),
+        text("Done."),
+    )
+    reply = await respond(me, after("what do I need for the party?", shown), "mark them done", llm=client)
+    now = await stored(me)
+    assert now[milk["id"]] == ("Buy oat milk", "completed")
+    assert now[art["id"]] == ("Art", "pending")
+    assert 'mark "Art" as done' in reply.text
