@@ -46,6 +46,11 @@ _GITHUB_WEB_HOSTS = frozenset({"github.com", "www.github.com"})
 _GITHUB_RAW_HOST = "raw.githubusercontent.com"
 _BLOB_NAME = re.compile(r"[A-Za-z0-9._/-]{1,512}")
 _S3_URL = re.compile(r"s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/([^\x00-\x1f\x7f]{1,1024})")
+# What a server that decodes or normalises before it routes (GitHub Enterprise behind a proxy, a framework
+# reading `..;` as `..`) could turn into a step out of the repository the path names: an encoded `/`, `\`, `.`,
+# `;`, `%` (double encoding) or control character, a backslash, `;`, or a dot segment. Such a path gets no
+# token (a public file at it is still read).
+_UNCLEAR_PATH = re.compile(r"%(?:2f|5c|2e|3b|25|[01][0-9a-f]|7f)|[\\;]|(?:^|/)\.{1,2}(?:/|$)", re.IGNORECASE)
 # A GitHub owner or repository name as it appears, unencoded, in a raw URL's path.
 _GITHUB_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 REPOS_SETTING = "FIREBREAK_INVESTIGATIONS_GITHUB_REPOS"
@@ -138,14 +143,15 @@ def _is_github_name(name: str) -> bool:
 
 def repository_listed(raw_path: str, base_path: str, repos: tuple[str, ...]) -> bool:
     """Whether a raw-file request path (as sent: dot segments resolved, still percent-encoded) under the raw
-    origin's `base_path` names a repository in `repos`. Anything unclear (encoded characters, a dot segment,
-    too few segments) is not listed."""
+    origin's `base_path` names a repository in `repos`. Anything unclear (an owner or repository that is not a
+    plain name, too few segments, or anywhere in the path an encoded separator, dot, `;` or `%`, a backslash or
+    a dot segment: `_UNCLEAR_PATH`) is not listed."""
     prefix = base_path.rstrip("/") + "/"
     if not raw_path.startswith(prefix):
         return False
     owner, _, rest = raw_path[len(prefix) :].partition("/")
     repo = rest.partition("/")[0]
-    if not (_is_github_name(owner) and _is_github_name(repo)):
+    if not (_is_github_name(owner) and _is_github_name(repo)) or _UNCLEAR_PATH.search(rest):
         return False
     owner, repo = owner.lower(), repo.lower()
     return f"{owner}/{repo}" in repos or f"{owner}/*" in repos

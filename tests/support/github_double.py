@@ -6,19 +6,21 @@ repository). A repository in `private` answers 404 unless the request carries `A
 <token>` (or Bearer), as GitHub does, and a missing file answers the same 404. Other routes:
 `/site/<name>` (any body and content type from `pages`), `/redirect?to=URL` (302), `/big?bytes=N` (a
 streamed text body), `/slow?seconds=S` (headers only after S seconds). Every request's path and headers
-are recorded.
+are recorded. With `decode_paths` the raw routes see the path as a lenient front proxy or framework hands it
+on: percent-decoded until stable, backslashes and `..;` read as `/` and `..`, dot segments resolved.
 """
 
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests.support.target_site import self_signed
 
@@ -33,6 +35,7 @@ class GitHubDouble:
     moved: dict[str, str] = field(default_factory=dict)  # "owner/repo/ref/path" -> the Location it answers
     pages: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # name -> (content type, body)
     requests: list[dict[str, object]] = field(default_factory=list)
+    decode_paths: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
 
     def headers_for(self, path_start: str) -> list[dict[str, str]]:
@@ -50,6 +53,15 @@ def _raw_answer(double: GitHubDouble, segments: list[str], auth: str) -> tuple[i
     if key not in double.files or (repo in double.private and not authorised):
         return 404, None, b"404: Not Found"  # GitHub does not reveal that a private file exists
     return 200, None, double.files[key].encode()
+
+
+def _decoded(path: str) -> str:
+    """`path` as a server that decodes before it routes reads it (what the token check must not rely on)."""
+    previous = None
+    while previous != path:
+        previous, path = path, unquote(path)
+    path = path.replace("\\", "/").replace("..;", "..")
+    return posixpath.normpath(path)
 
 
 def _handler(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
@@ -77,7 +89,8 @@ def _handler(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
                 page = double.pages.get(parts.path.removeprefix("/site/"))
                 self._send(*((200, page[1], page[0]) if page else (404, b"404: Not Found")))
             else:
-                self._raw([s for s in parts.path.split("/") if s])
+                path = _decoded(parts.path) if double.decode_paths else parts.path
+                self._raw([s for s in path.split("/") if s])
 
         def _redirect(self, query: dict[str, str], status: int = 302) -> None:
             self.send_response(status)

@@ -184,6 +184,41 @@ async def test_the_token_goes_only_to_listed_repositories(stranger: GitHubDouble
     assert all("authorization" not in r["headers"] for r in unlisted), unlisted  # type: ignore[operator]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "acme/private/main/..%2F..%2F..%2Fother/secret/main/.env",
+        "acme/private/main/%2e%2e%2f%2e%2e%2f%2e%2e%2fother/secret/main/.env",
+        "acme/private/main/..%5C..%5C..%5Cother/secret/main/.env",
+        "acme/private/main/..\\..\\..\\other/secret/main/.env",
+        "acme/private/main/%252e%252e%252f%252e%252e%252f%252e%252e%252fother/secret/main/.env",
+        "acme/private/main/..;/..;/..;/other/secret/main/.env",
+        "acme/private/main/%2e%2e;/%2e%2e;/%2e%2e;/other/secret/main/.env",
+    ],
+)
+async def test_the_token_never_rides_a_path_a_server_could_decode_out_of_the_repository(
+    stranger: GitHubDouble, guard: OutboundGuard, path: str, caplog
+) -> None:
+    """A path that names a listed repository only until someone decodes it (an encoded slash or backslash,
+    double encoding, `..;`) carries no token: GitHub Enterprise behind a proxy, or any server that decodes
+    before it routes, would read it as another repository's file."""
+    stranger.decode_paths = True
+    config = _config(stranger, github_repos=("acme/private",))
+    for url in (
+        f"https://raw.githubusercontent.com/{path}",
+        f"https://github.com/{path.replace('/', '/blob/', 2).replace('/blob/', '/', 1)}",
+    ):
+        result = await _fetch(url, config, guard)
+        assert "hunter2" not in result.model_dump_json(), (url, result)
+        assert result.status in ("not_found", "refused"), (url, result)
+        _assert_no_token(result, caplog)
+    assert stranger.requests
+    assert all("authorization" not in h for h in stranger.headers_for("/")), stranger.requests
+    # The decoding double still serves a listed repository's plain path with the token.
+    ok = await _fetch("https://raw.githubusercontent.com/acme/private/main/runbooks/crash.md", config, guard)
+    assert ok.status == "ok", ok
+
+
 async def test_an_unlisted_private_file_and_a_missing_one_look_the_same(
     stranger: GitHubDouble, guard: OutboundGuard
 ) -> None:
