@@ -505,7 +505,7 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
     """Name every listed tool: its own name when one server offers it, `<server>__<name>` when several do.
 
     Deterministic: servers in configured order, tools in the order each server listed them; a tool name a server
-    lists twice keeps its first entry.
+    lists twice keeps its first entry, with the least read-only of its entries' hints (`_hints`).
     """
     offered: dict[str, int] = {}
     for _, tools in listed:
@@ -515,6 +515,9 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
     catalogue: list[CatalogueTool] = []
     for status, tools in listed:
         seen: set[str] = set()
+        entries: dict[str, list[types.Tool]] = {}
+        for tool in tools:
+            entries.setdefault(tool.name, []).append(tool)
         for tool in tools:
             if tool.name in seen:
                 continue
@@ -528,6 +531,7 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
             while name in taken:  # a prefixed name that another server happens to use as is
                 name, n = f"{base}_{n}", n + 1
             taken.add(name)
+            read_only, destructive = _hints(entries[tool.name])
             hints = tool.annotations
             catalogue.append(
                 CatalogueTool(
@@ -537,11 +541,22 @@ def build_catalogue(listed: Sequence[tuple[ServerStatus, Sequence[types.Tool]]])
                     title=((tool.title or (hints.title if hints else None)) or "")[:200] or None,
                     description=(tool.description or "")[:_MAX_DESCRIPTION],
                     input_schema=_bounded_schema(tool.input_schema),
-                    read_only=hints.read_only_hint if hints else None,
-                    destructive=hints.destructive_hint if hints else None,
+                    read_only=read_only,
+                    destructive=destructive,
                 )
             )
     return ToolCatalogue(tools=catalogue, servers=[status for status, _ in listed])
+
+
+def _hints(entries: Sequence[types.Tool]) -> tuple[bool | None, bool | None]:
+    """(readOnlyHint, destructiveHint) of a tool a server may list more than once: read-only only if every entry
+    says so, destructive if any does. A call goes to whichever entry the server picks, so a name listed once
+    read-only and once not has not been said to only look (tool_policy withholds it)."""
+    read_only = [e.annotations.read_only_hint if e.annotations else None for e in entries]
+    destructive = [e.annotations.destructive_hint if e.annotations else None for e in entries]
+    kept_read_only = read_only[0] if all(r == read_only[0] for r in read_only) else False
+    kept_destructive = True if True in destructive else destructive[0]
+    return kept_read_only, kept_destructive
 
 
 def _bounded_schema(schema: dict[str, Any] | None) -> dict[str, Any]:

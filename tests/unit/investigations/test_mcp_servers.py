@@ -19,6 +19,7 @@ from shared.investigations.mcp_servers import (
     parse_servers,
     truncate_utf8,
 )
+from shared.investigations.tool_policy import ToolPolicy, offer
 
 SECRET = "Bearer very-secret-token-42"
 
@@ -226,3 +227,26 @@ def test_a_hostile_tool_list_is_bounded_in_the_catalogue() -> None:
     assert "bad\nname" not in names
     assert len(catalogue.tools) == 300
     assert len(catalogue.model_dump_json()) < 200_000
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        None,
+        types.ToolAnnotations(read_only_hint=False),
+        types.ToolAnnotations(read_only_hint=True, destructive_hint=True),
+    ],
+)
+def test_a_tool_listed_twice_keeps_the_least_read_only_of_its_annotations(
+    second: types.ToolAnnotations | None,
+) -> None:
+    """A server (an aggregating gateway, a buggy list) that lists one name twice, once read-only and once not,
+    has not said the tool only looks: the call goes to whichever the server picks, so it is withheld."""
+    reader = types.ToolAnnotations(read_only_hint=True, destructive_hint=False)
+    listed = [tool("exec", annotations=reader), tool("exec", annotations=second)]
+    catalogue = build_catalogue([(ok("gw", 2), listed)])
+    assert [t.name for t in catalogue.tools] == ["exec"]
+    assert offer(catalogue, ToolPolicy()).catalogue.tools == []
+    # Listed twice the same way, it is what it says.
+    same = build_catalogue([(ok("gw", 2), [tool("exec", annotations=reader), tool("exec", annotations=reader)])])
+    assert [t.name for t in offer(same, ToolPolicy()).catalogue.tools] == ["exec"]
