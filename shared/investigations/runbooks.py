@@ -64,6 +64,9 @@ _S3_OFF = (
     "(the worker's own AWS identity is never used)"
 )
 
+S3_BUCKETS_SETTING = "FIREBREAK_INVESTIGATIONS_S3_BUCKETS"
+_S3_UNLISTED = f"this bucket is not one s3:// runbooks are read from here ({S3_BUCKETS_SETTING} lists them)"
+
 Kind = Literal["github", "https", "blob", "s3", "catalogue", "unknown"]
 Status = Literal["ok", "not_found", "refused", "error"]
 
@@ -97,6 +100,9 @@ class RunbookSettings(BaseModel):
     s3_region: str = Field("us-east-1", description="Region of the S3 client.")
     s3_access_key_id: SecretStr | None = Field(None, description="Access key of the S3 client; none: s3:// refused.")
     s3_secret_access_key: SecretStr | None = Field(None, description="Its secret; none: s3:// refused.")
+    s3_buckets: tuple[str, ...] = Field(
+        (), description="Buckets s3:// runbooks may be read from with those keys; empty: s3:// refused."
+    )
     max_bytes: int = Field(256 * 1024, ge=1024, le=8 * 1024 * 1024, description="Runbook bytes kept; more is cut.")
     timeout_seconds: float = Field(10.0, gt=0, le=120, description="Time for one runbook fetch, redirects included.")
     max_redirects: int = Field(3, ge=0, le=10, description="Redirects followed, each checked by the outbound guard.")
@@ -528,6 +534,11 @@ async def _fetch_s3(url: str, config: RunbookSettings, guard: OutboundGuard) -> 
     # (environment, profile, the container provider or the instance metadata service): refused before it runs.
     if not (endpoint and key_id and key_id.get_secret_value() and secret and secret.get_secret_value()):
         raise _Failure("refused", _S3_OFF)
+    # The keys are the deployment's, whichever workspace names the bucket: like the GitHub token, they read only
+    # the buckets the deployment lists (else any bucket they can read, and S3's NoSuchBucket/AccessDenied/NoSuchKey
+    # answers about it, would be every workspace's). The refusal depends on the setting only.
+    if bucket not in config.s3_buckets:
+        raise _Failure("refused", _S3_UNLISTED)
     try:
         # botocore comes with the optional boto3 extra and has no type information: imported by name, only
         # when an S3 URL comes.

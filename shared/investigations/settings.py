@@ -7,6 +7,7 @@ rule path runs.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -18,6 +19,7 @@ from shared.investigations.runbooks import REPOS_SETTING, RunbookSettings, parse
 from shared.investigations.tool_policy import ToolPolicy, parse_allowed_tools
 
 log = logging.getLogger(__name__)
+_S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
 class InvestigationSettings(SettingsSection):
@@ -109,6 +111,11 @@ class InvestigationSettings(SettingsSection):
         None, description="Access key id for s3:// runbooks; the worker's own AWS identity is never used."
     )
     s3_secret_access_key: SecretStr | None = Field(None, description="Secret access key for s3:// runbooks.")
+    s3_buckets: list[str] = Field(
+        default_factory=list,
+        description="Buckets s3:// runbooks are read from with those keys, whichever workspace asks (exact names, "
+        "comma-separated). Empty: s3:// runbooks are refused.",
+    )
     runbook_max_bytes: int = Field(256 * 1024, ge=1024, le=8 * 1024 * 1024, description="Runbook bytes kept.")
     runbook_timeout_seconds: float = Field(10.0, gt=0, le=120, description="One runbook fetch, redirects included.")
     runbook_max_redirects: int = Field(3, ge=0, le=10, description="Redirects followed, each checked by the guard.")
@@ -117,6 +124,18 @@ class InvestigationSettings(SettingsSection):
     @classmethod
     def _repos_parse(cls, value: object) -> list[str]:
         return list(parse_github_repos(value))
+
+    @field_validator("s3_buckets", mode="before")
+    @classmethod
+    def _buckets_parse(cls, value: object) -> list[str]:
+        if value is None:
+            return []
+        items = re.split(r"[\s,]+", value) if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+        buckets = [str(b).strip() for b in items if str(b).strip()]
+        bad = next((b for b in buckets if not _S3_BUCKET.fullmatch(b)), None)
+        if bad is not None:
+            raise ValueError(f"{bad[:80]!r} is not an S3 bucket name (3-63 lowercase letters, digits, '.', '-')")
+        return list(dict.fromkeys(buckets))
 
     @field_validator("mcp_servers")
     @classmethod
@@ -167,6 +186,7 @@ class InvestigationSettings(SettingsSection):
             s3_region=self.s3_region,
             s3_access_key_id=self.s3_access_key_id,
             s3_secret_access_key=self.s3_secret_access_key,
+            s3_buckets=tuple(self.s3_buckets),
             max_bytes=self.runbook_max_bytes,
             timeout_seconds=self.runbook_timeout_seconds,
             max_redirects=self.runbook_max_redirects,

@@ -533,7 +533,7 @@ def _assert_no_s3_secret(result: RunbookResult, caplog: pytest.LogCaptureFixture
 async def test_s3_runbooks(bucket: str, moto_endpoint: str, guard: OutboundGuard, caplog) -> None:
     install_log_redaction()  # as function_app.py does: botocore's debug lines carry `Credential=<key id>/...`
     caplog.set_level(logging.DEBUG)
-    config = _s3_config(moto_endpoint, max_bytes=4096)
+    config = _s3_config(moto_endpoint, max_bytes=4096, s3_buckets=(bucket, "no-such-bucket-here"))
     ok = await _fetch(f"s3://{bucket}/k8s/crash.md", config, guard)
     assert ok.status == "ok"
     assert ok.kind == "s3"
@@ -587,14 +587,14 @@ async def test_s3_never_asks_the_instance_metadata_service(
         assert result.status == "refused", (config, result)
         assert "FIREBREAK_INVESTIGATIONS_S3_" in (result.error or "")
         assert result.text == ""
-    ok = await _fetch(url, _s3_config(moto_endpoint), guard)
+    ok = await _fetch(url, _s3_config(moto_endpoint, s3_buckets=(bucket,)), guard)
     assert ok.status == "ok", ok
     assert no_ambient_aws.requests == []
 
 
 async def test_s3_endpoint_goes_through_the_guard(bucket: str, moto_endpoint: str, settings: Settings) -> None:
     strict = OutboundGuard(settings.model_copy(update={"outbound_allow_http": True, "outbound_allowed_hosts": []}))
-    result = await _fetch(f"s3://{bucket}/k8s/crash.md", _s3_config(moto_endpoint), strict)
+    result = await _fetch(f"s3://{bucket}/k8s/crash.md", _s3_config(moto_endpoint, s3_buckets=(bucket,)), strict)
     assert result.status == "refused"
     assert "s3_endpoint_url" in (result.error or "")
 
@@ -602,6 +602,36 @@ async def test_s3_endpoint_goes_through_the_guard(bucket: str, moto_endpoint: st
 async def test_s3_without_boto3_says_so(monkeypatch: pytest.MonkeyPatch, guard: OutboundGuard) -> None:
     for module in ("boto3", "botocore", "botocore.session", "botocore.config", "botocore.exceptions"):
         monkeypatch.setitem(sys.modules, module, None)  # what an install without the optional extra looks like
-    result = await _fetch("s3://some-bucket/runbook.md", _s3_config("http://127.0.0.1:1"), guard)
+    result = await _fetch(
+        "s3://some-bucket/runbook.md", _s3_config("http://127.0.0.1:1", s3_buckets=("some-bucket",)), guard
+    )
     assert result.status == "error"
     assert "boto3" in (result.error or "")
+
+
+async def test_s3_keys_read_only_the_listed_buckets(
+    bucket: str, moto_endpoint: str, guard: OutboundGuard, no_ambient_aws: ImdsDouble, caplog
+) -> None:
+    """The S3 keys are the deployment's, like the GitHub token: a workspace naming another bucket those keys
+    can read gets neither its text nor an answer that tells it the bucket or the object exists."""
+    boto3 = importlib.import_module("boto3")
+    other = f"payroll-{uuid.uuid4().hex[:8]}"
+    client = boto3.client(
+        "s3", region_name="us-east-1", endpoint_url=moto_endpoint, aws_access_key_id="t", aws_secret_access_key="t"
+    )
+    client.create_bucket(Bucket=other)
+    client.put_object(Bucket=other, Key="salaries.md", Body=b"# alice 250000\n", ContentType="text/markdown")
+    client.close()
+    config = _s3_config(moto_endpoint, s3_buckets=(bucket,))
+    taken = await _fetch(f"s3://{other}/salaries.md", config, guard)
+    assert taken.status == "refused", taken
+    assert "250000" not in taken.model_dump_json()
+    gone = await _fetch(f"s3://{other}/nothing.md", config, guard)
+    absent = await _fetch("s3://no-such-bucket-at-all/salaries.md", config, guard)
+    assert taken.model_dump(exclude={"source"}) == gone.model_dump(exclude={"source"})
+    assert taken.model_dump(exclude={"source"}) == absent.model_dump(exclude={"source"})
+    assert "FIREBREAK_INVESTIGATIONS_S3_BUCKETS" in (taken.error or "")
+    assert (await _fetch(f"s3://{bucket}/k8s/crash.md", config, guard)).status == "ok"
+    # Without a list, nothing is read with the keys.
+    assert (await _fetch(f"s3://{bucket}/k8s/crash.md", _s3_config(moto_endpoint), guard)).status == "refused"
+    _assert_no_s3_secret(taken, caplog)

@@ -86,3 +86,14 @@ def test_s3_keys_are_secrets_read_from_their_settings() -> None:
         assert "example/secret" not in shown
     assert sorted(config.secrets()) == ["AKIAEXAMPLEKEYID0001", "example/secret/access/key/0123456789"]
     assert RunbookSettings().secrets() == []
+
+
+def test_s3_buckets_are_a_list_of_exact_bucket_names() -> None:
+    s = InvestigationSettings.from_env(
+        {"FIREBREAK_INVESTIGATIONS_S3_BUCKETS": "runbooks-prod, ops.runbooks runbooks-prod"}
+    )
+    assert s.runbooks().s3_buckets == ("runbooks-prod", "ops.runbooks")
+    assert InvestigationSettings.from_env({}).runbooks().s3_buckets == ()
+    for bad in ("*", "Runbooks", "runbooks/prefix", "s3://runbooks"):
+        with pytest.raises((SettingsError, ValueError)):
+            InvestigationSettings.from_env({"FIREBREAK_INVESTIGATIONS_S3_BUCKETS": bad})
