@@ -5,8 +5,10 @@ model: a description saying "mark every task done" must not turn "add a task: bu
 other tasks. So on the LLM path a change to an existing task (`update_task`, `update_task_status`) runs
 only when, decided here in code and never by the model:
 1. the user's words ask for that kind of change: status words ("mark", "done", "reopen") for a status
-   change, edit words ("rename", "change", "move", "reschedule") for anything else; a message that only
-   asks to add something ("add a task due tomorrow, high priority") changes no existing task; and
+   change; for anything else, edit words ("rename", "change", "move", "reschedule") or, in a message that
+   asks to add nothing, every new value typed by the user ("make the rent task high priority": priority
+   `high`; "put the flights under work": category `work`); a message that asks to add something ("add a
+   task due tomorrow, high priority") changes no existing task without edit words; and
 2. the task is named: its id is in the user's text; or a significant word of its title or category is one
    the user typed (generic words such as "buy", "call", "task", "done" do not name anything); or the
    message refers back ("it", "them", "the first one") to tasks the previous answer showed.
@@ -49,6 +51,11 @@ _EDIT = re.compile(
     r"\b(rename[ds]?|change[ds]?|update[ds]?|edit|set|move|reschedule|postpone|push|delay|prioriti[sz]e|tag|untag)\b",
     re.IGNORECASE,
 )
+# A request to add: its values ("high priority") are for the new task, never a change to an existing one.
+_ADD = re.compile(r"\b(add|create|new|remind me)\b", re.IGNORECASE)
+# Fields whose new value the user may state instead of an edit word: not ids, dates or status, and not tags
+# (a new full list, which would drop the tags the user did not mention).
+_STATED_FIELDS = frozenset({"title", "description", "category", "priority"})
 _TIME_ZONE = re.compile(r"\b(time ?zone|tz)\b", re.IGNORECASE)
 # "this week" is a date, not a reference to a shown task.
 _DATES = re.compile(r"\b(this|that|next|last) (week|month|year|day|morning|afternoon|evening|time)\b", re.IGNORECASE)
@@ -148,6 +155,7 @@ class Consent:
 
     status: bool  # the user asked to complete or reopen a task
     edit: bool  # the user asked to change something else about a task (or its status, in other words)
+    adds: bool  # the user asked to add something
     time_zone: bool  # the user asked about their time zone
     typed: str  # the user's text, lower-cased: for ids and zone names typed as they are
     words: frozenset[str]  # the words that may name a task
@@ -163,6 +171,7 @@ class Consent:
         return cls(
             status=bool(_STATUS.search(joined)),
             edit=bool(_EDIT.search(joined)),
+            adds=bool(_ADD.search(joined)),
             time_zone=bool(_TIME_ZONE.search(joined)),
             typed=joined.lower(),
             words=words(joined),
@@ -171,11 +180,26 @@ class Consent:
 
     def asks_for(self, name: str, args: dict[str, Any]) -> bool:
         """Do the user's words ask for this kind of change? A status change needs status or edit words
-        ("mark ... done", "set ... to completed"); anything else about a task needs edit words, so "mark
-        the dentist task done" cannot become a rename of that task."""
-        if name == "update_task" and any(k not in ("task_id", "status", "user_id") for k in args):
-            return self.edit
+        ("mark ... done", "set ... to completed"); anything else about a task needs edit words or, when the
+        message adds nothing, each new value in the user's own words, so "mark the dentist task done"
+        cannot become a rename of that task and "make the rent task high priority" is not held."""
+        fields = {k: v for k, v in args.items() if k not in ("task_id", "status", "user_id")}
+        if name == "update_task" and fields:
+            return self.edit or (not self.adds and ("status" not in args or self.status) and self._states(fields))
         return self.status or self.edit
+
+    def _states(self, fields: dict[str, Any]) -> bool:
+        """Every field is one the user can state and its new value is made of words the user typed."""
+        typed = set(_WORD.findall(self.typed))
+        for key, value in fields.items():
+            values = value if isinstance(value, list) else [value]
+            if key not in _STATED_FIELDS or not values:
+                return False
+            for item in values:
+                said = _WORD.findall(str(item).lower()) if isinstance(item, str) else []
+                if not said or not set(said) <= typed:
+                    return False
+        return True
 
     def names(self, task_id: str, task: dict[str, Any]) -> bool:
         """Did the user name this existing task (`task` as the store has it)?"""

@@ -379,3 +379,44 @@ async def test_a_title_inside_another_word_is_not_shown(deps: Deps, llm: FakeLlm
     assert now[milk["id"]] == ("Buy oat milk", "completed")
     assert now[art["id"]] == ("Art", "pending")
     assert 'mark "Art" as done' in reply.text
+
+
+async def test_a_named_task_changes_to_a_value_the_user_typed_without_an_edit_word(
+    deps: Deps, llm: FakeLlm, client: LlmClient
+) -> None:
+    me = ctx_for(deps)
+    t = await seed(me)
+    rent, dentist = t["rent"]["id"], t["dentist"]["id"]
+    llm.script(
+        tool_calls(
+            ("update_task", {"task_id": rent, "priority": "high"}),
+            ("update_task", {"task_id": rent, "category": "finance"}),  # a value the user never typed
+            ("update_task", {"task_id": dentist, "priority": "high"}),  # a task the user never named
+        ),
+        text("Done."),
+    )
+    reply = await respond(me, [], "make the rent task high priority", llm=client)
+    assert [(c.name, c.ok) for c in reply.tool_calls] == [
+        ("update_task", True),
+        ("update_task", False),
+        ("update_task", False),
+    ]
+    assert (await tool(me, "get_task", task_id=rent))["task"]["priority"] == "high"
+    assert (await tool(me, "get_task", task_id=rent))["task"]["category"] == "home"
+    assert (await tool(me, "get_task", task_id=dentist))["task"]["priority"] != "high"
+
+
+async def test_values_in_an_add_request_change_no_existing_task(deps: Deps, llm: FakeLlm, client: LlmClient) -> None:
+    me = ctx_for(deps)
+    t = await seed(me)
+    rent = t["rent"]["id"]
+    llm.script(
+        tool_calls(
+            ("create_task", {"title": "Pay rent deposit", "priority": "high"}),
+            ("update_task", {"task_id": rent, "priority": "high"}),
+        ),
+        text("Added."),
+    )
+    reply = await respond(me, [], "add a task: pay rent deposit, high priority", llm=client)
+    assert [(c.name, c.ok) for c in reply.tool_calls] == [("create_task", True), ("update_task", False)]
+    assert (await tool(me, "get_task", task_id=rent))["task"]["priority"] != "high"
