@@ -15,6 +15,7 @@ import azure.functions as func
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 from shared.core.request_checks import require_json_content_type
+from shared.storage.outage import store_outage
 
 if TYPE_CHECKING:
     from shared.identity.models import Principal
@@ -44,7 +45,11 @@ def json_response(
 
 
 def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="firebreak"'} if error.code == "UNAUTHORIZED" else None
+    headers: dict[str, str] = {}
+    if error.code == "UNAUTHORIZED":
+        headers["WWW-Authenticate"] = 'Bearer realm="firebreak"'
+    if error.retry_after_seconds is not None:
+        headers["Retry-After"] = str(error.retry_after_seconds)
     return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)
 
 
@@ -57,7 +62,11 @@ async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[func
         return await handler(correlation_id)
     except AppError as exc:
         return error_response(exc, correlation_id)
-    except Exception:
+    except Exception as exc:
+        outage = store_outage(exc)
+        if outage is not None:
+            log.warning("store unavailable: %s", outage.message, extra={"route": req.url, **outage.details})
+            return error_response(outage, correlation_id)
         log.exception("unhandled error", extra={"route": req.url})
         return error_response(internal_error(), correlation_id)
     finally:
