@@ -31,11 +31,14 @@ def store_outage(exc: BaseException) -> ServiceUnavailable | None:
 
     for cause in _chain(exc):
         status = getattr(cause, "status_code", None)
-        if isinstance(cause, (ServiceRequestError, ServiceResponseError)) or _is_cosmos_timeout(cause):
-            why = "did not answer" if "Timeout" in type(cause).__name__ else "cannot be reached"
-            return _unavailable(cause, why, RETRY_AFTER_SECONDS)
+        if isinstance(cause, ServiceRequestError):  # refused, unresolvable, no TLS, connect timeout: never sent
+            return _unavailable(cause, "cannot be reached", RETRY_AFTER_SECONDS, may_have_applied=False)
+        if isinstance(cause, ServiceResponseError) or _is_cosmos_timeout(cause):
+            return _unavailable(cause, "did not answer", RETRY_AFTER_SECONDS, may_have_applied=True)
         if isinstance(cause, HttpResponseError) and status in _BUSY_STATUSES:
-            return _unavailable(cause, f"is busy (HTTP {status})", _retry_after(cause))
+            # 429 and 503 are refusals; a 408 may come after the store began the work.
+            why, applied = f"is busy (HTTP {status})", status == 408
+            return _unavailable(cause, why, _retry_after(cause), may_have_applied=applied)
     return None
 
 
@@ -57,12 +60,19 @@ def _is_cosmos_timeout(exc: BaseException) -> bool:
     return isinstance(exc, CosmosClientTimeoutError)
 
 
-def _unavailable(exc: BaseException, why: str, retry_after: int) -> ServiceUnavailable:
+def _unavailable(exc: BaseException, why: str, retry_after: int, *, may_have_applied: bool) -> ServiceUnavailable:
+    """The answer; `may_have_applied` when the store may have done a write before the answer was lost, which a
+    caller must know before it repeats a create."""
     store = _which_store(exc.__traceback__)
+    outcome = (
+        "a change this call asked for may or may not have been made: read it back before repeating a create"
+        if may_have_applied
+        else "nothing was changed"
+    )
     return ServiceUnavailable(
-        f"{store} {why}; nothing was changed. Retry in {retry_after} seconds.",
+        f"{store} {why}; {outcome}. Retry in {retry_after} seconds.",
         retry_after_seconds=retry_after,
-        details={"store": store, "error_type": type(exc).__name__},
+        details={"store": store, "error_type": type(exc).__name__, "may_have_applied": may_have_applied},
     )
 
 
