@@ -13,11 +13,19 @@ from aiohttp import web
 from devhost.index import FunctionInfo
 from devhost.invoker import Invoker
 from devhost.keys import HostKeys
+from shared.core.errors import InvalidRequest
+from shared.core.logging import CORRELATION_HEADER, new_correlation_id
+from shared.core.request_checks import parse_host
 
 log = logging.getLogger("devhost.http")
 
 # The Functions host accepts bodies up to 100 MB; the app enforces its own, smaller limits.
 MAX_BODY_BYTES = 100 * 1024 * 1024
+# A function may declare its own body limit as this attribute (an int, or a callable returning one): this host
+# then refuses a larger body with 413 before reading it (Content-Length) or as soon as it passes the limit
+# (chunked), so oversized requests cost no memory. Azure's host ignores it and the app checks again.
+BODY_LIMIT_ATTRIBUTE = "max_body_bytes"
+_READ_CHUNK = 64 * 1024
 _CONSTRAINT = {
     "int": r"-?\d+",
     "long": r"-?\d+",
@@ -61,11 +69,77 @@ def _signal_handler(hook: Callable[[], Awaitable[None]]) -> Callable[[web.Applic
     return lambda _app: hook()
 
 
-def _error(status: int, code: str, message: str) -> web.Response:
+def _error(
+    request: web.Request, status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> web.Response:
+    """The app's error envelope for what this host refuses itself, with the caller's correlation id (or a new one)."""
+    correlation_id = new_correlation_id(request.headers.get(CORRELATION_HEADER))
     body: dict[str, Any] = {
-        "error": {"code": code, "message": message, "details": {}, "recovery_suggestions": [], "correlation_id": None}
+        "error": {
+            "code": code,
+            "message": message,
+            "details": details or {},
+            "recovery_suggestions": [],
+            "correlation_id": correlation_id,
+        }
     }
-    return web.json_response(body, status=status)
+    return web.json_response(body, status=status, headers={CORRELATION_HEADER: correlation_id})
+
+
+def _too_large(request: web.Request, limit: int) -> web.Response:
+    resp = _error(request, 413, "INVALID_REQUEST", f"Body is over the {limit}-byte limit", {"limit_bytes": limit})
+    # The unread rest of the body must not be taken for the next request on this connection.
+    resp.force_close()
+    return resp
+
+
+@web.middleware
+async def refuse_malformed_host(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """400 in the envelope for a malformed Host header, before any route (RFC 9112 3.2), as Azure's front end.
+
+    The URL is built from Host: a port such as `7071.` or `99999999` made that raise, and every route
+    answered 500 with an empty body. The grammar is the app's own (`parse_host`), so both refuse alike.
+    """
+    value = request.headers.get("Host")
+    if value is not None:  # HTTP/1.0 may omit it (HTTP/1.1 without one is refused by the parser)
+        try:
+            parse_host(value)
+            _ = request.url
+        except (InvalidRequest, ValueError):
+            why = "The Host header is not a host name or address with a valid port"
+            return _error(request, 400, "INVALID_REQUEST", why)
+    return await handler(request)
+
+
+def body_limit(info: FunctionInfo) -> int:
+    """The function's declared body limit (BODY_LIMIT_ATTRIBUTE), never above the host's own."""
+    declared = getattr(info.user_function, BODY_LIMIT_ATTRIBUTE, None)
+    try:
+        limit = declared() if callable(declared) else declared
+    except Exception:  # e.g. settings that do not load: the function reports that itself when it runs
+        log.exception("body limit of %s could not be read; using the host's", info.name)
+        return MAX_BODY_BYTES
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        return min(limit, MAX_BODY_BYTES)
+    return MAX_BODY_BYTES
+
+
+async def read_body(request: web.Request, limit: int) -> bytes | None:
+    """The body, or None when it is over `limit`: decided from Content-Length before reading anything, and
+    for a chunked body after at most limit+1 bytes (the rest is never read into memory)."""
+    declared = request.content_length
+    if declared is not None:
+        return None if declared > limit else await request.read()
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.read(min(_READ_CHUNK, limit + 1 - size)):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def to_func_request(request: web.Request, body: bytes) -> func.HttpRequest:
@@ -114,7 +188,7 @@ class HttpHost:
         self.invoker = invoker
         self.keys = keys
         self.prefix = prefix
-        self.app = web.Application(client_max_size=MAX_BODY_BYTES)
+        self.app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[refuse_malformed_host])
         self.routes: list[tuple[str, str, str]] = []
         http = [info for info in functions if info.trigger["type"] == "httpTrigger"]
         # aiohttp takes the first route that matches; ASP.NET (the Functions host) takes the most specific.
@@ -143,7 +217,10 @@ class HttpHost:
             presented = request.headers.get("x-functions-key") or request.query.get("code")
             if not self.keys.allows(info.name, auth_level, presented):
                 return web.Response(status=401)  # the Functions host answers a missing/wrong key with a bare 401
-            body = await request.read()
+            limit = body_limit(info)
+            body = await read_body(request, limit)
+            if body is None:
+                return _too_large(request, limit)
             try:
                 result = await self.invoker.invoke(info, to_func_request(request, body))
             except Exception:
@@ -160,10 +237,11 @@ class HttpHost:
             allowed = sorted(
                 {m for m, p, _ in self.routes if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), request.path)}
             )
-            resp = _error(405, "INVALID_REQUEST", f"{request.method} is not allowed on {request.path}")
+            resp = _error(request, 405, "INVALID_REQUEST", f"{request.method} is not allowed on {request.path}")
             resp.headers["Allow"] = ", ".join(allowed)
             return resp
-        return _error(404, "NOT_FOUND", f"No function is mounted at {request.path}; GET /api/tools lists the tools")
+        why = f"No function is mounted at {request.path}; GET /api/tools lists the tools"
+        return _error(request, 404, "NOT_FOUND", why)
 
     def describe(self) -> str:
         return "\n".join(

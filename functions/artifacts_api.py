@@ -19,9 +19,17 @@ _CONTENT_TYPES = {
 }
 
 
+def upload_limit() -> int:
+    """The largest upload this route takes: the perf artifact limit, at most the host's."""
+    from functions import wiring
+    from shared.perf.settings import PerfSettings
+
+    return min(wiring.settings().section(PerfSettings).max_artifact_bytes, HOST_BODY_LIMIT)
+
+
 @bp.function_name("artifacts_upload")
 @bp.route(route="artifacts", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)
-@endpoint()
+@endpoint(body_limit=upload_limit)
 async def artifacts_upload(call: Call) -> func.HttpResponse:
     """Upload perf artifacts: 201 with `{"artifacts": [{"blob", "size_bytes", "sha256", "detected_type", ...}]}`.
 
@@ -34,10 +42,7 @@ async def artifacts_upload(call: Call) -> func.HttpResponse:
     from shared.perf.uploads.intake import store_uploads
 
     req = call.req
-    from shared.perf.settings import PerfSettings
-
-    limit = min(call.deps.settings.section(PerfSettings).max_artifact_bytes, HOST_BODY_LIMIT)
-    body = read_body(req, limit)
+    body = read_body(req, upload_limit())
     stored = await store_uploads(
         call.deps.blobs, call.caller.workspace_id, body, req.headers.get("content-type", ""), req.params.get("name")
     )

@@ -15,6 +15,7 @@ import azure.functions as func
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 from shared.core.request_checks import require_json_content_type
+from shared.storage.outage import store_outage
 
 if TYPE_CHECKING:
     from shared.identity.models import Principal
@@ -44,7 +45,11 @@ def json_response(
 
 
 def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="firebreak"'} if error.code == "UNAUTHORIZED" else None
+    headers: dict[str, str] = {}
+    if error.code == "UNAUTHORIZED":
+        headers["WWW-Authenticate"] = 'Bearer realm="firebreak"'
+    if error.retry_after_seconds is not None:
+        headers["Retry-After"] = str(error.retry_after_seconds)
     return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)
 
 
@@ -57,7 +62,11 @@ async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[func
         return await handler(correlation_id)
     except AppError as exc:
         return error_response(exc, correlation_id)
-    except Exception:
+    except Exception as exc:
+        outage = store_outage(exc)
+        if outage is not None:
+            log.warning("store unavailable: %s", outage.message, extra={"route": req.url, **outage.details})
+            return error_response(outage, correlation_id)
         log.exception("unhandled error", extra={"route": req.url})
         return error_response(internal_error(), correlation_id)
     finally:
@@ -111,14 +120,23 @@ class Call:
 Handler = Callable[[Call], Awaitable[func.HttpResponse]]
 
 
+def json_body_limit() -> int:
+    """The body limit of every route but uploads: FIREBREAK_MAX_REQUEST_BYTES."""
+    from functions import wiring
+
+    return wiring.settings().max_request_bytes
+
+
 def endpoint(
-    *, anonymous: bool = False, durable: bool = False
+    *, anonymous: bool = False, durable: bool = False, body_limit: Callable[[], int] = json_body_limit
 ) -> Callable[[Handler], Callable[..., Awaitable[func.HttpResponse]]]:
     """Turn `async def handler(call: Call)` into the function the worker calls.
 
     Every failure becomes the error envelope (`guarded`); the Host/Origin allow-list is checked, the
     dependencies looked up and, unless `anonymous`, the caller resolved (401 before the handler runs).
     With `durable`, the function takes the Durable client binding (`client`) and `call.runs()` works.
+    `body_limit` is declared on the function (`max_body_bytes`) so the offline host refuses a larger body
+    before reading it; the handler must still apply it (`read_body`), as Azure's host reads any body.
     """
 
     def decorate(handler: Handler) -> Callable[..., Awaitable[func.HttpResponse]]:
@@ -130,7 +148,12 @@ def endpoint(
                 principal = None if anonymous else await deps.principals.resolve(dict(req.headers))
                 return await handler(Call(req, correlation_id, deps, principal, client))
 
-            return await guarded(req, run)
+            response = await guarded(req, run)
+            # Answers hold a caller's data behind a key and a principal: no shared cache may keep one and
+            # serve it to someone else. A route that allows more sets its own (openapi.json: private).
+            if "cache-control" not in response.headers:
+                response.headers["Cache-Control"] = "no-store"
+            return response
 
         # The worker matches bindings by parameter name: the signature must be (req) or (req, client).
         wrapper: Callable[..., Awaitable[func.HttpResponse]]
@@ -149,16 +172,31 @@ def endpoint(
         # Not functools.wraps: that would expose the handler's signature (call) to the worker.
         wrapper.__name__ = handler.__name__
         wrapper.__doc__ = handler.__doc__
+        # The offline host reads it to refuse an oversized body before reading it (devhost/http_server.py).
+        setattr(wrapper, "max_body_bytes", body_limit)  # noqa: B010  # a function attribute mypy cannot type
         return wrapper
 
     return decorate
 
 
 def read_body(req: func.HttpRequest, limit: int) -> bytes:
+    """The body, or PayloadTooLarge (413): by its declared Content-Length before the body is touched, then by
+    its real size (a chunked body declares none)."""
+    declared = (req.headers.get("content-length") or "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise _too_large(f"Body declares {declared[:20]} bytes", limit)
     body = req.get_body() or b""
     if len(body) > limit:
-        raise PayloadTooLarge(f"Body is {len(body)} bytes; the limit is {limit}", details={"limit_bytes": limit})
+        raise _too_large(f"Body is {len(body)} bytes", limit)
     return body
+
+
+def _too_large(what: str, limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"{what}; the limit is {limit}",
+        details={"limit_bytes": limit},
+        recovery_suggestions=["Send a body of at most details.limit_bytes bytes."],
+    )
 
 
 def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:

@@ -48,7 +48,9 @@ async def openapi_document(call: Call) -> func.HttpResponse:
         document_bytes(wiring.catalogue()),
         status_code=200,
         mimetype="application/json",
-        headers={CORRELATION_HEADER: call.correlation_id, "Cache-Control": "public, max-age=300"},
+        # private: the document is served behind the function key, so only the caller's own browser may keep
+        # it; a shared cache (a proxy, a CDN) must not hand it to someone without the key.
+        headers={CORRELATION_HEADER: call.correlation_id, "Cache-Control": "private, max-age=300"},
     )
 
 

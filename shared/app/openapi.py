@@ -32,10 +32,14 @@ _WHY = {
     415: "The body is not declared JSON (INVALID_REQUEST): send Content-Type: application/json.",
     429: "Too many requests (RATE_LIMITED): retry after the Retry-After header.",
     502: "A service the app depends on failed (UPSTREAM_ERROR), e.g. the LLM.",
-    503: "Not configured (NOT_CONFIGURED), or a store is unavailable.",
+    503: (
+        "Not configured (NOT_CONFIGURED), or a store is down or not answering (SERVICE_UNAVAILABLE: nothing was"
+        " changed; retry after the Retry-After header)."
+    ),
 }
-# Every authenticated route may answer these, whatever its own errors; one with a body also 415.
-_COMMON_ERRORS = (400, 401, 413, 429)
+# Every authenticated route may answer these, whatever its own errors (503: a store outage); one with a body
+# also 415.
+_COMMON_ERRORS = (400, 401, 413, 429, 503)
 _BODY_ERRORS = (415,)
 
 _ERROR_SCHEMA: dict[str, Any] = {

@@ -16,6 +16,7 @@ HTTP_STATUS: dict[str, int] = {
     "RATE_LIMITED": 429,
     "UPSTREAM_ERROR": 502,
     "NOT_CONFIGURED": 503,
+    "SERVICE_UNAVAILABLE": 503,  # a store (Cosmos DB, Blob) did not answer: retry after Retry-After
     "INTERNAL_ERROR": 500,
 }
 
@@ -24,6 +25,8 @@ class AppError(Exception):
     """An error a caller can act on; `code` selects the envelope code and HTTP status."""
 
     code: ClassVar[str] = "INTERNAL_ERROR"
+    # Seconds after which the same request may succeed; HTTP edges send it as the Retry-After header.
+    retry_after_seconds: int | None = None
 
     def __init__(
         self,
@@ -80,6 +83,31 @@ class UpstreamError(AppError):
 
 class NotConfigured(AppError):
     code = "NOT_CONFIGURED"
+
+
+class ServiceUnavailable(AppError):
+    """A dependency the request needs is down or not answering: nothing was done, the same call may work later.
+
+    `details` say so for callers that never see headers (an MCP result): `retryable` and `retry_after_seconds`.
+    """
+
+    code = "SERVICE_UNAVAILABLE"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after_seconds: int,
+        details: dict[str, Any] | None = None,
+        recovery_suggestions: list[str] | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            details={**(details or {}), "retryable": True, "retry_after_seconds": retry_after_seconds},
+            recovery_suggestions=recovery_suggestions
+            or [f"Retry the same call after {retry_after_seconds} seconds; health.check shows when the store is back."],
+        )
+        self.retry_after_seconds = retry_after_seconds
 
 
 class InternalError(AppError):

@@ -141,6 +141,14 @@ class Settings(SettingsSection):
         None, description="https://<account>.blob.core.windows.net for managed identity."
     )
     blob_container: str = Field("firebreak", description="Blob container for artifacts, reports and large payloads.")
+    store_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        le=120,
+        description="Seconds a Cosmos DB or Blob request may wait to connect, and for each read of its answer, with "
+        "one retry: a store that is down or hung answers callers 503 SERVICE_UNAVAILABLE (Retry-After) within "
+        "about twice this (10 s at 5), instead of holding them for minutes.",
+    )
 
     mcp_allowed_hosts: list[str] = Field(
         default_factory=list,

@@ -28,15 +28,23 @@ class BlobStore:
         return bool(self._settings.blob_connection_string or self._settings.blob_account_url)
 
     def _build_service(self) -> Any:
-        from azure.storage.blob.aio import BlobServiceClient
+        from azure.storage.blob.aio import BlobServiceClient, ExponentialRetry
 
         s = self._settings
+        # The SDK's defaults (60 s reads, three retries backing off 15 s, 18 s, 24 s...) held a request for
+        # minutes when the store was down (85 s refused, 326 s hung). Each read is still bounded, not the
+        # whole transfer: a large artifact streams as long as bytes keep coming.
+        bounds: dict[str, Any] = {
+            "connection_timeout": s.store_timeout_s,
+            "read_timeout": s.store_timeout_s,
+            "retry_policy": ExponentialRetry(initial_backoff=1, increment_base=2, retry_total=1),
+        }
         if s.blob_connection_string:
-            return BlobServiceClient.from_connection_string(s.blob_connection_string)
+            return BlobServiceClient.from_connection_string(s.blob_connection_string, **bounds)
         if s.blob_account_url:
             from azure.identity.aio import DefaultAzureCredential
 
-            return BlobServiceClient(s.blob_account_url, credential=DefaultAzureCredential())
+            return BlobServiceClient(s.blob_account_url, credential=DefaultAzureCredential(), **bounds)
         raise NotConfigured(
             "Blob storage is not configured",
             recovery_suggestions=["Set AzureWebJobsStorage or FIREBREAK_BLOB_ACCOUNT_URL (managed identity)."],

@@ -370,7 +370,17 @@ class CosmosDatabase:
             from azure.identity.aio import DefaultAzureCredential
 
             credential = DefaultAzureCredential()
-        return CosmosClient(s.cosmos_endpoint, credential=credential, connection_verify=s.cosmos_verify_tls)
+        # The SDK's defaults wait 65 s per read and retry each failure three more times: a hung store held a
+        # request for minutes. One retry within store_timeout_s each, then the edge answers 503 (storage/outage.py).
+        return CosmosClient(
+            s.cosmos_endpoint,
+            credential=credential,
+            connection_verify=s.cosmos_verify_tls,
+            connection_timeout=s.store_timeout_s,
+            read_timeout=s.store_timeout_s,
+            retry_connect=1,
+            retry_read=1,
+        )
 
     async def container(self, name: str) -> CosmosContainer:
         """The named container from the catalogue, created first when this process bootstraps locally."""

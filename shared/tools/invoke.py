@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from shared.core.errors import AppError, ValidationFailed, envelope, internal_error, validation_failed_from_pydantic
 from shared.core.logging import is_safe_correlation_id
 from shared.identity.models import Principal
+from shared.storage.outage import store_outage
 from shared.tools.deps import Deps
 from shared.tools.registry import Tool
 
@@ -97,9 +98,11 @@ async def invoke(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolOutcome:
             output = tool.output_model.model_validate(output)
     except AppError as exc:
         error = exc
-    except Exception:
-        log.exception("tool %s raised", tool.name, extra={"tool": tool.name, "correlation_id": ctx.correlation_id})
-        error = internal_error()
+    except Exception as exc:
+        error = store_outage(exc)
+        if error is None:
+            log.exception("tool %s raised", tool.name, extra={"tool": tool.name, "correlation_id": ctx.correlation_id})
+            error = internal_error()
     duration_ms = round((time.perf_counter() - started) * 1000, 2)
     log.info(
         "tool call %s %s",
