@@ -24,6 +24,7 @@ one after another (devhost/scenarios.py). The tests use these through tests/supp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -311,6 +312,11 @@ class RunbookServer:
         self._state.update(markdown=scenario.get("runbook_markdown"), paths=paths)
         self.runbook_url = self.base_url + (runbook_path(scenario) or "/runbook")
 
+    def page(self, path: str, body: bytes, content_type: str) -> str:
+        """Serve `body` as `content_type` at `path` as well (a hostile page, another format); its URL."""
+        self._state.setdefault("pages", {})[path] = (body, content_type)
+        return self.base_url + path
+
 
 @contextmanager
 def serve_runbook(scenario: dict[str, Any], port: int = 0) -> Iterator[RunbookServer]:
@@ -325,7 +331,9 @@ def serve_runbook(scenario: dict[str, Any], port: int = 0) -> Iterator[RunbookSe
             seen.append(self.path)
             path = urlsplit(self.path).path
             markdown: str | None = state.get("markdown")
-            if markdown is not None and path in state.get("paths", set()):
+            if path in state.get("pages", {}):
+                status, (body, kind) = 200, state["pages"][path]
+            elif markdown is not None and path in state.get("paths", set()):
                 status, body, kind = 200, markdown.encode("utf-8"), "text/markdown; charset=utf-8"
             else:
                 status, body, kind = 404, b"404 page not found\n", "text/plain; charset=utf-8"
@@ -333,7 +341,8 @@ def serve_runbook(scenario: dict[str, Any], port: int = 0) -> Iterator[RunbookSe
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(body)  # a reader that stops at its size limit hangs up
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

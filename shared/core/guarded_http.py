@@ -3,7 +3,10 @@
 `GuardedTransport` checks each request's URL with `OutboundGuard.resolve` and connects to the address the guard
 checked, so a DNS answer cannot change between the check and the connection. The request keeps its Host header
 and TLS name (SNI, certificate check) of the configured host; only the TCP connection is pinned. Response bodies
-are capped (`ResponseTooLarge` once they pass `max_response_bytes`), so a hostile server cannot exhaust memory.
+are capped (`ResponseTooLarge` once they pass `max_response_bytes`, counted after gzip or deflate is inflated here),
+so a hostile server cannot exhaust memory, and their text is decoded only in a charset on `charsets.ALLOWED` (UTF-8
+otherwise). A caller that asks for `Accept-Encoding: identity` gets the body as sent (NeuBird's client refuses a
+compressed one).
 
 Use it with `trust_env=False` on the client (no proxy from the environment: the checked address is the one
 connected to). Callers that want to explain failures (which address belonged to which host, the last error
@@ -15,11 +18,15 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
+from shared.core import charsets
 from shared.core.outbound import OutboundGuard, Target
+
+_INFLATED = ("gzip", "deflate")
 
 
 class ResponseTooLarge(Exception):
@@ -43,6 +50,41 @@ class CappedStream(httpx2.AsyncByteStream):
             if seen > self._limit:
                 raise ResponseTooLarge(self._limit)
             yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class InflatedStream(httpx2.AsyncByteStream):
+    """A gzip or deflate body inflated here, in pieces of at most PIECE_BYTES, so that a cap counts what is read.
+
+    httpx inflates after the transport: the cap saw compressed bytes, and 200 KB of gzip became 200 MB.
+    """
+
+    PIECE_BYTES = 64 * 1024
+
+    def __init__(self, inner: httpx2.AsyncByteStream, encoding: str) -> None:
+        self._inner, self._encoding = inner, encoding
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        # gzip (and x-gzip): the gzip header; deflate: zlib's, or raw deflate as some servers send it.
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | (16 if "gzip" in self._encoding else 0))
+        first = True
+        try:
+            async for chunk in self._inner:
+                if first and self._encoding == "deflate" and chunk and (chunk[0] & 0x0F) != 8:
+                    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                first = first and not chunk
+                data = chunk
+                while data:
+                    piece = inflater.decompress(data, self.PIECE_BYTES)
+                    data = inflater.unconsumed_tail
+                    if piece:
+                        yield piece
+            if tail := inflater.flush():
+                yield tail
+        except zlib.error as exc:
+            raise httpx2.DecodingError(f"the server's {self._encoding} body is corrupt ({exc})") from None
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -96,21 +138,37 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         extensions = dict(request.extensions)
         if target.scheme == "https":
             extensions["sni_hostname"] = target.host
+        headers = request.headers.copy()
+        identity = headers.get("accept-encoding", "").strip().lower() == "identity"
+        if not identity:
+            headers["accept-encoding"] = ", ".join(_INFLATED)  # what this transport inflates under the cap
         pinned = httpx2.Request(
             request.method,
             request.url.copy_with(host=target.address),
-            headers=request.headers,
+            headers=headers,
             stream=request.stream,
             extensions=extensions,
         )
         response = await self._inner.handle_async_request(pinned)
         assert isinstance(response.stream, httpx2.AsyncByteStream)
+        stream, response_headers = response.stream, response.headers
+        codings = [c for c in response_headers.get_list("content-encoding", split_commas=True) if c != "identity"]
+        if not identity and len(codings) == 1 and codings[0].lower() in _INFLATED:
+            # Inflated before the cap, and sent on as identity: httpx inflating it again later would count nothing.
+            stream = InflatedStream(stream, codings[0].lower())
+            response_headers = response_headers.copy()
+            del response_headers["content-encoding"]
+            response_headers.pop("content-length", None)
         capped = httpx2.Response(
             response.status_code,
-            headers=response.headers,
-            stream=CappedStream(response.stream, self._limit),
+            headers=response_headers,
+            stream=CappedStream(stream, self._limit),
             extensions=response.extensions,
         )
+        named = capped.charset_encoding
+        if named is not None and charsets.allowed(named) is None:
+            # `.text` and `aiter_text()` (SSE) decode with the server's charset: only an allowed one runs.
+            capped.encoding = charsets.DEFAULT
         if self._on_response is not None:
             self._on_response(capped)
         return capped

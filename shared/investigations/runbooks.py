@@ -11,7 +11,6 @@ deployment's own endpoint and keys, never the worker's AWS identity.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import fnmatch
 import importlib
 import logging
@@ -19,16 +18,17 @@ import re
 import socket
 import ssl
 from collections.abc import Mapping
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 
+from shared.core import charsets
 from shared.core.errors import ValidationFailed
 from shared.core.outbound import OutboundGuard
 from shared.core.redaction import REDACTED, redact_text
+from shared.investigations.html_text import html_to_text
 from shared.storage.blob import BlobStore
 
 log = logging.getLogger(__name__)
@@ -229,6 +229,7 @@ async def fetch_runbook(
             _fetch(kind, url, config, guard=guard, blobs=blobs, workspace=workspace, ssl_context=ssl_context),
             config.timeout_seconds,
         )
+        result = await _readable(result)
         result = result.model_copy(update={"kind": kind, "source": source})
     except TimeoutError:
         result = _failed(kind, source, "error", f"no complete answer within {config.timeout_seconds:g} s")
@@ -448,22 +449,47 @@ async def _read_bounded(stream: Any, limit: int) -> tuple[bytes, bool]:
     return body[:limit], size > limit
 
 
+class _Undecoded(RunbookResult):
+    """A fetched body not yet turned into text: `_readable` does that in a worker thread."""
+
+    _body: bytes = PrivateAttr(b"")
+    _charset: str = PrivateAttr(charsets.DEFAULT)
+    _html: bool = PrivateAttr(False)
+
+    def decoded(self) -> RunbookResult:
+        """The runbook's text: decoded in the checked charset (pieces of charsets.PIECE_BYTES), HTML made text.
+
+        Linear in the body (at most max_bytes), but seconds at the 8 MiB cap: never on the event loop.
+        """
+        text = charsets.decode(self._body, self._charset, final=not self.truncated)
+        if self._html:
+            text = html_to_text(text)
+        return RunbookResult(**{**dict(self), "text": text})
+
+
+async def _readable(result: RunbookResult) -> RunbookResult:
+    """The fetched runbook with its text, decoded and converted in a worker thread (the event loop stays free;
+    the work is linear in at most max_bytes, and a thread cannot be interrupted, so no timeout applies)."""
+    return await asyncio.to_thread(result.decoded) if isinstance(result, _Undecoded) else result
+
+
 def _text_result(body: bytes, truncated: bool, content_type: str, name: str, kind: Kind) -> RunbookResult:
+    """Check the type (a `_Failure` when it is no runbook) and choose the charset; the text comes in `_readable`.
+
+    The charset is the server's only when it is on charsets.ALLOWED; any other (`punycode`, `utf-7`, a
+    name Python does not know) is decoded as UTF-8 with U+FFFD for what is not UTF-8, and logged.
+    """
     mime, _, params = content_type.partition(";")
     mime = mime.strip().lower()
-    charset_match = re.search(r"charset=\"?([\w.-]+)", params, re.IGNORECASE)
-    charset = charset_match.group(1).lower() if charset_match else "utf-8"
-    try:
-        codecs.lookup(charset)
-    except LookupError:
-        charset = "utf-8"
-    # An incremental decoder drops a multi-byte character the cut split in two.
-    text = codecs.getincrementaldecoder(charset)(errors="replace").decode(body, final=not truncated)
+    named = re.search(r"charset=\"?([\w.:-]{1,64})", params, re.IGNORECASE)
+    charset = charsets.choose(named.group(1) if named else None)
+    if named and charsets.allowed(named.group(1)) is None:
+        log.warning("runbook %s: charset %r is not on the allow-list; decoded as UTF-8", name[:200], named.group(1))
     lowered = name.lower()
     if mime in _TEXT_TYPES:
         shown_type = mime
     elif mime in _HTML_TYPES:
-        text, shown_type = html_to_text(text), "text/markdown"
+        shown_type = "text/markdown"
     elif mime in _UNTYPED and lowered.endswith(TEXT_SUFFIXES) and b"\x00" not in body[:8192]:
         shown_type = "text/plain" if lowered.endswith(".txt") else "text/markdown"
     else:
@@ -472,15 +498,16 @@ def _text_result(body: bytes, truncated: bool, content_type: str, name: str, kin
             f"content type {mime or '(none)'!r} is not a runbook: text/markdown, text/plain or text/html "
             "(or an untyped .md/.txt file)",
         )
-    return RunbookResult(
+    result = _Undecoded(
         status="ok",
         kind=kind,
         source="",
-        text=text,
         content_type=shown_type,
         truncated=truncated,
         size_bytes=len(body),
     )
+    result._body, result._charset, result._html = body, charset, mime in _HTML_TYPES
+    return result
 
 
 def _safe_relative(name: str) -> str:
@@ -602,50 +629,6 @@ async def _fetch_s3(url: str, config: RunbookSettings, guard: OutboundGuard) -> 
     except BotoCoreError as exc:
         raise _Failure("error", f"S3 request failed ({type(exc).__name__})") from None
     return _text_result(data[: config.max_bytes], len(data) > config.max_bytes, ctype, key, "s3")
-
-
-# ---- HTML ----------------------------------------------------------------------------------------------
-
-_BLOCKS = frozenset(
-    {"p", "div", "br", "li", "tr", "pre", "section", "article", "ul", "ol", "table", "blockquote", "hr", "dd", "dt"}
-)
-_SKIPPED = frozenset({"script", "style", "head", "noscript", "svg", "template", "nav", "footer"})
-
-
-class _TextParser(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIPPED:
-            self._skip += 1
-        elif tag in _BLOCKS or re.fullmatch(r"h[1-6]", tag):
-            self.parts.append("\n")
-            if tag == "li":
-                self.parts.append("- ")
-            elif tag[0] == "h" and tag[1:].isdigit():
-                self.parts.append("#" * int(tag[1:]) + " ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIPPED:
-            self._skip = max(0, self._skip - 1)
-        elif tag in _BLOCKS or re.fullmatch(r"h[1-6]", tag):
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    """Readable text of an HTML page: headings as `#`, list items as `- `, scripts and styles dropped."""
-    parser = _TextParser()
-    parser.feed(html)
-    parser.close()
-    lines = [re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in "".join(parser.parts).split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
 
 
 # ---- catalogue -----------------------------------------------------------------------------------------

@@ -187,7 +187,7 @@ def token_expiry(token: str, now: float) -> float:
             payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
             claims = json.loads(payload)
             exp = claims.get("exp") if isinstance(claims, dict) else None
-        except (ValueError, binascii.Error, UnicodeDecodeError):
+        except (ValueError, RecursionError, binascii.Error, UnicodeDecodeError):
             exp = None
     if not isinstance(exp, int | float) or isinstance(exp, bool):
         return now + _NO_EXP_LIFETIME_S
@@ -796,7 +796,7 @@ class NeubirdClient:
             )
         try:
             return json.loads(answer.body) if answer.body.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
             raise self._api_error(route, f"NeuBird's {route} answer is not JSON") from None
 
     def _check_envelope(self, route: str, data: Any) -> None:

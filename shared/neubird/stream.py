@@ -19,12 +19,13 @@ Behaviour the contract marks as inference, and that this module follows:
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from shared.core.html_unescape import unescape
 
 MAX_LINE_BYTES = 1024 * 1024
 # Text kept per chain-of-thought step and for the answer: what an agent can read; the rest is dropped.
@@ -129,7 +130,7 @@ class SseParser:
             return None
         try:
             data = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
             return None
         return SseEvent(self._name, data) if isinstance(data, dict) else None
 
@@ -179,7 +180,7 @@ def strip_html(text: str) -> str:
     Only tag-shaped text is removed, so markdown such as `latency < 2s` survives.
     """
     text = _BREAK.sub("\n", text.replace("\r\n", "\n"))
-    text = html.unescape(_TAG.sub("", text)).replace("\xa0", " ")
+    text = unescape(_TAG.sub("", text)).replace("\xa0", " ")
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return _BLANK_LINES.sub("\n\n", text).strip()
 
@@ -191,7 +192,7 @@ def _json_part(part: Any) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(part)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -613,7 +614,8 @@ def state_from_prompt_cycle(
         aggregator._cot_snapshot(cots, delta=False)
         aggregator._active = None  # recomputed from the statuses
     answer = cycle.get("final_answer")
-    aggregator._answer = [answer] if isinstance(answer, str) else []
+    # Capped as the stream's answer is: strip_html reads it on the event loop (16 MiB took seconds).
+    aggregator._answer = [answer[:MAX_ANSWER_CHARS]] if isinstance(answer, str) else []
     aggregator._suggestions = [s.strip() for s in _strings(cycle.get("follow_up_suggestions")) if s.strip()]
     status = _text(cycle.get("status")) or None
     aggregator._ended = status in (PROMPT_STATUS_COMPLETED, PROMPT_STATUS_ERROR)

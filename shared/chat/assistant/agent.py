@@ -139,7 +139,7 @@ def _data(output: dict[str, Any], limit: int) -> str:
 def _arguments(raw: Any) -> dict[str, Any] | None:
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
         return None
     return value if isinstance(value, dict) else None
 

@@ -248,7 +248,8 @@ def _events(ctx: Context) -> list[Finding]:
 
 
 def _scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
-    found = re.findall(r"\d+ (Insufficient [\w./-]+|Too many pods|node\(s\) [^,.]+)", e.message)
+    # (?<!\d): a count starts where the digits start (from every digit of a long run, \d+ rescanned the run).
+    found = re.findall(r"(?<!\d)\d+ (Insufficient [\w./-]+|Too many pods|node\(s\) [^,.]+)", e.message)
     reasons = [r.rstrip(".") for r in found]
     if "unbound immediate PersistentVolumeClaims" in e.message:
         reasons.append("unbound PersistentVolumeClaim")
@@ -282,9 +283,9 @@ def _nodes(ctx: Context) -> list[Finding]:
             continue
         node = str(rec.args.get("name"))
         running = re.search(r"Non-terminated Pods:\s+\((\d+) in total\)", rec.output)
-        alloc = re.search(r"Allocatable:(?:\n\s+.*)*?\n\s+pods:\s+(\d+)", rec.output)
-        if running and alloc and int(running.group(1)) >= int(alloc.group(1)):
-            n, cap = running.group(1), alloc.group(1)
+        cap = _allocatable_pods(rec.output)
+        if running and cap and int(running.group(1)) >= int(cap):
+            n = running.group(1)
             out.append(
                 Finding(
                     rule="node_pods",
@@ -349,8 +350,26 @@ def _throttling(ctx: Context) -> list[Finding]:
     return out
 
 
+def _allocatable_pods(text: str) -> str:
+    """`pods:` in the indented block under a node description's `Allocatable:`, or "".
+
+    Line by line: the regex this replaces (`(?:\\n\\s+.*)*?` where `\\s+` also matches line breaks) backtracked
+    exponentially, and a thousand blank lines after `Allocatable:` never finished.
+    """
+    at = text.find("Allocatable:")
+    if at < 0:
+        return ""
+    for line in text[at:].split("\n")[1:]:
+        if line and not line[0].isspace():
+            break
+        if found := re.match(r"\s+pods:\s+(\d+)", line):
+            return found.group(1)
+    return ""
+
+
 def _yaml_cpu_limit(text: str) -> str:
-    m = re.search(r"limits:\s*\n\s+cpu:\s*(\S+)", text)
+    # Possessive: the blanks before `cpu:` are taken once (`\s*\n\s+` split every run of them every way).
+    m = re.search(r"limits:[^\S\n]*\n\s++cpu:\s*(\S+)", text)
     return m.group(1).strip("\"'") if m else ""
 
 
@@ -387,7 +406,7 @@ def _job_status(ctx: Context) -> list[Finding]:
         if rec.args.get("kind") != "Job":
             continue
         status = parse.field_value(rec.output, "Pods Statuses")
-        m = re.search(r"(\d+) Succeeded / (\d+) Failed", status)
+        m = re.search(r"(?<!\d)(\d+) Succeeded / (\d+) Failed", status)
         if m and m.group(1) == "0" and m.group(2) != "0":
             limit = parse.field_value(rec.output, "Backoff Limit")
             out.append(

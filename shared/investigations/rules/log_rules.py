@@ -62,12 +62,15 @@ _ENV_VAR = re.compile(
     r"(?i)(?:environment variable|env var(?:iable)?|variable)\s+[`'\"]?([A-Z_][A-Z0-9_]*)[`'\"]?\s+"
     r"(?:is\s+)?(undefined|not set|missing|unset|not defined|is required|required)"
     r"|KeyError: '([A-Z_][A-Z0-9_]*)'"
-    r"|([A-Z_][A-Z0-9_]{2,}) (?:must be set|is not set|not set)"
+    # A name starts where its word starts: from every letter of a long word, the name rescanned the word.
+    r"|(?<![A-Z0-9_])([A-Z_][A-Z0-9_]{2,}) (?:must be set|is not set|not set)"
 )
 
 
+# Possessive (`*+`, `++`): a word is all of its characters, so nothing is lost by not giving them back, and a
+# long run of punctuation no longer splits into every pair of prefix and word (quadratic in the line).
 _FATAL = re.compile(
-    r"(?i)^\W*(?:\S+\s+){0,3}?(?:FATAL|PANIC|CRITICAL)\b|^\s*panic: |^\s*fatal error: |"
+    r"(?i)^\W*+(?:\S++\s++){0,3}?(?:FATAL|PANIC|CRITICAL)\b|^\s*panic: |^\s*fatal error: |"
     r"^(?:\w+\.)*\w*(?:Error|Exception): \S"
 )
 
@@ -257,7 +260,7 @@ def _duration(line: str) -> float | None:
     if '"responseTime"' in line:
         try:
             ms = json.loads(line).get("responseTime")
-        except ValueError:
+        except (ValueError, RecursionError, AttributeError):  # a log line is anything: deep nesting, a list
             return None
         return float(ms) / 1000 if isinstance(ms, int | float) else None
     m = _SLOW_TEXT.search(line)
@@ -320,7 +323,8 @@ def traces(ctx: Context) -> list[Finding]:
     """The slowest span with a database statement in fetched traces."""
     best: tuple[float, CallRecord, str, str] | None = None
     for rec in ctx.tempo:
-        blocks = re.split(r"\n(?=\s*[├└│ ]*─ )", rec.output)
+        # One class for the indentation, and no line break in it: `\s*[├└│ ]*` split every run of blanks both ways.
+        blocks = re.split(r"\n(?=[├└│ \t]*─ )", rec.output)
         for block in blocks:
             head = re.search(r"─ (\S+) \(([^)]+)\) - ([\d.]+)ms", block)
             statement = re.search(r"db\.statement: (.*)", block)

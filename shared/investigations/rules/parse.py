@@ -66,7 +66,7 @@ def events(text: str, default_obj: str = "") -> list[Event]:
         for block in _YAML_ITEM.split(text)[1:]:
 
             def val(key: str, block: str = block) -> str:
-                m = re.search(rf"^\s*{key}:\s*(.*)$", block, re.MULTILINE)
+                m = re.search(rf"^[ \t]*{key}:\s*(.*)$", block, re.MULTILINE)  # `^\s*` rescanned blank runs
                 return m.group(1).strip().strip("'\"") if m else ""
 
             msg = val("Message")
@@ -219,7 +219,9 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _CAMEL.findall(text)]
 
 
-_STATUS_SECTION = re.compile(r"^(\s*)(initContainerStatuses|containerStatuses):\s*$", re.MULTILINE)
+# Indentation and trailing blanks are spaces and tabs: `\s*` also crossed line breaks, and from every line start
+# of a run of blank lines rescanned the rest of the run (32 KiB of newlines took 17 s).
+_STATUS_SECTION = re.compile(r"^([ \t]*)(initContainerStatuses|containerStatuses):[ \t\r]*$", re.MULTILINE)
 
 
 def yaml_containers(text: str) -> list[Container]:
@@ -233,14 +235,38 @@ def yaml_containers(text: str) -> list[Container]:
             if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith("- "):
                 break
             body.append(line)
-        items = re.split(r"\n\s*- ", "\n" + "\n".join(body))[1:]
+        items = re.split(r"\n[ \t]*- ", "\n" + "\n".join(body))[1:]
         found += [_status_item(item, m.group(2).startswith("init"), text) for item in items]
     return found
 
 
+def _spec_resources(whole: str, name: str) -> str:
+    """The lines under `resources:` of the spec's container `name`: after the first `- `, the first line that is
+    `name: <name>`, then the first `resources:` line, then the indented (or blank) lines that follow it.
+
+    One pass over the lines: the regex this replaces (lazy runs of lines around `\\s*`) backtracked in cubic
+    time, and 32 KiB of `- ` lines without the name took minutes.
+    """
+    start = whole.find("- ")
+    if start < 0:
+        return ""
+    wanted, named = f"name: {name}", False
+    block: list[str] | None = None
+    for line in whole[start + 2 :].split("\n")[:-1]:  # every line read ends with a line break
+        if block is not None:
+            if line and not line[0].isspace():
+                break
+            block.append(line)
+        elif not named:
+            named = line.lstrip() == wanted
+        elif line.lstrip() == "resources:":
+            block = []
+    return "".join(f"{line}\n" for line in block or [])
+
+
 def _status_item(item: str, init: bool, whole: str) -> Container:
     def key(name: str, block: str) -> str:
-        m = re.search(rf"^\s*{name}:\s*(.+)$", block, re.MULTILINE)
+        m = re.search(rf"^[ \t]*{name}:\s*(.+)$", block, re.MULTILINE)  # `^\s*` rescanned blank runs
         return m.group(1).strip().strip("'\"") if m else ""
 
     name = key("name", item)
@@ -254,9 +280,9 @@ def _status_item(item: str, init: bool, whole: str) -> Container:
         if key("message", last):
             lines.append(f"  Message: {key('message', last)}")
     lines.append(f"Restart Count: {key('restartCount', item)}")
-    spec = re.search(rf"- (?:[^\n]*\n)*?\s*name: {re.escape(name)}\n(?:.*\n)*?\s*resources:\n((?:\s+.*\n)*)", whole)
-    if spec:
-        limits = re.search(r"limits:\n((?:\s{8,}\S+: \S+\n)+)", spec.group(1))
+    resources = _spec_resources(whole, name)
+    if resources:
+        limits = re.search(r"limits:\n((?:\s{8,}\S+: \S+\n)+)", resources)
         if limits:
             lines.append("Limits:")
             lines += ["  " + ln.strip().replace('"', "") for ln in limits.group(1).splitlines()]

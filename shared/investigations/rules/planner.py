@@ -14,7 +14,9 @@ _DNS_ERROR = re.compile(
     r"(?i)NameResolutionError|Failed to resolve|Temporary failure in name resolution|NXDOMAIN|no such host|"
     r"could not resolve host|Name or service not known|getaddrinfo|server misbehaving"
 )
-_HOST_PORT = re.compile(r"\b([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,5})\b")
+# The name starts where the dotted name starts (`\b` also after each `-` or `.` inside it, and each such start
+# rescanned the rest: quadratic).
+_HOST_PORT = re.compile(r"(?<![-.\w])([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,5})\b")
 
 
 def is_heartbeat(alert: dict[str, Any]) -> bool:

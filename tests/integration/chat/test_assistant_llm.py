@@ -76,6 +76,26 @@ async def test_a_tool_call_runs_for_the_caller_and_its_result_goes_back_as_data(
     assert KEY not in json.dumps(first.body)
 
 
+async def test_arguments_nested_past_the_json_parsers_stack_are_refused_not_raised(
+    deps: Deps, llm: FakeLlm, client: LlmClient
+) -> None:
+    # json.loads raises RecursionError, not ValueError, past ~1,000 levels: the chat answered 500.
+    me = ctx_for(deps)
+    deep = Reply(
+        content=None,
+        tool_calls=[
+            {"id": "call_0", "type": "function", "function": {"name": "search_tasks", "arguments": "[" * 50_000}}
+        ],
+        finish_reason="tool_calls",
+    )
+    llm.script(deep, text("I could not read that."))
+    reply = await respond(me, [], "anything about the dentist?", llm=client)
+    assert reply.text == "I could not read that."
+    result = llm.requests[1].body["messages"][-1]
+    assert result["role"] == "tool"
+    assert "arguments must be a JSON object" in result["content"]
+
+
 async def test_tools_outside_the_task_set_never_run(deps: Deps, llm: FakeLlm, client: LlmClient) -> None:
     me = ctx_for(deps)
     chat_id = str(uuid.uuid4())

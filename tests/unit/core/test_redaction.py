@@ -20,6 +20,9 @@ JWT = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ
     [
         ("Authorization: Basic dXNlcjpodW50ZXIy", "dXNlcjpodW50ZXIy"),
         (f"token {JWT} seen", JWT.split(".")[1]),
+        (f'{{"id_token":"{JWT}"}}', JWT.split(".")[1]),
+        (f"jwt={JWT}", JWT.split(".")[1]),
+        (f"eyJ-eyJ- {JWT}", JWT.split(".")[1]),
         ("GET /hook?token=TK-1&page=2", "TK-1"),
         ("api_key=AK-1&x=1", "AK-1"),
         ("user=a&password=PW-1", "PW-1"),

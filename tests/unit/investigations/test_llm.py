@@ -67,9 +67,20 @@ def test_oldest_outputs_are_named_only_when_the_share_gets_too_small() -> None:
 
 def test_json_objects_are_found_fenced_or_amid_prose() -> None:
     assert parse_json_object('```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse_json_object('  ```\n{"a": 1}```\n') == {"a": 1}
+    assert parse_json_object('```json{"a": 1}   ```') == {"a": 1}
     assert parse_json_object('Here is the plan: {"a": 1} hope it helps') == {"a": 1}
+    assert parse_json_object('Plan:\n```json\n{"a": 1}\n```\nDone.') == {"a": 1}
     assert parse_json_object("[1, 2]") == "the answer is JSON but not an object"
     assert parse_json_object("") == "the answer was empty"
+
+
+def test_an_answer_nested_past_the_parsers_stack_is_not_json() -> None:
+    # json.loads raises RecursionError (not ValueError) past ~1,000 levels: the plan failed with a crash.
+    assert parse_json_object('{"calls": ' + "[" * 100_000) == "the answer is not a JSON object"
+    assert parse_json_object("```json\n" + "{}" * 10 + "[" * 5000 + "]" * 5000 + "\n```") == (
+        "the answer is not a JSON object"
+    )
 
 
 def test_plans_in_the_specs_older_shape_are_accepted() -> None:

@@ -172,3 +172,18 @@ def test_the_runbooks_promql_is_queried_when_prometheus_is_offered() -> None:
     queries = [c.args["query"] for c in state.calls if c.tool == "prometheus_execute_range_query"]
     assert queries == ["avg by(node,mode)(rate(node_cpu_seconds_total[5m]))"]
     assert "Metrics queried for:** 2025-08-25 05:25:00 UTC to 2025-08-25 05:55:00 UTC" in result["analysis"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['["responseTime", 1]', '{"responseTime": ' + "[" * 50_000, '"responseTime"'],
+    ids=["a-list", "nested-past-the-stack", "a-string"],
+)
+def test_a_log_line_that_only_mentions_response_time_is_not_a_duration(line: str) -> None:
+    # The JSON reading of a log line raised AttributeError on a list and RecursionError on deep nesting: the
+    # rules' report (the fallback of every investigation) failed on one hostile line in a pod's log.
+    state = rules.InvestigationState(alert={"title": "HighLatency", "labels": {"namespace": "shop"}})
+    slow = '{"msg": "GET /api/orders", "responseTime": 2500}'
+    output = "\n".join([line, slow, line])
+    state.calls.append(rules.CallRecord(tool="pods_log", args={"name": "api-0"}, output=output, iteration=0))
+    assert "up to 2.5 seconds per request" in rules.report(state)["root_cause"]

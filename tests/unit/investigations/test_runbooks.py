@@ -8,13 +8,13 @@ import pytest
 
 from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
+from shared.investigations.html_text import html_to_text
 from shared.investigations.runbooks import (
     Catalogue,
     RunbookRef,
     RunbookSettings,
     fetch_runbook,
     github_raw_url,
-    html_to_text,
     load_catalogue,
     match_runbook,
     parse_front_matter,

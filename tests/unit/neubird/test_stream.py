@@ -179,6 +179,17 @@ def test_last_line_without_a_line_break_is_read_at_close() -> None:
     assert parser.close() == []
 
 
+def test_json_nested_past_the_parsers_stack_is_skipped_like_other_non_json() -> None:
+    # json.loads raises RecursionError, not ValueError, past ~1,000 levels: it broke the stream's iteration.
+    deep = b"data: " + b"[" * 50_000 + b"\n"
+    part = json.dumps("[" * 50_000)  # a chain-of-thought part is JSON inside the JSON
+    cot = {"message": {"content": {"content_type": "CONTENT_TYPE_CHAIN_OF_THOUGHT", "parts": [json.loads(part)]}}}
+    chunks = [deep, b"data: " + json.dumps(cot).encode() + b"\n", b'data: {"end_turn": true}\n']
+    found = list(events(chunks))
+    assert [e.data for e in found] == [cot, {"end_turn": True}]
+    assert aggregate(found).total_steps == 1
+
+
 def test_a_line_over_the_cap_fails_clearly_even_when_it_never_ends() -> None:
     parser = SseParser(max_line_bytes=1024)
     parser.feed(b"data: " + b"x" * 500)

@@ -57,3 +57,15 @@ def test_a_snapshot_repeating_one_step_id_counts_it_once() -> None:
     state = agg.state()
     assert state.total_steps == 1
     assert state.steps[0].investigation == "more " * 20  # one fragment per event, not 5,000
+
+
+def test_an_inspected_answer_is_capped_like_a_streamed_one() -> None:
+    # From inspect the answer was whole (up to the 16 MiB response cap), and strip_html read it on the event loop.
+    state = state_from_prompt_cycle({"status": "PROMPT_STATUS_COMPLETED", "final_answer": "<p>x</p>" * 1_000_000})
+    assert len(state.results.final_answer) <= MAX_ANSWER_CHARS
+
+
+def test_an_answer_with_an_absurd_character_reference_is_kept() -> None:
+    # html.unescape raised ValueError on a decimal reference of 4,300+ digits: the status read failed.
+    state = state_from_prompt_cycle({"status": "PROMPT_STATUS_COMPLETED", "final_answer": "a&#" + "9" * 5000 + ";b"})
+    assert state.results.final_answer == "a\ufffdb"
