@@ -17,6 +17,7 @@ from benchmarks import (
     cold_start,
     durable_engine,
     hostile_inputs,
+    hostile_outside_content,
     investigations,
     mcp_overhead,
     memory_ranking,
@@ -38,6 +39,7 @@ NAMES = (
     "durable_engine",
     "investigations",
     "hostile_inputs",
+    "hostile_outside_content",
     "perf_roundtrip",
     "memory_ranking",
     "neubird",
@@ -98,6 +100,8 @@ def _with_stack(want: set[str]) -> list[dict[str, Any]]:
                 results += investigations.run(stack.app_settings(), Path(tmp))
             if "hostile_inputs" in want:
                 results += hostile_inputs.run(env)
+            if "hostile_outside_content" in want:
+                results += hostile_outside_content.run(env)
             if "perf_roundtrip" in want:
                 results += perf_roundtrip.run(
                     load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-perf-{uuid.uuid4().hex[:6]}"})

@@ -27,10 +27,11 @@ SKIPPED = frozenset({"script", "style", "head", "noscript", "svg", "template", "
 # Elements whose content is raw text up to their end tag (no tags inside), as html.parser treats them.
 RAW_TEXT = frozenset({"script", "style"})
 
-# Where markup may start: `<` and a letter, `/`, `!` or `?` (any other `<` is text).
-_MARKUP = re.compile(r"<[A-Za-z/!?]")
-# The common case in one match: `<p>`, `</li >`, `<br/>`.
-_PLAIN_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)[\t\n\f\r ]*(/?)>")
+# What a start tag adds to the text (an end tag of these adds a line break).
+_OPENS = {**dict.fromkeys(BLOCKS, "\n"), "li": "\n- ", **{h: "\n" + prefix for h, prefix in HEADINGS.items()}}
+# The next markup: `<` and a letter, `/`, `!` or `?` (any other `<` is text). The common case, a plain tag
+# (`<p>`, `</li >`, `<br/>`), is read from the same match: one search per tag of a dense page.
+_NEXT = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9]*)[\t\n\f\r ]*(/?)>|[A-Za-z/!?])")
 _TAG_NAME = re.compile(r"[A-Za-z][^\t\n\f\r />]*")
 _TAG_STOP = re.compile(r"[>=]")
 _SPACE = re.compile(r"[\t\n\f\r ]*")
@@ -60,19 +61,24 @@ class _Scanner:
 
     def run(self) -> None:
         page, n, i = self.page, len(self.page), 0
+        parts, search = self.parts, _NEXT.search
         while i < n:
-            found = _MARKUP.search(page, i)
+            found = search(page, i)
             lt = found.start() if found else n
             if lt > i and not self.skipping:
-                self.parts.append(unescape(page[i:lt]))
+                parts.append(unescape(page[i:lt]))
             if found is None:
                 return
-            plain = _PLAIN_TAG.match(page, lt)
-            if plain is not None:
-                closing, name, self_closing = plain.groups()
-                i = self.tag(name.lower(), closing=bool(closing), self_closing=bool(self_closing), end=plain.end())
-            else:
+            closing, name, self_closing = found.group(1, 2, 3)
+            if name is None:
                 i = self.markup(lt)
+                continue
+            i, name = found.end(), name.lower()
+            if name in _OPENS:
+                parts.append("\n" if closing else _OPENS[name] + ("\n" if self_closing else ""))
+            elif name in SKIPPED:
+                i = self.tag(name, closing=bool(closing), self_closing=bool(self_closing), end=i)
+            # any other element adds no text of its own
 
     def markup(self, lt: int) -> int:
         """Read the markup starting with the `<` at `lt`; the index after it (len(page) when left open)."""
@@ -119,17 +125,15 @@ class _Scanner:
         if name in SKIPPED:
             self.open_skipped[name] = self.open_skipped.get(name, 0) + 1
             self.skipping += 1
-        elif name in BLOCKS:
-            self.parts.append("\n- " if name == "li" else "\n")
-        elif name in HEADINGS:
-            self.parts.append("\n" + HEADINGS[name])
+        elif name in _OPENS:
+            self.parts.append(_OPENS[name])
 
     def closed(self, name: str) -> None:
         if name in SKIPPED:
             if self.open_skipped.get(name, 0) > 0:
                 self.open_skipped[name] -= 1
                 self.skipping -= 1
-        elif name in BLOCKS or name in HEADINGS:
+        elif name in _OPENS:
             self.parts.append("\n")
 
 

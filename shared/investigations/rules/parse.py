@@ -6,33 +6,42 @@ import re
 from dataclasses import dataclass, field
 
 
-@dataclass
 class Row:
-    """One row of a table, by upper-case column name, plus the raw line to quote."""
+    """One row of a table, by upper-case column name, plus the raw line to quote.
 
-    cells: dict[str, str]
-    line: str
+    A cell is cut from the line when it is asked for: the rules read each output's table many times, mostly
+    one column, and an output of many tiny lines made a table of as many rows.
+    """
+
+    __slots__ = ("_spans", "line")
+
+    def __init__(self, line: str, spans: dict[str, tuple[int, int | None]]) -> None:
+        self.line, self._spans = line, spans
+
+    @property
+    def cells(self) -> dict[str, str]:
+        """Every cell, by column name."""
+        return {name: self.get(name) for name in self._spans}
 
     def get(self, column: str) -> str:
         """A cell, or "" when the table has no such column."""
-        return self.cells.get(column, "")
+        span = self._spans.get(column)
+        return self.line[span[0] : span[1]].strip() if span is not None else ""
+
+
+_TABLE_HEADER = re.compile(r"(NAME|NAMESPACE|LAST SEEN)\b")
+_CONTAINER_NAME = re.compile(r"([a-z0-9][-a-z0-9.]*):")
 
 
 def table(text: str) -> list[Row]:
     """Rows of a `kubectl get`-style table (columns aligned under an upper-case header); [] if none."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     for i, header in enumerate(lines):
-        if re.match(r"^(NAME|NAMESPACE|LAST SEEN)\b", header) and header.upper() == header:
+        if _TABLE_HEADER.match(header) and header.upper() == header:
             starts = [m.start() for m in re.finditer(r"(?<!\S)\S+(?: (?=SEEN|GATES|NODE\b|IP\b)\S+)?", header)]
-            names = [header[s:e].strip() for s, e in zip(starts, [*starts[1:], len(header)], strict=True)]
-            rows = []
-            for line in lines[i + 1 :]:
-                cells = {}
-                for j, (name, start) in enumerate(zip(names, starts, strict=True)):
-                    end = starts[j + 1] if j + 1 < len(starts) else None
-                    cells[name] = (line[start:end] if end is not None else line[start:]).strip()
-                rows.append(Row(cells, line))
-            return rows
+            ends: list[int | None] = [*starts[1:], None]
+            spans = {header[s:e].strip(): (s, e) for s, e in zip(starts, ends, strict=True)}
+            return [Row(line, spans) for line in lines[i + 1 :]]
     return []
 
 
@@ -184,7 +193,7 @@ def containers(describe: str) -> list[Container]:
         if line.strip() and indent <= base:
             section, current = None, None
             continue
-        m = re.match(r"^([a-z0-9][-a-z0-9.]*):$", s)
+        m = _CONTAINER_NAME.fullmatch(s)
         if m and indent <= base + 3:
             current = Container(m.group(1), bool(section))
             found.append(current)
