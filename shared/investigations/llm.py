@@ -314,14 +314,45 @@ def parse_json_object(text: str | None) -> dict[str, Any] | str:
     return "the answer is not a JSON object"
 
 
+# Keyword maps whose keys are names (of properties, definitions), not keywords: their values are schemas.
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})
+_REGEX_KEYWORDS = frozenset({"pattern", "patternProperties"})
+_MAX_SCHEMA_DEPTH = 64
+
+
+def without_regexes(schema: Any, depth: int = 0) -> Any:
+    """`schema` without `pattern` / `patternProperties` (and the `additionalProperties` that leans on them).
+
+    The schema is the MCP server's: a regex in it would run on the event loop against the model's
+    arguments, and a catastrophic one would stall the worker. The server validates its own arguments,
+    so dropping them costs a later, clearer error at most. Raises RecursionError past 64 levels.
+    """
+    if depth > _MAX_SCHEMA_DEPTH:
+        raise RecursionError("schema nested too deeply")
+    if isinstance(schema, list):
+        return [without_regexes(item, depth + 1) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _REGEX_KEYWORDS or (key == "additionalProperties" and "patternProperties" in schema):
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: without_regexes(sub, depth + 1) for name, sub in value.items()}
+        else:
+            out[key] = without_regexes(value, depth + 1)
+    return out
+
+
 def _schema_errors(schema: dict[str, Any], arguments: dict[str, Any], where: str) -> list[str]:
     import jsonschema  # type: ignore[import-untyped]  # no py.typed in the installed jsonschema
 
     try:
+        schema = without_regexes(schema)
         validator_cls = jsonschema.validators.validator_for(schema)
         validator_cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return []  # the server's schema is broken; its own validation answers the call
+    except (jsonschema.SchemaError, RecursionError):
+        return []  # the server's schema is broken or absurd; its own validation answers the call
     found = sorted(validator_cls(schema).iter_errors(arguments), key=lambda e: list(e.absolute_path))
     return [f"{where}.arguments{''.join(f'.{p}' for p in e.absolute_path)}: {e.message[:300]}" for e in found]
 

@@ -613,6 +613,21 @@ def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool, int]:
     return raw[:max_bytes].decode("utf-8", errors="ignore"), True, len(raw)
 
 
+async def _no_result_validation(name: str, result: types.CallToolResult) -> None:
+    return None
+
+
+async def _call_unvalidated(client: Client, name: str, args: dict[str, Any]) -> types.CallToolResult:
+    """`client.call_tool` without the SDK's check of structured content against the tool's outputSchema.
+
+    That check lists the tools again and runs the server's own schema (any `pattern` it wrote, through
+    jsonschema, on the event loop) over the server's own output: a hostile server could stall the worker
+    with a catastrophic regex, and a lying server would pass its own check anyway. We read the text only.
+    """
+    client.session.validate_tool_result = _no_result_validation  # type: ignore[method-assign]
+    return await client.call_tool(name, args)
+
+
 async def call_tool(
     servers: Sequence[McpServerConfig],
     catalogue: ToolCatalogue,
@@ -643,7 +658,7 @@ async def call_tool(
         return ToolResult(tool=name, server=server.name, text=text, is_error=True, error_kind="refused")
     try:
         result = await _run(
-            server, guard, timeout_s, max_response_bytes, lambda c: c.call_tool(entry.remote_name, args)
+            server, guard, timeout_s, max_response_bytes, lambda c: _call_unvalidated(c, entry.remote_name, args)
         )
     except _Failed as failed:
         log.warning("MCP tool %s on %s failed: %s", entry.remote_name, server.name, failed.message)

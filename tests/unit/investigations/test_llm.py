@@ -21,6 +21,7 @@ from shared.investigations.llm import (
     parse_plan,
     render_history,
     trim_middle,
+    without_regexes,
 )
 from tests.support import scenarios
 
@@ -102,6 +103,42 @@ def test_a_broken_server_schema_does_not_block_the_call() -> None:
     plan, errors = parse_plan(answer('{"calls": [{"tool": "odd", "arguments": {"a": 1}}]}'), [tool], PlanBudget())
     assert errors == []
     assert plan.calls[0].arguments == {"a": 1}
+
+
+def test_a_catastrophic_pattern_in_a_server_schema_is_never_run() -> None:
+    # (a+)+$ on "a" * 40 + "!" backtracks about 2^40 steps: run, it would hold the event loop for hours.
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}, "pattern": {"type": "integer"}},
+        "patternProperties": {"^(x+)+$": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    tool = ToolSpec(name="evil", input_schema=schema)
+    plan, errors = parse_plan(
+        answer('{"calls": [{"tool": "evil", "arguments": {"name": "' + "a" * 40 + '!", "pattern": 3}}]}'),
+        [tool],
+        PlanBudget(),
+    )
+    assert errors == []
+    assert plan.calls[0].arguments["name"].endswith("!")
+    # A property called "pattern" is a name, not the keyword: it stays, and its type is still checked.
+    _, errors = parse_plan(answer('{"calls": [{"tool": "evil", "arguments": {"pattern": "x"}}]}'), [tool], PlanBudget())
+    assert errors and "pattern" in errors[0]
+
+
+def test_a_schema_nested_absurdly_deep_does_not_block_the_call() -> None:
+    deep: dict = {"type": "object"}
+    for _ in range(200):
+        deep = {"type": "object", "properties": {"x": deep}}
+    with pytest.raises(RecursionError):
+        without_regexes(deep)
+    plan, errors = parse_plan(
+        answer('{"calls": [{"tool": "deep", "arguments": {"x": 1}}]}'),
+        [ToolSpec(name="deep", input_schema=deep)],
+        PlanBudget(),
+    )
+    assert errors == []
+    assert plan.calls[0].arguments == {"x": 1}
 
 
 @pytest.mark.parametrize(
