@@ -3,43 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
-from pydantic import SecretStr
 
 from shared.chat.assistant import respond
-from shared.core.llm import LlmClient, LlmConfig
+from shared.core.llm import LlmClient
 from shared.identity.models import Principal
 from shared.tools.deps import Deps
-from shared.tools.invoke import ToolContext, invoke
-from tests.support.fake_llm import FakeLlm, fake_llm, text, tool_calls
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLlm]:
-    with fake_llm() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(llm: FakeLlm) -> AsyncIterator[LlmClient]:
-    config = LlmConfig(
-        kind="compatible", endpoint=llm.base_url, model="gpt-test", api_key=SecretStr("sk-review-1"), max_retries=0
-    )
-    c = LlmClient.create(config)
-    yield c
-    await c.aclose()
-
-
-async def tool(ctx: ToolContext, name: str, **args: Any) -> dict[str, Any]:
-    assert ctx.deps.tools is not None
-    found = ctx.deps.tools.get(name)
-    assert found is not None
-    outcome = await invoke(found, args, ctx)
-    assert outcome.output is not None, outcome.error
-    return outcome.output
+from shared.tools.invoke import ToolContext
+from tests.support.fake_llm import FakeLlm, text, tool_calls
+from tests.support.task_tools import tool
 
 
 @pytest.mark.parametrize(

@@ -7,50 +7,22 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
-from pydantic import SecretStr
 
 from shared.chat.assistant import ALLOWED_TOOLS, AssistantLimits, HistoryMessage, respond
-from shared.core.llm import LlmClient, LlmConfig, LlmUnavailable
+from shared.core.llm import LlmClient, LlmUnavailable
 from shared.identity.models import Principal
 from shared.tools.deps import Deps
-from shared.tools.invoke import ToolContext, invoke
-from tests.support.fake_llm import FakeLlm, Reply, fake_llm, http_error, text, tool_calls
-
-KEY = "sk-chat-test-5f1c0e"
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLlm]:
-    with fake_llm() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(llm: FakeLlm) -> AsyncIterator[LlmClient]:
-    config = LlmConfig(
-        kind="compatible", endpoint=llm.base_url, model="gpt-test", api_key=SecretStr(KEY), max_retries=0
-    )
-    c = LlmClient.create(config)
-    yield c
-    await c.aclose()
+from shared.tools.invoke import ToolContext
+from tests.integration.chat.conftest import LLM_KEY as KEY
+from tests.support.fake_llm import FakeLlm, Reply, http_error, text, tool_calls
+from tests.support.task_tools import tool
 
 
 def ctx_for(deps: Deps, user: str = "alice", workspace: str | None = None) -> ToolContext:
     p = Principal(workspace_id=workspace or f"ws-asst-{uuid.uuid4().hex[:8]}", user_id=user, source="dev")
     return ToolContext(p, deps, "corr-test", transport="rest")
-
-
-async def tool(ctx: ToolContext, name: str, **args: Any) -> dict[str, Any]:
-    assert ctx.deps.tools is not None
-    found = ctx.deps.tools.get(name)
-    assert found is not None
-    outcome = await invoke(found, args, ctx)
-    assert outcome.output is not None, outcome.error
-    return outcome.output
 
 
 async def test_a_tool_call_runs_for_the_caller_and_its_result_goes_back_as_data(

@@ -123,7 +123,8 @@ def test_a_catastrophic_pattern_in_a_server_schema_is_never_run() -> None:
     assert plan.calls[0].arguments["name"].endswith("!")
     # A property called "pattern" is a name, not the keyword: it stays, and its type is still checked.
     _, errors = parse_plan(answer('{"calls": [{"tool": "evil", "arguments": {"pattern": "x"}}]}'), [tool], PlanBudget())
-    assert errors and "pattern" in errors[0]
+    assert len(errors) == 1
+    assert "pattern" in errors[0]
 
 
 def test_a_schema_nested_absurdly_deep_does_not_block_the_call() -> None:
