@@ -97,9 +97,10 @@ def _corpus(work: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _health(base_url: str) -> float:
+def health_seconds(base_url: str, timeout: float = 60) -> float:
+    """Seconds one `GET /api/health` took (raises unless it answered 2xx)."""
     started = time.perf_counter()
-    r = httpx.get(f"{base_url}/api/health", timeout=60)
+    r = httpx.get(f"{base_url}/api/health", timeout=timeout)
     r.raise_for_status()
     return time.perf_counter() - started
 
@@ -111,7 +112,7 @@ def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
     )
     try:
         host.wait_ready()
-        idle = [_health(host.base_url) for _ in range(20)]
+        idle = [health_seconds(host.base_url) for _ in range(20)]
         from tests.fixtures.hostile.corpus import crafted_log
 
         log = work / "crafted-slow.log"
@@ -136,7 +137,7 @@ def _health_during_ingest(env: dict[str, str], work: Path) -> dict[str, Any]:
         worker.start()
         running.wait()
         while running.is_set():
-            latency = _health(host.base_url)
+            latency = health_seconds(host.base_url)
             if running.is_set():
                 busy.append(latency)
         worker.join()

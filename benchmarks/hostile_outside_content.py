@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.hostile_inputs import health_seconds
 from devhost.processes import HostProcess
 from devhost.stack import ROOT
 
@@ -103,13 +104,6 @@ def _corpus() -> list[dict[str, Any]]:
     ]
 
 
-def _health(base_url: str) -> float:
-    started = time.perf_counter()
-    r = httpx.get(f"{base_url}/api/health", timeout=120)
-    r.raise_for_status()
-    return time.perf_counter() - started
-
-
 def _health_during_runbook(env: dict[str, str], work: Path) -> dict[str, Any]:
     from tests.fixtures.hostile.outside_content import busy_page
     from tests.support import scenarios
@@ -132,7 +126,7 @@ def _health_during_runbook(env: dict[str, str], work: Path) -> dict[str, Any]:
         )
         try:
             host.wait_ready()
-            idle = [_health(host.base_url) for _ in range(20)]
+            idle = [health_seconds(host.base_url, timeout=120) for _ in range(20)]
             alert: dict[str, Any] = dict(scenario["alert"])
             alert["annotations"] = {**alert["annotations"], "runbook_url": url}
             headers = {"x-dev-workspace": f"ws-bench-runbook-{uuid.uuid4().hex[:8]}"}
@@ -144,7 +138,7 @@ def _health_during_runbook(env: dict[str, str], work: Path) -> dict[str, Any]:
             served = time.perf_counter()
             busy: list[float] = []
             while True:
-                latency = _health(host.base_url)
+                latency = health_seconds(host.base_url, timeout=120)
                 view = httpx.get(f"{host.base_url}/api/investigations/{inv_id}", headers=headers, timeout=120).json()
                 if view["runbook"]["status"] != "none" or view["status"] in ("completed", "failed", "cancelled"):
                     break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -31,3 +32,16 @@ def investigate(host: HostProcess, alert: dict[str, Any], headers: dict[str, str
     r = httpx.post(f"{host.base_url}/api/investigations", json=alert, headers=headers, timeout=60)
     assert r.status_code == 202, r.text
     return wait_done(host, r.json()["started"][0]["investigation_id"], headers)
+
+
+@dataclass
+class Run:
+    """The run an activity works for: its id, workspace, starter and stored plan (what the frame loads)."""
+
+    run_id: str
+    workspace_id: str
+    user_id: str
+    plan: dict[str, Any] = field(default_factory=dict)
+
+    async def secrets(self) -> dict[str, Any]:
+        return {}

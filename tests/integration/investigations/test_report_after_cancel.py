@@ -4,9 +4,7 @@ stands (the record stays cancelled, without a report), and an uncancelled run is
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from shared.investigations import activities
 from shared.investigations.alerts import Alert
@@ -15,19 +13,7 @@ from shared.investigations.models import InvestigationRecord
 from shared.investigations.settings import InvestigationSettings
 from shared.investigations.store import InvestigationStore, new_record_fields
 from shared.tools.deps import Deps
-
-
-@dataclass
-class Run:
-    """The run an activity works for: its id, workspace, starter and stored plan (what the frame loads)."""
-
-    run_id: str
-    workspace_id: str
-    user_id: str
-    plan: dict[str, Any] = field(default_factory=dict)
-
-    async def secrets(self) -> dict[str, Any]:
-        return {}
+from tests.support.investigations import Run
 
 
 async def _record(deps: Deps, status: str) -> tuple[Run, InvestigationStore]:

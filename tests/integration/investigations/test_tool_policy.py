@@ -25,6 +25,7 @@ from shared.investigations.settings import InvestigationSettings
 from shared.investigations.store import InvestigationStore, new_record_fields, workspace_segment
 from shared.investigations.tool_policy import ToolPolicy, offer
 from shared.tools.deps import Deps
+from tests.support.investigations import Run
 from tests.support.scenario_mcp_server import serve_app
 
 LOCAL = {"FIREBREAK_OUTBOUND_ALLOW_HTTP": "true", "FIREBREAK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1/32"}
@@ -83,17 +84,6 @@ async def test_call_tool_refuses_a_withheld_tool_before_any_request(server: Serv
     allowed = offer(listed, ToolPolicy(allowed=("k8s/exec_shell",))).catalogue
     ran = await call_tool(servers(server.url), allowed, "exec_shell", {"cmd": "id"}, guard=guard)
     assert (ran.is_error, ran.text) == (False, "exec_shell ran")
-
-
-@dataclass
-class Run:
-    run_id: str
-    workspace_id: str
-    user_id: str
-    plan: dict[str, Any] = field(default_factory=dict)
-
-    async def secrets(self) -> dict[str, Any]:
-        return {}
 
 
 @pytest.fixture
