@@ -102,10 +102,61 @@ def tools_for(scenario: dict[str, Any]) -> list[dict[str, Any]]:
     if names is None:
         return tools
     by_name = {t["name"]: t for t in tools}
-    return [
-        by_name.get(n, {"name": n, "description": f"{n} (scenario data)", "inputSchema": {"type": "object"}})
-        for n in names
-    ]
+    return [by_name.get(n) or _extra_tool(n) for n in names]
+
+
+def _prop(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+# The prometheus_* / tempo_* tools as HolmesGPT's Prometheus and Tempo toolsets describe them (their data came
+# from those), so a planner that reads schemas knows what each one takes.
+_EXTRA_TOOLS: dict[str, dict[str, Any]] = {
+    "prometheus_execute_range_query": {
+        "description": "Execute a PromQL range query against Prometheus and return the time series.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": _prop("The PromQL query"),
+                "start": _prop("Start time (RFC 3339)"),
+                "end": _prop("End time (RFC 3339)"),
+                "step": _prop("Query resolution step"),
+            },
+            "required": ["query"],
+        },
+    },
+    "prometheus_execute_query": {
+        "description": "Execute an instant PromQL query against Prometheus.",
+        "inputSchema": {"type": "object", "properties": {"query": _prop("The PromQL query")}, "required": ["query"]},
+    },
+    "prometheus_list_available_metrics": {
+        "description": "List the metric names Prometheus has, optionally filtered by name.",
+        "inputSchema": {"type": "object", "properties": {"name_filter": _prop("Only metrics whose name matches")}},
+    },
+    "prometheus_list_rules": {
+        "description": "List Prometheus alerting and recording rules.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    "tempo_fetch_traces": {
+        "description": "Fetch recent traces from Grafana Tempo (trace ids with their durations).",
+        "inputSchema": {"type": "object", "properties": {"min_duration": _prop("Only traces longer than this")}},
+    },
+    "tempo_fetch_trace_by_id": {
+        "description": "Fetch one trace from Grafana Tempo by its trace id, with its spans.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"trace_id": _prop("The trace id")},
+            "required": ["trace_id"],
+        },
+    },
+}
+
+
+def _extra_tool(name: str) -> dict[str, Any]:
+    known = _EXTRA_TOOLS.get(name)
+    if known is not None:
+        return {"name": name, **known}
+    return {"name": name, "description": f"{name} (scenario data)", "inputSchema": {"type": "object"}}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from shared.investigations.rules import parse
+from shared.investigations.rules.objects import alert_objects
+from shared.investigations.rules.planner import Seen
 from shared.investigations.rules.state import CallRecord, Evidence, InvestigationState, Target, target_of
+from shared.investigations.rules.toolshape import Role, Toolbox
 
 # Commands a container commonly runs; a "not found" command close to one of them is a typo.
 KNOWN_COMMANDS = (
@@ -18,31 +21,32 @@ def ev(rec: CallRecord, quote: str) -> Evidence:
     return Evidence(tool=rec.tool, args=rec.args, quote=quote[:300])
 
 
-def _is_pod_doc(rec: CallRecord) -> bool:
-    return rec.tool == "pods_get" or (rec.tool == "resources_get" and rec.args.get("kind") == "Pod")
-
-
 class Context:
-    """The calls grouped by what they hold, and the names of the objects this investigation is about."""
+    """The calls grouped by what they hold (by the role of the tool that made them, never its name), and the
+    names of the objects this investigation is about."""
 
     def __init__(self, state: InvestigationState) -> None:
         self.state = state
         self.target: Target = target_of(state.alert)
-        ok = [c for c in state.calls if not c.is_error]
-        self.pods = [c for c in ok if _is_pod_doc(c)]
-        self.logs = [c for c in ok if c.tool == "pods_log"]
-        self.events = [c for c in ok if c.tool == "events_list"]
-        self.gets = [c for c in ok if c.tool == "resources_get"]
-        self.lists = [c for c in ok if c.tool in ("resources_list", "pods_list_in_namespace", "pods_list")]
-        self.tempo = [c for c in ok if c.tool.startswith("tempo_")]
+        self.box = Toolbox(state.tools)
+        seen = [Seen(c, self.box) for c in state.calls if not c.is_error]
+        self.seen = seen
+        self.pods = [s.rec for s in seen if s.role is Role.POD_GET or (s.role is Role.DESCRIBE and s.kind == "Pod")]
+        self.logs = [s.rec for s in seen if s.role is Role.POD_LOG]
+        self.events = [s.rec for s in seen if s.role is Role.EVENTS]
+        self.gets = [s.rec for s in seen if s.role is Role.DESCRIBE]
+        self.lists = [s.rec for s in seen if s.role in (Role.LIST, Role.POD_LIST)]
+        self.tempo = [s.rec for s in seen if s.role in (Role.TRACES, Role.TRACE)]
+        self.metrics = [s.rec for s in seen if s.role is Role.METRICS_QUERY]
         t = self.target
         self.names = {n for n in (t.pod, t.deployment, t.statefulset, t.daemonset, t.job, t.node, t.pvc) if n}
+        self.names |= {o.name for o in alert_objects(state.alert).objects if o.kind != "Namespace"}
         self.prefixes = {n + "-" for n in (t.deployment, t.statefulset, t.daemonset, t.job) if n}
-        for c in self.pods + self.logs:
-            self.names.add(str(c.args.get("name")))
-        for c in self.lists:
-            if c.args.get("labelSelector"):
-                self.names |= {r.get("NAME") for r in parse.table(c.output)}
+        for s in seen:
+            if s.role in (Role.DESCRIBE, Role.POD_GET, Role.POD_LOG) and s.name:
+                self.names.add(s.name)
+            if s.role in (Role.LIST, Role.POD_LIST) and s.labels:
+                self.names |= {r.get("NAME") for r in parse.table(s.rec.output)}
 
     def related(self, obj_name: str) -> bool:
         """Is this object one of the alerted objects (or a pod of the alerted workload)?"""
@@ -51,8 +55,9 @@ class Context:
     def related_events(self) -> list[tuple[CallRecord, parse.Event]]:
         """Events of the alerted objects, from event listings and from the descriptions' Events sections."""
         out = [(c, e) for c in self.events for e in parse.events(c.output) if self.related(e.obj_name)]
-        for c in self.pods + self.gets:
-            out += [(c, e) for e in parse.events(c.output, f"{c.args.get('kind', 'Pod')}/{c.args.get('name')}")]
+        for s in self.seen:
+            if s.role in (Role.DESCRIBE, Role.POD_GET):
+                out += [(s.rec, e) for e in parse.events(s.rec.output, f"{s.kind or 'Pod'}/{s.name}")]
         return out
 
 

@@ -1,4 +1,11 @@
-"""Which tool calls come next: rules keyed on the alert, the runbook and what earlier calls returned."""
+"""Which tool calls come next: the objects the alert names, then what their outputs point at.
+
+The planner walks outward from the alert, breadth first: describe each object the alert names (its pod, workload,
+HPA, claim, node, ...), list its namespace's events, then follow what the outputs reference (an HPA's scale
+target, a workload's pods, a pod's claim, an ingress's services, a claim's storage class), read the logs of the
+containers that fail, and chase what the logs name (a host that refuses connections, names that do not resolve).
+Tools are chosen by what they accept (`toolshape`), never by name.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +13,33 @@ import re
 from typing import Any
 
 from shared.investigations.rules import parse
-from shared.investigations.rules.state import CallRecord, InvestigationState, Target, ToolCall, call_key, target_of
+from shared.investigations.rules.objects import ObjRef, alert_objects, kind_of
+from shared.investigations.rules.references import references
+from shared.investigations.rules.state import CallRecord, InvestigationState, ToolCall, call_key
+from shared.investigations.rules.toolshape import Role, Slot, Toolbox
 
 _HEARTBEAT_NAMES = {"watchdog", "deadmansswitch", "deadmanssnitch", "heartbeat", "infoinhibitor"}
-_FAILING_STATUS = re.compile(r"(?i)error|crash|backoff|pending|failed|init:|oomkilled|unknown|terminating|evicted")
+_FAILING_STATUS = re.compile(
+    r"(?i)error|crash|backoff|pending|failed|init:|oomkilled|unknown|terminating|evicted|containercreating|"
+    r"createcontainer|notready|0/\d"
+)
 _DNS_ERROR = re.compile(
     r"(?i)NameResolutionError|Failed to resolve|Temporary failure in name resolution|NXDOMAIN|no such host|"
     r"could not resolve host|Name or service not known|getaddrinfo|server misbehaving"
 )
 # The name starts where the dotted name starts (`\b` also after each `-` or `.` inside it, and each such start
 # rescanned the rest: quadratic).
-_HOST_PORT = re.compile(r"(?<![-.\w])([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,5})\b")
+_HOST_PORT = re.compile(r"(?<![-.\w/@])([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,5})\b")
+_CONNECT = re.compile(r"(?i)connect|connection|refused|timed? ?out|unreachable|no route")
+# Kinds whose description is worth a call when an output points at them (Secrets are never read).
+_FOLLOW = frozenset(
+    "Pod Deployment StatefulSet DaemonSet ReplicaSet Job CronJob HorizontalPodAutoscaler Service Ingress "
+    "PersistentVolumeClaim PersistentVolume StorageClass Node ConfigMap Certificate Namespace IngressClass "
+    "ResourceQuota".split()
+)
+_WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
+_MAX_DEPTH = 3
+_MAX_PODS = 3
 
 
 def is_heartbeat(alert: dict[str, Any]) -> bool:
@@ -40,10 +63,9 @@ def next_calls(state: InvestigationState) -> list[ToolCall]:
     if is_heartbeat(state.alert):
         return []
     done = {call_key(c.tool, c.args) for c in state.calls}
-    available = state.tool_names()
     chosen: list[ToolCall] = []
-    for call in _candidates(state):
-        if call.tool in available and call.key() not in done and _valid(call, state):
+    for call in Walk(state).candidates():
+        if call.key() not in done and _valid(call, state):
             done.add(call.key())
             chosen.append(call)
             if len(chosen) >= left:
@@ -53,7 +75,9 @@ def next_calls(state: InvestigationState) -> list[ToolCall]:
 
 def _valid(call: ToolCall, state: InvestigationState) -> bool:
     """The arguments satisfy the tool's inputSchema: required keys present, no unknown keys, simple types."""
-    spec = next(t for t in state.tools if t.name == call.tool)
+    spec = next((t for t in state.tools if t.name == call.tool), None)
+    if spec is None:
+        return False
     schema = spec.input_schema or {}
     props: dict[str, Any] = schema.get("properties") or {}
     if any(k not in call.args for k in schema.get("required") or []):
@@ -68,217 +92,357 @@ def _valid(call: ToolCall, state: InvestigationState) -> bool:
     return True
 
 
-def _candidates(state: InvestigationState) -> list[ToolCall]:
-    """Every call worth making now, most useful first; the caller drops those made or not on offer."""
-    t = target_of(state.alert)
-    calls: list[ToolCall] = []
-    if t.pod and t.namespace:
-        calls += _pod_calls(t.pod, t.namespace, t.container, state, "the alerted pod")
-    if t.deployment and t.namespace:
-        calls += _workload_calls("apps/v1", "Deployment", t.deployment, t.namespace, state)
-    for kind, name in (("StatefulSet", t.statefulset), ("DaemonSet", t.daemonset)):
-        if name and t.namespace:
-            calls += _workload_calls("apps/v1", kind, name, t.namespace, state)
-    if t.job and t.namespace:
-        calls += _job_calls(t.job, t.namespace, state)
-    if t.node and (not (t.pod or t.deployment or t.job) or _pod_pending(state)):
-        calls.append(_get("v1", "Node", t.node, None, "the alerted node: conditions, capacity, pods"))
-    if t.pvc and t.namespace:
-        calls.append(_get("v1", "PersistentVolumeClaim", t.pvc, t.namespace, "the alerted claim"))
-    if t.namespace:
-        calls.append(ToolCall(tool="events_list", args={"namespace": t.namespace}, reason="recent events"))
-    if "throttl" in t.alertname.lower() and t.pod and t.namespace:
-        calls.append(ToolCall(tool="pods_top", args={"name": t.pod, "namespace": t.namespace}, reason="CPU use"))
-    if not (t.namespace or t.pod or t.deployment or t.job or t.node):
-        calls += _discover_namespace(t, state)
-    calls += _follow_ups(t, state)
-    calls += _runbook_calls(t, state)
-    return calls
+class Seen:
+    """One call made, read back in the planner's terms: which role, which object, which arguments."""
+
+    def __init__(self, rec: CallRecord, box: Toolbox) -> None:
+        self.rec = rec
+        shape = next((box.by_role[r] for r in box.roles_of(rec.tool)), None)
+        slots = {s: rec.args.get(p) for s, p in shape.slots.items()} if shape is not None else {}
+        self.role = box.role_of(rec.tool)
+        self.kind = str(slots.get(Slot.KIND) or ("Pod" if self.role in (Role.POD_GET, Role.POD_LOG) else ""))
+        k = kind_of(self.kind)
+        self.kind = k.name if k else self.kind
+        self.name = str(slots.get(Slot.NAME) or "")
+        self.namespace = str(slots.get(Slot.NAMESPACE) or "") or None
+        self.labels = str(slots.get(Slot.LABELS) or "")
+        self.previous = bool(slots.get(Slot.PREVIOUS))
+        self.container = str(slots.get(Slot.CONTAINER) or "")
+
+    def obj(self) -> ObjRef | None:
+        """The object a describe call read."""
+        if self.role in (Role.DESCRIBE, Role.POD_GET) and self.name:
+            return ObjRef(self.kind, self.name, self.namespace)
+        return None
 
 
-def _get(api: str, kind: str, name: str, namespace: str | None, reason: str) -> ToolCall:
-    args: dict[str, Any] = {"apiVersion": api, "kind": kind, "name": name}
-    if namespace:
-        args["namespace"] = namespace
-    return ToolCall(tool="resources_get", args=args, reason=reason)
+class Walk:
+    """The investigation so far, as a graph: objects described, what they point at, pods found, logs read."""
 
+    def __init__(self, state: InvestigationState) -> None:
+        self.state = state
+        self.box = Toolbox(state.tools)
+        self.target = alert_objects(state.alert)
+        self.seen = [Seen(c, self.box) for c in state.calls]
+        self.described: dict[ObjRef, CallRecord] = {}
+        self.failed: set[ObjRef] = set()
+        for s in self.seen:
+            o = s.obj()
+            if o is not None:
+                (self.failed.add(o) if s.rec.is_error else self.described.setdefault(o, s.rec))
 
-def _describe_pod(name: str, namespace: str, state: InvestigationState, why: str) -> ToolCall:
-    if "resources_get" in state.tool_names():
-        return _get("v1", "Pod", name, namespace, f"describe {why}: state, last state, exit code, events")
-    return ToolCall(tool="pods_get", args={"name": name, "namespace": namespace}, reason=f"get {why}")
+    # ---- the order of the walk ---------------------------------------------------------------------------
 
+    def candidates(self) -> list[ToolCall]:
+        """Every call worth making now, most useful first; the caller drops those made or not on offer."""
+        calls: list[ToolCall] = []
+        seeds = [o for o in self.target.objects if o.kind != "Namespace"]
+        for obj in seeds:
+            calls += self.look_at(obj, "the alerted " + obj.kind)
+            if obj.kind == "Pod":
+                calls += self.pod_logs(obj, self.target.container, first=True)
+        for ns in self._namespaces():
+            calls += self._call(Role.EVENTS, f"recent events in {ns}", namespace=ns)
+        if not seeds:
+            ns_obj = next((o for o in self.target.objects if o.kind == "Namespace"), None)
+            if ns_obj is not None:
+                calls += self.look_at(ns_obj, "the alerted namespace")
+                calls += self._call(Role.POD_LIST, f"pods of {ns_obj.name}", namespace=ns_obj.name)
+        if _throttling(self.state.alert):
+            for obj in seeds:
+                if obj.kind == "Pod":
+                    calls += self._call(Role.POD_TOP, "CPU use", name=obj.name, namespace=obj.namespace)
+        calls += self.follow(seeds)
+        calls += self.from_logs()
+        if not self.target.namespace and not seeds:
+            calls += self._discover_namespace()
+        calls += self._telemetry()
+        calls += self._runbook_lists()
+        return calls
 
-def _pod_calls(pod: str, namespace: str, container: str | None, state: InvestigationState, why: str) -> list[ToolCall]:
-    calls = [_describe_pod(pod, namespace, state, why)]
-    log: dict[str, Any] = {"name": pod, "namespace": namespace, "previous": True}
-    if container:
-        log["container"] = container
-    calls.append(ToolCall(tool="pods_log", args=log, reason=f"logs of the last crash of {why}"))
-    return calls
+    def follow(self, seeds: list[ObjRef]) -> list[ToolCall]:
+        """Breadth first from the alert's objects: what each described object points at, up to a depth."""
+        calls: list[ToolCall] = []
+        frontier, visited = list(seeds), set(seeds)
+        for depth in range(_MAX_DEPTH):
+            nxt: list[ObjRef] = []
+            for obj in frontier:
+                rec = self.described.get(obj)
+                if rec is None:
+                    continue
+                calls += self.after_describe(obj, rec)
+                for child in self.worth_following(obj, rec):
+                    if child in visited:
+                        continue
+                    visited.add(child)
+                    calls += self.look_at(child, f"{child.kind} referenced by {obj.kind} {obj.name}")
+                    nxt.append(child)
+            frontier = nxt
+            _ = depth
+        return calls
 
+    def worth_following(self, obj: ObjRef, rec: CallRecord) -> list[ObjRef]:
+        """What `obj` points at that could hold the cause. A healthy pod's node or a config map that loads are
+        not worth a call; a pending pod's claim, a failing workload's newest ReplicaSet, an HPA's target are."""
+        refs = references(rec.output, obj)
+        unhealthy = _unhealthy(rec.output)
+        out: list[ObjRef] = []
+        for r in refs.objects:
+            if r.name == "*" or r.kind not in _FOLLOW:
+                continue
+            if r.kind == "Node" and obj.kind == "Pod" and not re.search(
+                r"(?i)NodeNotReady|NodeLost|Evicted|node\(s\)|Unknown|Terminating|NodeAffinity|taint", rec.output
+            ):
+                continue
+            if r.kind in ("ConfigMap", "ServiceAccount") and not re.search(
+                r"(?i)not found|FailedMount|CreateContainerConfigError|forbidden", rec.output
+            ):
+                continue
+            if r.kind == "ReplicaSet" and obj.kind == "Pod":
+                continue  # the pod is the ReplicaSet's; its Deployment (via the RS) adds little over the pod
+            if r.kind in ("ReplicaSet",) and not unhealthy:
+                continue
+            out.append(r)
+        return out
 
-def _workload_calls(api: str, kind: str, name: str, namespace: str, state: InvestigationState) -> list[ToolCall]:
-    calls = [_get(api, kind, name, namespace, f"the alerted {kind}: replicas, selector, template")]
-    for rec in _records(state, "resources_get", kind=kind, name=name):
-        selector = parse.field_value(rec.output, "Selector")
-        if selector and "=" in selector:
-            calls.append(_list_pods(namespace, selector, f"pods of {kind} {name}"))
-    return calls
+    def after_describe(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """Calls an object's own state asks for: a workload's pods, a pod's failing containers' logs."""
+        calls: list[ToolCall] = []
+        if obj.kind == "Pod":
+            calls += self.failing_container_logs(obj, rec)
+        elif obj.kind in _WORKLOADS or obj.kind == "CronJob":
+            refs = references(rec.output, obj)
+            calls += self.pods_of(obj, refs.selector)
+        elif obj.kind == "Namespace":
+            for r in references(rec.output, obj).objects:
+                if r.name == "*":
+                    calls += self._call(
+                        Role.LIST, f"{r.kind}s left in namespace {obj.name}", api_version=r.api_version,
+                        kind=r.kind, namespace=obj.name,
+                    )  # fmt: skip
+        return calls
 
+    # ---- pods --------------------------------------------------------------------------------------------
 
-def _job_calls(job: str, namespace: str, state: InvestigationState) -> list[ToolCall]:
-    return [
-        _get("batch/v1", "Job", job, namespace, "the alerted Job: status, backoff limit, template"),
-        _list_pods(namespace, f"job-name={job}", f"pods of Job {job}"),
-    ]
+    def pods_of(self, owner: ObjRef, selector: str | None) -> list[ToolCall]:
+        """List the owner's pods (by its selector, else the namespace's pods filtered by name prefix), then
+        describe and read the failing ones."""
+        ns = owner.namespace
+        if owner.kind == "Job":
+            selector = f"job-name={owner.name}"  # every pod of a Job carries it; the controller-uid changes
+        if not ns:
+            return []
+        calls: list[ToolCall] = []
+        listing = self._pod_listing(ns, selector)
+        if selector:
+            calls += self._pod_list_call(ns, selector, f"pods of {owner.kind} {owner.name}")
+        if listing is None or not parse.table(listing.output):
+            calls += self._pod_list_call(ns, None, f"pods in {ns} (to find those of {owner.kind} {owner.name})")
+            listing = self._pod_listing(ns, None) or listing
+        if listing is None:
+            return calls
+        rows = [r for r in parse.table(listing.output) if r.get("NAME")]
+        if owner.kind != "Service":
+            # A workload's pods are named after it; a listing that answered more than the selector asked for
+            # (or the namespace's whole listing) is narrowed to them.
+            rows = [r for r in rows if r.get("NAME").startswith(owner.name + "-") or r.get("NAME") == owner.name]
+        return calls + self.pods_from_rows(rows, ns, f"{owner.kind} {owner.name}")
 
+    def pods_from_rows(self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS) -> list[ToolCall]:
+        """The failing pods of a listing (else the first ones): describe them and read their logs."""
+        failing = [r for r in rows if _FAILING_STATUS.search(r.get("STATUS") + " " + r.get("READY"))]
+        calls: list[ToolCall] = []
+        for row in (failing or rows)[:limit]:
+            pod = ObjRef("Pod", row.get("NAME"), ns)
+            restarts = row.get("RESTARTS").split(" ")[0]
+            status = row.get("STATUS")
+            if status == "Pending" or (failing and pod not in self.described):
+                calls += self.look_at(pod, f"pod {pod.name} of {whose} ({status})")
+            if status != "Pending":
+                previous = restarts not in ("", "0") and status != "Error"
+                calls += self._log_call(pod, None, previous, f"logs of pod {pod.name} ({status})")
+        return calls
 
-def _list_pods(namespace: str, selector: str, why: str) -> ToolCall:
-    return ToolCall(tool="pods_list_in_namespace", args={"namespace": namespace, "labelSelector": selector}, reason=why)
+    def _pod_listing(self, ns: str, selector: str | None) -> CallRecord | None:
+        for s in self.seen:
+            if s.rec.is_error or s.namespace != ns:
+                continue
+            if s.role is Role.POD_LIST or (s.role is Role.LIST and s.kind == "Pod"):
+                if (s.labels or None) == selector:
+                    return s.rec
+        return None
 
+    def _pod_list_call(self, ns: str, selector: str | None, why: str) -> list[ToolCall]:
+        if self.box.has(Role.POD_LIST):
+            return self._call(Role.POD_LIST, why, namespace=ns, labels=selector)
+        return self._call(Role.LIST, why, api_version="v1", kind="Pod", namespace=ns, labels=selector)
 
-def _records(state: InvestigationState, tool: str, **match: Any) -> list[CallRecord]:
-    return [
-        c
-        for c in state.calls
-        if c.tool == tool and not c.is_error and all(c.args.get(k) == v for k, v in match.items())
-    ]
+    def pod_logs(self, pod: ObjRef, container: str | None, first: bool = False) -> list[ToolCall]:
+        """The alerted pod's logs: the last crashed run first (the current run of a crash loop says little)."""
+        return self._log_call(pod, container, True, "logs of the last crash of the alerted pod")
 
+    def failing_container_logs(self, pod: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """Logs of each container that fails (waiting, terminated with an error, restarting), init ones too;
+        a running pod that the alert names gets its current logs."""
+        calls: list[ToolCall] = []
+        containers = parse.containers(rec.output) or parse.yaml_containers(rec.output)
+        for c in containers:
+            reason = c.state_reason() or c.last_reason()
+            restarts = c.value("Restart Count") not in ("", "0")
+            bad = reason and reason not in ("Running", "Completed", "PodInitializing", "ContainerCreating")
+            if bad or (c.init and reason and reason != "Completed") or restarts:
+                calls += self._log_call(pod, c.name, restarts, f"logs of failing container {c.name}")
+        if pod in self.target.objects or not calls:
+            calls += self._log_call(pod, None, False, f"current logs of pod {pod.name}")
+        return calls
 
-def _pod_pending(state: InvestigationState) -> bool:
-    return any(
-        parse.field_value(c.output, "Status") == "Pending"
-        for c in state.calls
-        if c.tool in ("resources_get", "pods_get")
-    )
+    def _log_call(self, pod: ObjRef, container: str | None, previous: bool, why: str) -> list[ToolCall]:
+        if not pod.namespace:
+            return []
+        if previous and self._no_previous(pod):
+            previous = False
+        return self._call(
+            Role.POD_LOG, why, name=pod.name, namespace=pod.namespace, container=container,
+            previous=True if previous else None,
+        )  # fmt: skip
 
+    def _no_previous(self, pod: ObjRef) -> bool:
+        """A log call for the previous run already failed: there is no earlier run to read."""
+        return any(
+            s.role is Role.POD_LOG and s.rec.is_error and s.previous and s.name == pod.name
+            and re.search(r"(?i)previous terminated container|not found", s.rec.output)
+            for s in self.seen
+        )  # fmt: skip
 
-def _discover_namespace(t: Target, state: InvestigationState) -> list[ToolCall]:
-    """No object in the labels: find the namespace the alert's words name, then look at its pods."""
-    calls = [ToolCall(tool="namespaces_list", args={}, reason="the alert names no namespace")]
-    alert_words = set(parse.words(t.alertname + " " + str(state.alert.get("description") or "")))
-    alert_words |= set(parse.words(" ".join(str(v) for v in (state.alert.get("annotations") or {}).values())))
-    for rec in _records(state, "namespaces_list"):
-        for row in parse.table(rec.output):
-            ns = row.get("NAME")
-            if ns and ns.lower() in alert_words and ns not in ("default", "kube-system"):
-                calls.append(ToolCall(tool="pods_list_in_namespace", args={"namespace": ns}, reason=f"pods of {ns}"))
-    return calls
+    # ---- logs point at other objects -----------------------------------------------------------------------
 
+    def from_logs(self) -> list[ToolCall]:
+        """DNS failures -> the namespace's NetworkPolicies; connection errors to a host -> that Service."""
+        calls: list[ToolCall] = []
+        for s in self.seen:
+            if s.role is not Role.POD_LOG or s.rec.is_error:
+                continue
+            ns = s.namespace or self.target.namespace
+            if not ns:
+                continue
+            out = s.rec.output[-200_000:]
+            if _DNS_ERROR.search(out):
+                calls += self._call(
+                    Role.LIST, "DNS lookups fail: does a NetworkPolicy block egress?",
+                    api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
+                )  # fmt: skip
+            for line in out.splitlines()[-300:]:
+                if not _CONNECT.search(line):
+                    continue
+                m = _HOST_PORT.search(line)
+                if m and not re.fullmatch(r"[\d.]+", m.group(1)) and m.group(1) not in ("localhost", "http", "https"):
+                    host = m.group(1).split(".")
+                    svc_ns = host[1] if len(host) > 1 and host[2:3] == ["svc"] else ns
+                    calls += self.look_at(
+                        ObjRef("Service", host[0], svc_ns), f"does the service {m.group(1)} the logs cannot reach exist?"
+                    )
+                    calls += self._call(
+                        Role.LIST, "services of the namespace", api_version="v1", kind="Service", namespace=svc_ns
+                    )
+                    break
+        for s in self.seen:
+            if s.role is Role.LIST and s.kind == "NetworkPolicy" and not s.rec.is_error and s.namespace:
+                for row in parse.table(s.rec.output)[:3]:
+                    if row.get("NAME"):
+                        calls += self.look_at(ObjRef("NetworkPolicy", row.get("NAME"), s.namespace), "read the policy")
+        return calls
 
-def _follow_ups(t: Target, state: InvestigationState) -> list[ToolCall]:
-    """Evidence-driven calls: pods found in listings, failing containers, DNS errors, missing services."""
-    calls: list[ToolCall] = []
-    for rec in state.calls:
-        if rec.is_error:
-            if rec.tool == "pods_log" and rec.args.get("previous") and "previous terminated container" in rec.output:
-                args = {k: v for k, v in rec.args.items() if k != "previous"}
-                calls.append(ToolCall(tool="pods_log", args=args, reason="no earlier crash: current logs"))
-            continue
-        if rec.tool in ("pods_list_in_namespace", "resources_list") and rec.args.get("kind", "Pod") == "Pod":
-            calls += _pods_from_listing(rec, t, state)
-        elif rec.tool in ("resources_get", "pods_get") and rec.args.get("kind", "Pod") == "Pod":
-            calls += _containers_to_read(rec) + _claims(rec, state)
-        elif rec.tool == "pods_log":
-            calls += _from_logs(rec, t)
-        elif rec.tool == "resources_list" and rec.args.get("kind") == "NetworkPolicy":
-            ns = str(rec.args.get("namespace") or "")
-            calls += [
-                _get("networking.k8s.io/v1", "NetworkPolicy", row.get("NAME"), ns, "read the policy")
-                for row in parse.table(rec.output)[:3]
-            ]
-        elif rec.tool == "tempo_fetch_traces":
-            calls += _slowest_traces(rec)
-    if "tempo_fetch_traces" in state.tool_names():
-        calls.append(ToolCall(tool="tempo_fetch_traces", args={}, reason="recent traces: where does the time go?"))
-    return calls
+    # ---- building calls ------------------------------------------------------------------------------------
 
+    def look_at(self, obj: ObjRef, why: str) -> list[ToolCall]:
+        """Describe one object with the generic describe tool, or a pod with the pod tool."""
+        if obj.kind == "Pod" and (not self.box.has(Role.DESCRIBE) or obj in self.failed):
+            calls = self._call(Role.POD_GET, f"get {why}", name=obj.name, namespace=obj.namespace)
+            if calls or obj in self.failed:
+                return calls
+        if obj.kind == "Secret":
+            return []
+        return self._call(
+            Role.DESCRIBE, f"describe {why}", api_version=obj.api_version, kind=obj.kind, name=obj.name,
+            namespace=obj.namespace,
+        )  # fmt: skip
 
-def _from_logs(rec: CallRecord, t: Target) -> list[ToolCall]:
-    """DNS failures -> the namespace's NetworkPolicies; connection errors to a host -> its Services."""
-    ns = str(rec.args.get("namespace") or t.namespace or "")
-    if not ns:
-        return []
-    if _DNS_ERROR.search(rec.output):
-        return [
-            ToolCall(
-                tool="resources_list",
-                args={"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "namespace": ns},
-                reason="DNS lookups fail: does a NetworkPolicy block egress?",
-            )
+    def _call(self, role: Role, why: str, **values: Any) -> list[ToolCall]:
+        call = self.box.call(role, why, **values)
+        return [call] if call is not None else []
+
+    def _namespaces(self) -> list[str]:
+        seen: list[str] = []
+        for o in self.target.objects:
+            ns = o.name if o.kind == "Namespace" else o.namespace
+            if ns and ns not in seen:
+                seen.append(ns)
+        return seen[:2]
+
+    def _discover_namespace(self) -> list[ToolCall]:
+        """No object in the labels: find the namespace the alert's words name, then look at its pods."""
+        calls = self._call(Role.NAMESPACES, "the alert names no namespace")
+        alert = self.state.alert
+        text = " ".join([self.target_alertname(), str(alert.get("description") or "")])
+        text += " " + " ".join(str(v) for v in (alert.get("annotations") or {}).values())
+        alert_words = set(parse.words(text))
+        for s in self.seen:
+            if s.role is Role.NAMESPACES and not s.rec.is_error:
+                for row in parse.table(s.rec.output):
+                    ns = row.get("NAME")
+                    if ns and ns.lower() in alert_words and ns not in ("default", "kube-system"):
+                        calls += self._pod_list_call(ns, None, f"pods of {ns}")
+                        listing = self._pod_listing(ns, None)
+                        if listing is not None:
+                            calls += self.pods_from_rows(parse.table(listing.output), ns, f"namespace {ns}", 4)
+        return calls
+
+    def target_alertname(self) -> str:
+        return str((self.state.alert.get("labels") or {}).get("alertname") or self.state.alert.get("title") or "")
+
+    def _telemetry(self) -> list[ToolCall]:
+        """PromQL the runbook asks to graph; recent traces and the slowest of them, when such tools exist."""
+        calls = [
+            c
+            for q in promql(self.state.runbook or "")[:2]
+            for c in self._call(Role.METRICS_QUERY, "the runbook asks for this query", query=q)
         ]
-    m = _HOST_PORT.search(rec.output) if re.search(r"(?i)connect|connection", rec.output) else None
-    if m:
-        return [
-            ToolCall(
-                tool="resources_list",
-                args={"apiVersion": "v1", "kind": "Service", "namespace": ns},
-                reason=f"does the service {m.group(1)} the logs cannot reach exist?",
-            )
-        ]
-    return []
+        if self.box.has(Role.TRACES):
+            calls += self._call(Role.TRACES, "recent traces: where does the time go?")
+            for s in self.seen:
+                if self.box.role_of(s.rec.tool) is Role.TRACES and not s.rec.is_error:
+                    traces = sorted(((int(ms), t) for t, ms in _TRACE.findall(s.rec.output)), reverse=True)[:2]
+                    for ms, tid in traces:
+                        calls += self._call(Role.TRACE, f"slow trace ({ms} ms)", trace_id=tid)
+        return calls
+
+    def _runbook_lists(self) -> list[ToolCall]:
+        """Kinds the runbook mentions, listed in the alert's namespace after the first iteration."""
+        ns = self.target.namespace
+        if not self.state.runbook or not ns or not self.state.calls:
+            return []
+        calls: list[ToolCall] = []
+        for pattern, api, kind in _RUNBOOK_KINDS:
+            if re.search(pattern, self.state.runbook[:100_000]):
+                calls += self._call(Role.LIST, f"the runbook mentions {kind}s", api_version=api, kind=kind, namespace=ns)
+        return calls
 
 
-def _claims(rec: CallRecord, state: InvestigationState) -> list[ToolCall]:
-    """The claims of a pending pod (an unbound claim keeps it from being scheduled)."""
-    if not _pod_pending(state):
-        return []
-    ns = str(rec.args.get("namespace"))
-    return [_get("v1", "PersistentVolumeClaim", claim, ns, "the pod's claim") for claim in _CLAIM.findall(rec.output)]
+def _throttling(alert: dict[str, Any]) -> bool:
+    name = str((alert.get("labels") or {}).get("alertname") or alert.get("title") or "")
+    return "throttl" in name.lower()
 
 
-_CLAIM = re.compile(r"[Cc]laimName:\s+(\S+)")
+_UNHEALTHY = re.compile(
+    r"(?i)\b(Warning|False|Unknown|Pending|Failed|FailedCreate|exceeded|unavailable|CrashLoopBackOff|Error)\b"
+)
+
+
+def _unhealthy(output: str) -> bool:
+    return bool(_UNHEALTHY.search(output[:200_000]))
+
+
 _TRACE = re.compile(r"traceID=([0-9a-f]+)\)? ?\(durationMs=(\d+)\)")
-
-
-def _slowest_traces(rec: CallRecord) -> list[ToolCall]:
-    """The two slowest traces of a listing, to read their spans."""
-    traces = sorted(((int(ms), tid) for tid, ms in _TRACE.findall(rec.output)), reverse=True)[:2]
-    return [
-        ToolCall(tool="tempo_fetch_trace_by_id", args={"trace_id": tid}, reason=f"slow trace ({ms} ms)")
-        for ms, tid in traces
-    ]
-
-
-def _pods_from_listing(rec: CallRecord, t: Target, state: InvestigationState) -> list[ToolCall]:
-    """Pods of a workload listing: failing ones first (describe + logs), then any for logs; at most four."""
-    ns = str(rec.args.get("namespace") or t.namespace or "")
-    rows = parse.table(rec.output)
-    if not rec.args.get("labelSelector") and t.namespace:
-        return []  # an unfiltered listing of a known namespace is context, not a lead
-    failing = [r for r in rows if _FAILING_STATUS.search(r.get("STATUS"))]
-    calls: list[ToolCall] = []
-    for row in (failing or rows)[:4]:
-        name = row.get("NAME")
-        status = row.get("STATUS")
-        restarts = row.get("RESTARTS").split(" ")[0]
-        if status == "Pending":
-            calls.append(_describe_pod(name, ns, state, f"pending pod {name}"))
-            continue
-        previous = restarts not in ("", "0") and status != "Error"
-        args: dict[str, Any] = {"name": name, "namespace": ns}
-        if previous:
-            args["previous"] = True
-        calls.append(ToolCall(tool="pods_log", args=args, reason=f"logs of pod {name} ({status})"))
-        if failing and len(failing) <= 2:
-            calls.append(_describe_pod(name, ns, state, f"pod {name}"))
-    return calls
-
-
-def _containers_to_read(rec: CallRecord) -> list[ToolCall]:
-    """Logs of the container that fails (an init container, or one other than the labelled one)."""
-    calls: list[ToolCall] = []
-    name, ns = rec.args.get("name"), rec.args.get("namespace")
-    for c in parse.containers(rec.output):
-        reason = c.state_reason() or c.last_reason()
-        if (reason and reason not in ("Running", "Completed", "PodInitializing")) or (c.init and reason):
-            args: dict[str, Any] = {"name": name, "namespace": ns, "container": c.name}
-            if c.value("Restart Count") not in ("", "0"):
-                args["previous"] = True
-            calls.append(ToolCall(tool="pods_log", args=args, reason=f"logs of failing container {c.name}"))
-    return calls
-
 
 _RUNBOOK_KINDS = (
     (r"(?i)network ?polic", "networking.k8s.io/v1", "NetworkPolicy"),
@@ -286,27 +450,6 @@ _RUNBOOK_KINDS = (
     (r"(?i)\bPVC\b|PersistentVolumeClaim", "v1", "PersistentVolumeClaim"),
     (r"(?i)\bingress\b", "networking.k8s.io/v1", "Ingress"),
 )
-
-
-def _runbook_calls(t: Target, state: InvestigationState) -> list[ToolCall]:
-    """PromQL the runbook asks to graph (when a Prometheus tool is offered); listings it mentions, after the
-    first iteration (the alert's own objects go first)."""
-    queries = [
-        ToolCall(tool="prometheus_execute_range_query", args={"query": q}, reason="the runbook asks for this query")
-        for q in promql(state.runbook or "")[:2]
-    ]
-    if not state.runbook or not t.namespace or not state.calls:
-        return queries
-    return queries + [
-        ToolCall(
-            tool="resources_list",
-            args={"apiVersion": api, "kind": kind, "namespace": t.namespace},
-            reason=f"the runbook mentions {kind}s",
-        )
-        for pattern, api, kind in _RUNBOOK_KINDS
-        if re.search(pattern, state.runbook)
-    ]
-
 
 _PROMQL_START = re.compile(r"\b(?:avg|sum|max|min|count|rate|irate|increase|histogram_quantile|topk)\b ?(?:by ?\()?")
 

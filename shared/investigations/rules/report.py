@@ -7,6 +7,7 @@ from typing import Any
 
 from shared.investigations.rules.evidence import findings
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
+from shared.investigations.rules.toolshape import Role, Toolbox
 
 _MAX_ANALYSIS = 2000
 
@@ -146,7 +147,13 @@ _WINDOW = re.compile(r'"start":\s*"([^"]+)",\s*"end":\s*"([^"]+)"')
 
 def _windows(state: InvestigationState) -> str:
     """The time windows of the metric queries made, so a reader knows which period the data covers."""
-    spans = {m.groups() for c in state.calls if c.tool.startswith("prometheus_") for m in _WINDOW.finditer(c.output)}
+    box = Toolbox(state.tools)
+    spans = {
+        m.groups()
+        for c in state.calls
+        if box.role_of(c.tool) is Role.METRICS_QUERY
+        for m in _WINDOW.finditer(c.output)
+    }
     if not spans:
         return ""
     return "**Metrics queried for:** " + "; ".join(f"{_date(a)} to {_date(b)}" for a, b in sorted(spans)) + ".\n\n"

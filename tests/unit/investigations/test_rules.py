@@ -182,7 +182,10 @@ def test_the_runbooks_promql_is_queried_when_prometheus_is_offered() -> None:
 def test_a_log_line_that_only_mentions_response_time_is_not_a_duration(line: str) -> None:
     # The JSON reading of a log line raised AttributeError on a list and RecursionError on deep nesting: the
     # rules' report (the fallback of every investigation) failed on one hostile line in a pod's log.
-    state = rules.InvestigationState(alert={"title": "HighLatency", "labels": {"namespace": "shop"}})
+    state = rules.InvestigationState(
+        alert={"title": "HighLatency", "labels": {"namespace": "shop"}},
+        tools=[rules.ToolSpec.model_validate(t) for t in scenarios.all_tools()],
+    )
     slow = '{"msg": "GET /api/orders", "responseTime": 2500}'
     output = "\n".join([line, slow, line])
     state.calls.append(rules.CallRecord(tool="pods_log", args={"name": "api-0"}, output=output, iteration=0))

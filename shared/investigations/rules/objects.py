@@ -1,0 +1,272 @@
+"""The Kubernetes objects an alert is about: read from its labels, annotations and text, never from a list of
+known alerts.
+
+Every label that names an object kind (kube-state-metrics' `pod`, `deployment`, `horizontalpodautoscaler`,
+`persistentvolumeclaim`, ...) and every `Kind ns/name`, `kind/name` or `Kind "name"` phrase in the title,
+description and annotations becomes an `ObjRef`. The metrics exporter's own pod and service (scrape labels such
+as `job="kube-state-metrics"`) are not the alerted objects and are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+
+class Kind(NamedTuple):
+    """What the planner needs to know of an object kind: its apiVersion and whether it lives in a namespace."""
+
+    name: str
+    api_version: str
+    namespaced: bool = True
+
+
+KINDS: dict[str, Kind] = {
+    k.name.lower(): k
+    for k in (
+        Kind("Pod", "v1"),
+        Kind("Deployment", "apps/v1"),
+        Kind("StatefulSet", "apps/v1"),
+        Kind("DaemonSet", "apps/v1"),
+        Kind("ReplicaSet", "apps/v1"),
+        Kind("Job", "batch/v1"),
+        Kind("CronJob", "batch/v1"),
+        Kind("HorizontalPodAutoscaler", "autoscaling/v2"),
+        Kind("Node", "v1", namespaced=False),
+        Kind("Namespace", "v1", namespaced=False),
+        Kind("Service", "v1"),
+        Kind("Endpoints", "v1"),
+        Kind("Ingress", "networking.k8s.io/v1"),
+        Kind("IngressClass", "networking.k8s.io/v1", namespaced=False),
+        Kind("NetworkPolicy", "networking.k8s.io/v1"),
+        Kind("PersistentVolumeClaim", "v1"),
+        Kind("PersistentVolume", "v1", namespaced=False),
+        Kind("StorageClass", "storage.k8s.io/v1", namespaced=False),
+        Kind("ConfigMap", "v1"),
+        Kind("Secret", "v1"),
+        Kind("ServiceAccount", "v1"),
+        Kind("ResourceQuota", "v1"),
+        Kind("LimitRange", "v1"),
+        Kind("PodDisruptionBudget", "policy/v1"),
+        Kind("Certificate", "cert-manager.io/v1"),
+        Kind("Issuer", "cert-manager.io/v1"),
+        Kind("ClusterIssuer", "cert-manager.io/v1", namespaced=False),
+    )
+}
+
+# Other spellings of a kind: kube-state-metrics label names, kubectl short names and plurals.
+ALIASES: dict[str, str] = {
+    "po": "pod",
+    "pods": "pod",
+    "deploy": "deployment",
+    "deployments": "deployment",
+    "sts": "statefulset",
+    "statefulsets": "statefulset",
+    "ds": "daemonset",
+    "daemonsets": "daemonset",
+    "rs": "replicaset",
+    "replicasets": "replicaset",
+    "jobs": "job",
+    "job_name": "job",
+    "job-name": "job",
+    "batch.kubernetes.io/job-name": "job",
+    "cronjobs": "cronjob",
+    "cronjob_name": "cronjob",
+    "cj": "cronjob",
+    "hpa": "horizontalpodautoscaler",
+    "horizontalpodautoscalers": "horizontalpodautoscaler",
+    "nodes": "node",
+    "kubernetes_node": "node",
+    "no": "node",
+    "ns": "namespace",
+    "namespaces": "namespace",
+    "exported_namespace": "namespace",
+    "svc": "service",
+    "services": "service",
+    "exported_service": "service",
+    "ep": "endpoints",
+    "endpoint": "endpoints",
+    "ing": "ingress",
+    "ingresses": "ingress",
+    "netpol": "networkpolicy",
+    "pvc": "persistentvolumeclaim",
+    "persistentvolumeclaims": "persistentvolumeclaim",
+    "claim": "persistentvolumeclaim",
+    "pv": "persistentvolume",
+    "persistentvolumes": "persistentvolume",
+    "volume": "persistentvolume",
+    "sc": "storageclass",
+    "storageclasses": "storageclass",
+    "storage_class": "storageclass",
+    "cm": "configmap",
+    "configmaps": "configmap",
+    "secrets": "secret",
+    "secret_name": "secret",
+    "sa": "serviceaccount",
+    "service_account": "serviceaccount",
+    "quota": "resourcequota",
+    "resource_quota": "resourcequota",
+    "resourcequotas": "resourcequota",
+    "pdb": "poddisruptionbudget",
+    "cert": "certificate",
+    "certificates": "certificate",
+    "certificate_name": "certificate",
+    "issuer_name": "issuer",
+}
+
+# Label keys that name an object only for some alerts: `job` is the Prometheus scrape job on every alert,
+# `service`/`endpoint` the scraped service. They count when the alert's name says it is about that kind.
+_AMBIGUOUS_LABELS = {"job": "job", "endpoint": "endpoints", "volume": "persistentvolume", "instance": "node"}
+# Exporters that publish metrics about other objects: their own pod, container and service are not the alerted ones.
+_EXPORTERS = re.compile(r"(?i)kube-state-metrics|node-exporter")
+
+
+class ObjRef(NamedTuple):
+    """One object to look at. `namespace` is None for cluster-scoped kinds (and when the alert does not say)."""
+
+    kind: str
+    name: str
+    namespace: str | None = None
+
+    @property
+    def api_version(self) -> str:
+        """The apiVersion to ask for (the current stable group version of the kind)."""
+        return KINDS[self.kind.lower()].api_version if self.kind.lower() in KINDS else "v1"
+
+    def label(self) -> str:
+        """`Kind ns/name` (or `Kind name`), the way a report names it."""
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+def kind_of(word: str) -> Kind | None:
+    """The kind a word names (`hpa`, `Deployment`, `persistentvolumeclaim`, `job_name`), or None."""
+    key = word.strip().lower()
+    key = ALIASES.get(key, key)
+    return KINDS.get(key)
+
+
+def ref(kind: str, name: str, namespace: str | None) -> ObjRef | None:
+    """A reference with the kind's canonical spelling, the namespace dropped for cluster-scoped kinds."""
+    k = kind_of(kind)
+    name = name.strip().strip("\"'`.,;()")
+    if k is None or not _NAME.fullmatch(name):
+        return None
+    return ObjRef(k.name, name, namespace if k.namespaced else None)
+
+
+_NAME = re.compile(r"[A-Za-z0-9][-A-Za-z0-9_.:]{0,252}")
+
+
+class AlertObjects(NamedTuple):
+    """What an alert names: its namespace, container, and the objects in the order they should be looked at."""
+
+    namespace: str | None
+    container: str | None
+    objects: list[ObjRef]
+
+
+def alert_objects(alert: dict[str, Any]) -> AlertObjects:
+    """Every object the alert names, most specific first (a pod before its workload before its namespace)."""
+    labels = {str(k): str(v) for k, v in (alert.get("labels") or {}).items() if v not in (None, "")}
+    alertname = (labels.get("alertname") or str(alert.get("title") or "")).lower()
+    scrape_job = labels.get("job", "")
+    namespace = labels.get("namespace") or labels.get("exported_namespace") or _str(alert.get("namespace"))
+    found: list[ObjRef] = []
+
+    def add(obj: ObjRef | None) -> None:
+        if obj is not None and obj not in found and not _is_exporter(obj.name, scrape_job):
+            found.append(obj)
+
+    for key, value in labels.items():
+        if key in ("namespace", "exported_namespace", "container", "alertname"):
+            continue
+        if key in _AMBIGUOUS_LABELS:
+            kind = _AMBIGUOUS_LABELS[key]
+            if kind.replace("endpoints", "endpoint") not in alertname.replace("cronjob", "") or (
+                kind == "node" and not _NODE_NAME.fullmatch(value)
+            ):
+                continue
+        elif kind_of(key) is None:
+            continue
+        else:
+            kind = key
+        add(ref(kind, value, namespace))
+    text = _alert_text(alert)
+    for obj in text_objects(text, namespace):
+        add(obj)
+    if namespace is None:
+        namespace = next((o.namespace for o in found if o.namespace), None)
+    container = labels.get("container")
+    if container and _is_exporter(container, scrape_job):
+        container = None
+    if namespace:
+        add(ObjRef("Namespace", namespace))
+    return AlertObjects(namespace, container, sorted(found, key=_priority))
+
+
+# Looked at first: the object closest to the failure (a pod), then what manages it, then what it uses.
+_ORDER = (
+    "Pod", "Job", "CronJob", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "HorizontalPodAutoscaler",
+    "PersistentVolumeClaim", "PersistentVolume", "Ingress", "Service", "Endpoints", "Certificate", "Node",
+    "ResourceQuota", "ConfigMap", "Secret", "StorageClass", "Namespace",
+)  # fmt: skip
+
+
+def _priority(obj: ObjRef) -> int:
+    return _ORDER.index(obj.kind) if obj.kind in _ORDER else len(_ORDER) - 1
+
+
+# An `instance` label is a node only when it is a host name, not `10.0.0.1:9100`.
+_NODE_NAME = re.compile(r"[a-z][-a-z0-9.]*[a-z0-9]")
+
+
+def _is_exporter(name: str, scrape_job: str) -> bool:
+    exporter_job = bool(scrape_job) and bool(_EXPORTERS.search(scrape_job))
+    return bool(_EXPORTERS.search(name)) or (exporter_job and scrape_job in name)
+
+
+def _str(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def _alert_text(alert: dict[str, Any]) -> str:
+    parts = [str(alert.get("title") or ""), str(alert.get("description") or "")]
+    parts += [str(v) for k, v in (alert.get("annotations") or {}).items() if k not in ("runbook_url",)]
+    return "\n".join(parts)[:20_000]
+
+
+_KIND_WORDS = sorted({*KINDS, *ALIASES} - {"claim", "volume", "no", "po", "job_name", "ns", "ep"}, key=len)[::-1]
+# `Kind ns/name`, `Kind name`, `kind/name`, `Kind "name"`: a kind word, then a name token. Names are one token of
+# the characters names may hold (no nested quantifiers: linear on any text).
+# `Kind ns/name`, `Kind name`, `kind/name`, `Kind "name"`: a kind word, then a name token. Names are one token of
+# the characters names may hold (no nested quantifiers: linear on any text).
+_KIND_PHRASE = re.compile(
+    r"(?i)(?<![\w/.-])(" + "|".join(re.escape(w) for w in _KIND_WORDS) + r")"
+    r"(/|\s+(?:named\s+)?([`'\"]?))([a-z0-9][-a-z0-9_.]*(?:/[a-z0-9][-a-z0-9_.]*)?)"
+)
+_IN_NAMESPACE = re.compile(r"(?i)\bin (?:the )?namespace[s]? [`'\"]?([a-z0-9][-a-z0-9]*)|\bnamespace[=:] ?([a-z0-9][-a-z0-9]*)")
+
+
+def text_objects(text: str, namespace: str | None = None) -> list[ObjRef]:
+    """Objects named in prose: `Pod ns/name`, `deployment web`, `hpa/web`, `PersistentVolumeClaim "data-0"`."""
+    ns_match = _IN_NAMESPACE.search(text)
+    text_ns = (ns_match.group(1) or ns_match.group(2)) if ns_match else None
+    out: list[ObjRef] = []
+    for m in _KIND_PHRASE.finditer(text):
+        word, sep, quote, token = m.group(1), m.group(2), m.group(3), m.group(4).rstrip(".")
+        # Prose says "pod capacity", "node fails": a bare word after a kind counts only when it looks like a name
+        # (a hyphen or a digit in it), is quoted, or is written kind/name or ns/name.
+        if not (sep == "/" or quote or "/" in token or re.search(r"[-\d]", token)):
+            continue
+        if word.islower() and len(word) <= 3 and sep != "/":
+            continue  # `ing`, `sa`, `cm` are English too; only `cm/name` style counts
+        k = kind_of(word)
+        if k is None:
+            continue
+        ns = namespace or text_ns
+        if "/" in token:
+            ns, token = token.split("/", 1)
+        obj = ref("Namespace", token, None) if k.name == "Namespace" else ref(k.name, token, ns)
+        if obj is not None and obj not in out:
+            out.append(obj)
+    return out
