@@ -9,7 +9,7 @@ from collections.abc import Callable
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_lines, ev
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
-from shared.investigations.rules.planner import is_heartbeat
+from shared.investigations.rules.planner import Walk, is_heartbeat
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
 
 
@@ -425,7 +425,46 @@ def _job_status(ctx: Context) -> list[Finding]:
     return out
 
 
+# How a dangling reference is mended, by the kind that is missing.
+_MEND = {
+    "StorageClass": "create the StorageClass `{name}` (with a working provisioner) or set the claim's "
+    "storageClassName to a class that exists (`kubectl get storageclass`)",
+    "Service": "create the Service `{name}` or fix the name that points at it",
+    "ConfigMap": "create the ConfigMap `{name}` in the namespace or fix its name in the pod spec",
+    "PersistentVolumeClaim": "create the PersistentVolumeClaim `{name}` or fix claimName in the pod spec",
+    "IngressClass": "install the ingress controller for class `{name}` or set ingressClassName to an installed class",
+    "ServiceAccount": "create the ServiceAccount `{name}` or fix serviceAccountName",
+}
+
+
+def _missing_references(ctx: Context) -> list[Finding]:
+    """An object that another one refers to and that does not exist: a claim's storage class, an ingress's
+    service, an HPA's target, a pod's config map or claim."""
+    walk = Walk(ctx.state)
+    walk.chain_to("")
+    out: list[Finding] = []
+    for s in walk.seen:
+        child = s.obj()
+        parent = walk.parents.get(child) if child is not None else None
+        if child is None or parent is None or not s.rec.is_error or "not found" not in s.rec.output.lower():
+            continue
+        mend = _MEND.get(child.kind, "create {kind} `{name}` or fix the reference to it in {parent}")
+        out.append(
+            Finding(
+                rule="missing_reference",
+                subject=child.name,
+                cause=f"{parent.kind} {parent.name} refers to {child.kind} {child.name}, which does not exist "
+                f"(not found), so {parent.kind} {parent.name} cannot work.",
+                evidence=[ev(s.rec, s.rec.output.strip().splitlines()[0] if s.rec.output.strip() else "not found")],
+                remediation=[mend.format(kind=child.kind, name=child.name, parent=f"{parent.kind} {parent.name}")],
+                confidence=0.85,
+            )
+        )
+    return out
+
+
 _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
+    _missing_references,
     _heartbeat,
     _container_states,
     _events,

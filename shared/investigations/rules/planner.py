@@ -126,6 +126,8 @@ class Walk:
         self.seen = [Seen(c, self.box) for c in state.calls]
         self.described: dict[ObjRef, CallRecord] = {}
         self.failed: set[ObjRef] = set()
+        # Which object led to which (child -> parent), filled by `follow`: the report's chain of cause.
+        self.parents: dict[ObjRef, ObjRef] = {}
         for s in self.seen:
             o = s.obj()
             if o is not None:
@@ -175,11 +177,23 @@ class Walk:
                     if child in visited:
                         continue
                     visited.add(child)
+                    self.parents.setdefault(child, obj)
                     calls += self.look_at(child, f"{child.kind} referenced by {obj.kind} {obj.name}")
                     nxt.append(child)
             frontier = nxt
             _ = depth
         return calls
+
+    def chain_to(self, name: str) -> list[ObjRef]:
+        """The objects from the alert's to the one named `name`, in the order they were followed."""
+        if not self.parents:
+            self.follow([o for o in self.target.objects if o.kind != "Namespace"])
+        end = next((o for o in [*self.parents, *self.described] if o.name == name), None)
+        path: list[ObjRef] = []
+        while end is not None and end not in path:
+            path.append(end)
+            end = self.parents.get(end)
+        return path[::-1]
 
     def worth_following(self, obj: ObjRef, rec: CallRecord) -> list[ObjRef]:
         """What `obj` points at that could hold the cause. A healthy pod's node or a config map that loads are
@@ -292,7 +306,10 @@ class Walk:
             bad = reason and reason not in ("Running", "Completed", "PodInitializing", "ContainerCreating")
             if bad or (c.init and reason and reason != "Completed") or restarts:
                 calls += self._log_call(pod, c.name, restarts, f"logs of failing container {c.name}")
-        if pod in self.target.objects or not calls:
+        never_started = parse.field_value(rec.output, "Status") == "Pending" and not any(
+            c.state_reason() or c.last_reason() for c in containers
+        )
+        if (pod in self.target.objects or not calls) and not never_started:
             calls += self._log_call(pod, None, False, f"current logs of pod {pod.name}")
         return calls
 

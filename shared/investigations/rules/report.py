@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from shared.investigations.rules.evidence import findings
+from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
 from shared.investigations.rules.toolshape import Role, Toolbox
 
@@ -67,7 +68,12 @@ def _analysis(
             )
             + "look at recent changes (deployments, config) and the logs of the affected workload."
         )
-    parts = [head, f"**Root cause:** {lead.cause}\n\n**Evidence:**\n"]
+    walk = Walk(state)
+    parts = [head, f"**Root cause:** {lead.cause}\n"]
+    chain = walk.chain_to(lead.subject) if lead.subject else []
+    if len(chain) > 1:
+        parts.append("**How it connects:** " + " → ".join(f"{o.kind} `{o.name}`" for o in chain) + "\n")
+    parts.append("\n**Evidence:**\n")
     quoted: set[str] = set()
     for f in ordered[:4]:
         for e in f.evidence[:2]:
@@ -77,9 +83,36 @@ def _analysis(
     others = [f.cause for f in ordered[1:4]]
     if others:
         parts.append("\n**Also seen:** " + " ".join(others) + "\n")
+    healthy = _healthy(walk, ordered)
+    if healthy:
+        parts.append("\n**Checked, nothing wrong found:** " + ", ".join(healthy) + ".\n")
     fixes = list(dict.fromkeys(r for f in ordered[:3] for r in f.remediation))[:4]
     parts.append("\n**Fix:** " + "; ".join(f.rstrip(". ") for f in fixes) + ".\n")
+    parts.append(f"\n**Confidence:** {_confidence(lead, ordered)}\n")
     return _fit("".join(parts))
+
+
+def _healthy(walk: Walk, found: list[Finding]) -> list[str]:
+    """Objects that were described and that no finding is about: what was ruled out."""
+    about = " ".join(f.subject + " " + f.cause for f in found)
+    return [
+        f"{o.kind} `{o.name}`"
+        for o in list(walk.described)[:12]
+        if o.name not in about and o.kind != "Namespace"
+    ][:5]
+
+
+def _confidence(lead: Finding, found: list[Finding]) -> str:
+    """High/medium/low with the reason: a cause quoted from the outputs and backed by other findings is high."""
+    score = lead.confidence
+    backing = sum(1 for f in found if f is not lead and f.subject == lead.subject)
+    word = "high" if score >= 0.8 else "medium" if score >= 0.55 else "low"
+    why = "the cause is quoted from the tool outputs above"
+    if lead.symptom:
+        why = "the outputs show what fails but not why"
+    if backing:
+        why += f"; {backing} other finding(s) about the same object agree"
+    return f"{word} ({score:.2f}): {why}."
 
 
 def _args(args: dict[str, Any]) -> str:
