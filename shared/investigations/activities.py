@@ -30,6 +30,7 @@ from shared.investigations import llm, rules
 from shared.investigations.alerts import Alert
 from shared.investigations.loop import Limits, Planned, status
 from shared.investigations.mcp_servers import ToolCatalogue, call_tool, list_tools
+from shared.investigations.memory_fit import memory_fit
 from shared.investigations.models import (
     ROUTE,
     TERMINAL_STATUSES,
@@ -303,11 +304,15 @@ async def ask_memory(rt: Runtime, plan: StoredPlan) -> MemoryHint | None:
     if not best:
         return MemoryHint(lookup_id=outcome.output.get("lookup_id"))
     steps = "; ".join(str(s) for s in best.get("steps", [])[:8])
+    incident = next((i for i in outcome.output.get("incidents") or [] if i.get("incident_id") == best.get("incident_id")), {})
     return MemoryHint(
         solution_summary=steps[:2_000],
         incident_id=best.get("incident_id"),
         solution_id=best.get("solution_id"),
         lookup_id=outcome.output.get("lookup_id"),
+        incident_title=str(incident.get("title") or "")[:500] or None,
+        matched_terms=[str(t)[:100] for t in (incident.get("matched_terms") or [])[:50]],
+        exact_signature_match=bool(incident.get("exact_signature_match")),
         score=best.get("final_solution_score"),
     )
 
@@ -629,15 +634,16 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         except llm.LlmUnavailable as exc:
             usage = [u.model_dump() for u in exc.usage]
             path, path_reason = "llm->rule", f"final analysis: {exc.message}; the rule-based report is shown"
-    analysis = _fit(str(report.get("analysis") or ""), path, path_reason, record.memory)
+    memory = _judged_memory(record, report)
+    analysis = _fit(str(report.get("analysis") or ""), path, path_reason, memory)
     report = {
         **report,
         "analysis": analysis,
         "path": path,
         "stopped_because": stop,
         "notes": notes,
-        "debug_memory": record.memory.model_dump(exclude_none=True) if record.memory else None,
-        "next_actions": next_actions(record, report),
+        "debug_memory": memory.model_dump(exclude_none=True) if memory else None,
+        "next_actions": next_actions(record, report, memory),
     }
 
     last_partial = await asyncio.to_thread(_rule_partial, state) if path != "llm" else None
@@ -694,6 +700,17 @@ def _run_notes(record: InvestigationRecord, stop: str) -> list[str]:
     return [n[:500] for n in notes]
 
 
+def _judged_memory(record: InvestigationRecord, report: dict[str, Any]) -> MemoryHint | None:
+    """The memory hint with the verdict of `memory_fit`: attached only when it fits this evidence."""
+    memory = record.memory
+    if memory is None or not memory.solution_id:
+        return memory
+    alert = record.alert
+    alert_text = " ".join([alert.title, alert.description or "", " ".join(f"{k} {v}" for k, v in alert.labels.items())])
+    fit = memory_fit(memory.model_dump(), report, alert_text)
+    return memory.model_copy(update={"attached": fit.attach, "attach_reason": fit.reason[:1_000]})
+
+
 def _memory_text(memory: MemoryHint | None) -> str | None:
     if memory is None or not memory.solution_id:
         return None
@@ -705,19 +722,25 @@ def _fit(analysis: str, path: str, path_reason: str | None, memory: MemoryHint |
     tail = ""
     if path == "llm->rule" and path_reason:
         tail += f"\n\n_Rule-based report: {path_reason[:200]}_"
-    if memory is not None and memory.solution_id:
-        tail += f"\n\n**Debug memory:** {memory.solution_id} worked before: {(memory.solution_summary or '')[:200]}"
+    if memory is not None and memory.solution_id and memory.attached:
+        tail += (
+            f"\n\n**Debug memory:** {memory.solution_id} worked before: {(memory.solution_summary or '')[:200]} "
+            f"(attached because {(memory.attach_reason or '')[:160]})"
+        )
     room = ANALYSIS_MAX_CHARS - len(tail)
     if len(analysis) > room:
         analysis = analysis[: room - 1].rstrip() + "…"
     return analysis + tail
 
 
-def next_actions(record: InvestigationRecord, report: dict[str, Any]) -> list[dict[str, Any]]:
-    """What to do with the result in debug memory: offered with the ids to pass, never done for the caller."""
+def next_actions(
+    record: InvestigationRecord, report: dict[str, Any], memory: MemoryHint | None = None
+) -> list[dict[str, Any]]:
+    """What to do with the result in debug memory: offered with the ids to pass, never done for the caller.
+    Trying the remembered fix is offered only when it was attached (it fits this investigation's evidence)."""
     actions: list[dict[str, Any]] = []
-    memory = record.memory
-    if memory is not None and memory.solution_id:
+    memory = memory if memory is not None else record.memory
+    if memory is not None and memory.solution_id and memory.attached is not False:
         actions.append(
             {
                 "tool": "record_outcome",

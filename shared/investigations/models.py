@@ -99,6 +99,13 @@ class MemoryHint(_Part):
     lookup_id: str | None = Field(None, max_length=255, description="Pass it to record_outcome with the solution_id.")
     score: float | None = None
     error: str | None = Field(None, max_length=MAX_ERROR_CHARS, description="Why memory could not be asked.")
+    incident_title: str | None = Field(None, max_length=500, description="The earlier incident the fix belongs to.")
+    matched_terms: list[str] = Field(default_factory=list, max_length=50)
+    exact_signature_match: bool = False
+    attached: bool | None = Field(
+        None, description="Whether the report recommends the fix: only when it fits this investigation's evidence."
+    )
+    attach_reason: str | None = Field(None, max_length=1_000, description="Why it was (not) attached.")
 
 
 class CallEntry(_Part):
