@@ -437,17 +437,28 @@ _MEND = {
 }
 
 
+_OWNED = frozenset({"ReplicaSet", "Pod", "Job", "Endpoints"})
+
+
 def _missing_references(ctx: Context) -> list[Finding]:
     """An object that another one refers to and that does not exist: a claim's storage class, an ingress's
     service, an HPA's target, a pod's config map or claim."""
     walk = Walk(ctx.state)
-    walk.chain_to("")
+    walk.explore()
     out: list[Finding] = []
     for s in walk.seen:
         child = s.obj()
         parent = walk.parents.get(child) if child is not None else None
         if child is None or parent is None or not s.rec.is_error or "not found" not in s.rec.output.lower():
             continue
+        if child.kind in _OWNED:
+            continue  # a controller's own objects come and go (a ReplicaSet rolled over); their absence says little
+        # The parent's own output naming the child next to a failure corroborates the absence.
+        parent_out = walk.described[parent].output if parent in walk.described else ""
+        told = any(
+            child.name in line and re.search(r"(?i)not found|fail|error|warning|missing|invalid", line)
+            for line in parent_out.splitlines()
+        )
         mend = _MEND.get(child.kind, "create {kind} `{name}` or fix the reference to it in {parent}")
         out.append(
             Finding(
@@ -457,7 +468,7 @@ def _missing_references(ctx: Context) -> list[Finding]:
                 f"(not found), so {parent.kind} {parent.name} cannot work.",
                 evidence=[ev(s.rec, s.rec.output.strip().splitlines()[0] if s.rec.output.strip() else "not found")],
                 remediation=[mend.format(kind=child.kind, name=child.name, parent=f"{parent.kind} {parent.name}")],
-                confidence=0.85,
+                confidence=0.85 if told else 0.55,
             )
         )
     return out

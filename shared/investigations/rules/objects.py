@@ -158,11 +158,22 @@ _NAME = re.compile(r"[A-Za-z0-9][-A-Za-z0-9_.:]{0,252}")
 
 
 class AlertObjects(NamedTuple):
-    """What an alert names: its namespace, container, and the objects in the order they should be looked at."""
+    """What an alert names: its namespace, container, the objects in the order they should be looked at, the
+    application names its labels carry (`app`, `app.kubernetes.io/name`: pods are usually named after them)
+    and the hosts of the URLs it probes (an Ingress serves them)."""
 
     namespace: str | None
     container: str | None
     objects: list[ObjRef]
+    apps: list[str] = []
+    hosts: list[str] = []
+
+
+_APP_LABELS = (
+    "app", "app_kubernetes_io_name", "app.kubernetes.io/name", "app_kubernetes_io_instance", "k8s_app", "k8s-app",
+    "service_name", "application", "workload", "label_app", "label_app_kubernetes_io_name",
+)  # fmt: skip
+_URL_HOST = re.compile(r"(?i)\bhttps?://([a-z0-9][-a-z0-9.]{0,252})")
 
 
 def alert_objects(alert: dict[str, Any]) -> AlertObjects:
@@ -201,7 +212,10 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
         container = None
     if namespace:
         add(ObjRef("Namespace", namespace))
-    return AlertObjects(namespace, container, sorted(found, key=_priority))
+    apps = list(dict.fromkeys(v for k in _APP_LABELS if (v := labels.get(k)) and _NAME.fullmatch(v)))
+    probed = " ".join([*labels.values(), text])
+    hosts = list(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
+    return AlertObjects(namespace, container, sorted(found, key=_priority), apps, hosts)
 
 
 # Looked at first: the object closest to the failure (a pod), then what manages it, then what it uses.

@@ -64,7 +64,7 @@ def next_calls(state: InvestigationState) -> list[ToolCall]:
         return []
     done = {call_key(c.tool, c.args) for c in state.calls}
     chosen: list[ToolCall] = []
-    for call in Walk(state).candidates():
+    for call in Walk(state).explore():
         if call.key() not in done and _valid(call, state):
             done.add(call.key())
             chosen.append(call)
@@ -128,12 +128,21 @@ class Walk:
         self.failed: set[ObjRef] = set()
         # Which object led to which (child -> parent), filled by `follow`: the report's chain of cause.
         self.parents: dict[ObjRef, ObjRef] = {}
+        # Objects found on the way that count as the alert's own (the Ingress that serves a probed host).
+        self.extra_seeds: list[ObjRef] = []
+        self._candidates: list[ToolCall] | None = None
         for s in self.seen:
             o = s.obj()
             if o is not None:
                 (self.failed.add(o) if s.rec.is_error else self.described.setdefault(o, s.rec))
 
     # ---- the order of the walk ---------------------------------------------------------------------------
+
+    def explore(self) -> list[ToolCall]:
+        """The walk, once: the candidate calls, and on the way the chain of objects (`parents`)."""
+        if self._candidates is None:
+            self._candidates = self.candidates()
+        return self._candidates
 
     def candidates(self) -> list[ToolCall]:
         """Every call worth making now, most useful first; the caller drops those made or not on offer."""
@@ -148,13 +157,15 @@ class Walk:
         if not seeds:
             ns_obj = next((o for o in self.target.objects if o.kind == "Namespace"), None)
             if ns_obj is not None:
-                calls += self.look_at(ns_obj, "the alerted namespace")
-                calls += self._call(Role.POD_LIST, f"pods of {ns_obj.name}", namespace=ns_obj.name)
+                calls += self.namespace_pods(ns_obj.name)
+                if _about_namespace(self.state.alert):
+                    calls += self.look_at(ns_obj, "the alerted namespace")
+        calls += self.hosts()
         if _throttling(self.state.alert):
             for obj in seeds:
                 if obj.kind == "Pod":
                     calls += self._call(Role.POD_TOP, "CPU use", name=obj.name, namespace=obj.namespace)
-        calls += self.follow(seeds)
+        calls += self.follow(seeds + self.extra_seeds)
         calls += self.from_logs()
         if not self.target.namespace and not seeds:
             calls += self._discover_namespace()
@@ -186,8 +197,7 @@ class Walk:
 
     def chain_to(self, name: str) -> list[ObjRef]:
         """The objects from the alert's to the one named `name`, in the order they were followed."""
-        if not self.parents:
-            self.follow([o for o in self.target.objects if o.kind != "Namespace"])
+        self.explore()
         end = next((o for o in [*self.parents, *self.described] if o.name == name), None)
         path: list[ObjRef] = []
         while end is not None and end not in path:
@@ -250,7 +260,8 @@ class Walk:
         listing = self._pod_listing(ns, selector)
         if selector:
             calls += self._pod_list_call(ns, selector, f"pods of {owner.kind} {owner.name}")
-        if listing is None or not parse.table(listing.output):
+        if (not selector) or (listing is not None and not parse.table(listing.output)):
+            # No selector, or it matched nothing: the namespace's pods, narrowed by name below.
             calls += self._pod_list_call(ns, None, f"pods in {ns} (to find those of {owner.kind} {owner.name})")
             listing = self._pod_listing(ns, None) or listing
         if listing is None:
@@ -261,6 +272,32 @@ class Walk:
             # (or the namespace's whole listing) is narrowed to them.
             rows = [r for r in rows if r.get("NAME").startswith(owner.name + "-") or r.get("NAME") == owner.name]
         return calls + self.pods_from_rows(rows, ns, f"{owner.kind} {owner.name}")
+
+    def namespace_pods(self, ns: str) -> list[ToolCall]:
+        """An alert that names only a namespace (and maybe an app): its pods, those of the app first."""
+        calls = self._pod_list_call(ns, None, f"pods of {ns}")
+        listing = self._pod_listing(ns, None)
+        if listing is None:
+            return calls
+        rows = [r for r in parse.table(listing.output) if r.get("NAME")]
+        apps = self.target.apps
+        mine = [r for r in rows if any(r.get("NAME").startswith(a + "-") or r.get("NAME") == a for a in apps)]
+        return calls + self.pods_from_rows(mine or rows, ns, f"namespace {ns}")
+
+    def hosts(self) -> list[ToolCall]:
+        """A probed URL's host: the Ingress that serves it (listed across namespaces), then that Ingress."""
+        if not self.target.hosts:
+            return []
+        calls = self._call(Role.LIST, "which Ingress serves the probed host?", api_version="networking.k8s.io/v1",
+                           kind="Ingress")  # fmt: skip
+        for s in self.seen:
+            if s.role is Role.LIST and s.kind == "Ingress" and not s.rec.is_error:
+                for row in parse.table(s.rec.output):
+                    if any(h in row.get("HOSTS").split(",") for h in self.target.hosts):
+                        ing = ObjRef("Ingress", row.get("NAME"), row.get("NAMESPACE") or s.namespace)
+                        calls += self.look_at(ing, f"the Ingress serving {row.get('HOSTS')}")
+                        self.extra_seeds.append(ing)
+        return calls
 
     def pods_from_rows(self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS) -> list[ToolCall]:
         """The failing pods of a listing (else the first ones): describe them and read their logs."""
@@ -443,6 +480,11 @@ class Walk:
             if re.search(pattern, self.state.runbook[:100_000]):
                 calls += self._call(Role.LIST, f"the runbook mentions {kind}s", api_version=api, kind=kind, namespace=ns)
         return calls
+
+
+def _about_namespace(alert: dict[str, Any]) -> bool:
+    name = str((alert.get("labels") or {}).get("alertname") or alert.get("title") or "")
+    return "namespace" in name.lower() or "terminat" in str(alert.get("description") or "").lower()
 
 
 def _throttling(alert: dict[str, Any]) -> bool:
