@@ -11,6 +11,7 @@ from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_l
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.planner import Walk, is_heartbeat
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
+from shared.investigations.rules.toolshape import Role
 
 
 def findings(state: InvestigationState) -> list[Finding]:
@@ -437,6 +438,53 @@ _MEND = {
 }
 
 
+def _service_selectors(ctx: Context) -> list[Finding]:
+    """A Service whose selector matches no pod (no endpoints): which label differs from the pods it should select."""
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.kind != "Service" or s.role is not Role.DESCRIBE:
+            continue
+        selector = parse.field_value(s.rec.output, "Selector")
+        endpoints = parse.field_value(s.rec.output, "Endpoints")
+        if "=" not in selector or endpoints not in ("", "<none>"):
+            continue
+        wanted = dict(p.split("=", 1) for p in selector.split(",") if "=" in p)
+        near: list[tuple[parse.Row, dict[str, str], CallRecord]] = []
+        for listing in ctx.lists:
+            if listing.args.get("namespace") not in (None, s.namespace):
+                continue
+            for row in parse.table(listing.output):
+                labels = dict(p.split("=", 1) for p in row.get("LABELS").split(",") if "=" in p)
+                if labels and not all(labels.get(k) == v for k, v in wanted.items()):
+                    shared = [k for k, v in wanted.items() if labels.get(k) == v]
+                    if shared:
+                        near.append((row, labels, listing))
+        differ = sorted(
+            {f"{k}={labels.get(k, '<unset>')}" for _, labels, _ in near for k in wanted if labels.get(k) != wanted[k]}
+        )
+        cause = f"Service {s.name} has no endpoints: its selector `{selector}` matches no pod"
+        if near:
+            cause += f"; the pods it should select have {', '.join(differ)} instead (e.g. pod {near[0][0].get('NAME')})"
+        out.append(
+            Finding(
+                rule="service_selector",
+                subject=s.name,
+                cause=cause + ", so connections to the Service fail.",
+                evidence=[ev(s.rec, f"Selector: {selector}"), ev(s.rec, f"Endpoints: {endpoints or '<none>'}")]
+                + ([ev(near[0][2], near[0][0].line.strip())] if near else []),
+                remediation=[
+                    f"Make Service {s.name}'s selector match the pods' labels"
+                    + (f" ({', '.join(differ)})" if differ else "")
+                    + ", or label the pods as the selector expects; then check `kubectl get endpoints "
+                    + s.name
+                    + "` lists them."
+                ],
+                confidence=0.85,
+            )
+        )
+    return out
+
+
 _OWNED = frozenset({"ReplicaSet", "Pod", "Job", "Endpoints"})
 
 
@@ -476,6 +524,7 @@ def _missing_references(ctx: Context) -> list[Finding]:
 
 _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _missing_references,
+    _service_selectors,
     _heartbeat,
     _container_states,
     _events,

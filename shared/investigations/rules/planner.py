@@ -166,7 +166,9 @@ class Walk:
                 if obj.kind == "Pod":
                     calls += self._call(Role.POD_TOP, "CPU use", name=obj.name, namespace=obj.namespace)
         calls += self.follow(seeds + self.extra_seeds)
+        found_in_logs = len(self.extra_seeds)
         calls += self.from_logs()
+        calls += self.follow(self.extra_seeds[found_in_logs:])
         if not self.target.namespace and not seeds:
             calls += self._discover_namespace()
         calls += self._telemetry()
@@ -267,6 +269,10 @@ class Walk:
         if listing is None:
             return calls
         rows = [r for r in parse.table(listing.output) if r.get("NAME")]
+        if owner.kind == "Service":
+            # A selector that matches no pod is the finding itself; the namespace's listing (with labels) is
+            # there to compare, not a list of pods to read.
+            return calls
         if owner.kind != "Service":
             # A workload's pods are named after it; a listing that answered more than the selector asked for
             # (or the namespace's whole listing) is narrowed to them.
@@ -392,9 +398,10 @@ class Walk:
                 if m and not re.fullmatch(r"[\d.]+", m.group(1)) and m.group(1) not in ("localhost", "http", "https"):
                     host = m.group(1).split(".")
                     svc_ns = host[1] if len(host) > 1 and host[2:3] == ["svc"] else ns
-                    calls += self.look_at(
-                        ObjRef("Service", host[0], svc_ns), f"does the service {m.group(1)} the logs cannot reach exist?"
-                    )
+                    svc = ObjRef("Service", host[0], svc_ns)
+                    calls += self.look_at(svc, f"does the service {m.group(1)} the logs cannot reach exist?")
+                    if svc not in self.extra_seeds:
+                        self.extra_seeds.append(svc)
                     calls += self._call(
                         Role.LIST, "services of the namespace", api_version="v1", kind="Service", namespace=svc_ns
                     )
