@@ -32,11 +32,13 @@ from shared.investigations.loop import Limits, Planned, status
 from shared.investigations.mcp_servers import ToolCatalogue, call_tool, list_tools
 from shared.investigations.memory_fit import memory_fit
 from shared.investigations.models import (
+    MAX_ITERATIONS,
     ROUTE,
     TERMINAL_STATUSES,
     CallEntry,
     InvestigationPath,
     InvestigationRecord,
+    Iteration,
     MemoryHint,
     RunbookInfo,
     ServerStatus,
@@ -304,7 +306,8 @@ async def ask_memory(rt: Runtime, plan: StoredPlan) -> MemoryHint | None:
     if not best:
         return MemoryHint(lookup_id=outcome.output.get("lookup_id"))
     steps = "; ".join(str(s) for s in best.get("steps", [])[:8])
-    incident = next((i for i in outcome.output.get("incidents") or [] if i.get("incident_id") == best.get("incident_id")), {})
+    incidents = outcome.output.get("incidents") or []
+    incident = next((i for i in incidents if i.get("incident_id") == best.get("incident_id")), {})
     return MemoryHint(
         solution_summary=steps[:2_000],
         incident_id=best.get("incident_id"),
@@ -422,12 +425,15 @@ class _Choice:
     reason: str | None = None
     notes: list[str] | None = None
     usage: list[llm.CallUsage] | None = None
+    reasoning: str = ""
 
 
 async def _llm_choice(
     deps: Deps, got: Gathered, limits: Limits, n: int, calls_left: int, per_iteration: int
 ) -> _Choice:
     """The model's calls for iteration n; a model that cannot be asked hands over to the rules for good."""
+    # The model starts from what the rules see: the objects found and the signals read from the outputs.
+    brief = await asyncio.to_thread(rules.brief, got.rule_state(limits, calls_left))
     try:
         async with model(deps) as client:
             answer = await llm.plan_calls(
@@ -443,6 +449,7 @@ async def _llm_choice(
                     max_calls_per_iteration=per_iteration,
                 ),
                 analysis_so_far=_last_partial(got.record),
+                brief=brief,
             )
     except llm.LlmUnavailable as exc:
         log.warning("investigation %s: LLM unavailable (%s), rule path takes over", got.record.id, exc.reason)
@@ -466,6 +473,7 @@ async def _llm_choice(
         stop="the model said it had what it needed" if answer.done else None,
         notes=notes,
         usage=answer.usage,
+        reasoning=answer.reasoning or "; ".join(f"{c.tool}: {c.reason}" for c in answer.calls if c.reason),
     )
 
 
@@ -486,6 +494,7 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         choice.calls = [{"tool": c.tool, "args": c.args, "reason": c.reason} for c in picked]
         choice.partial = choice.partial or await asyncio.to_thread(_rule_partial, state)
         choice.stop = None if choice.calls else "the rules found nothing more to check"
+        choice.reasoning = choice.reasoning or "; ".join(c["reason"] for c in choice.calls)
     notes = list(choice.notes or [])
     planned: list[dict[str, Any]] = []
     for j, c in enumerate(choice.calls):
@@ -510,6 +519,8 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         previous = next((it for it in record.iterations if it.n == n - 1), None)
         if previous is not None and choice.partial:
             previous.partial_analysis = choice.partial[:32_000]
+        if planned and choice.reasoning:
+            _keep_reasoning(record, n, choice.reasoning)
         if record.status in TERMINAL_STATUSES:
             return  # cancelled while this plan was made: the record keeps its final phase
         record.phase = "iterating"
@@ -523,6 +534,16 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         "stop": choice.stop,
         "notes": [x[:300] for x in notes[:5]],
     }
+
+
+def _keep_reasoning(record: InvestigationRecord, n: int, reasoning: str) -> None:
+    """Why iteration n's calls were chosen, on that iteration (created here when its calls are not yet in)."""
+    current = next((it for it in record.iterations if it.n == n), None)
+    if current is None and len(record.iterations) < MAX_ITERATIONS:
+        current = Iteration(n=n)
+        record.iterations.append(current)
+    if current is not None:
+        current.reasoning = reasoning[:4_000]
 
 
 def _json(value: Any) -> str:
@@ -620,6 +641,7 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
                         analyses=[it.partial_analysis for it in record.iterations if it.partial_analysis],
                         memory_hint=_memory_text(record.memory),
                         notes=notes,
+                        signals=await asyncio.to_thread(rules.brief, state),
                     ),
                 )
             usage = final["usage"]
@@ -646,7 +668,10 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
         "next_actions": next_actions(record, report, memory),
     }
 
-    last_partial = await asyncio.to_thread(_rule_partial, state) if path != "llm" else None
+    # The last iteration's partial analysis: no later plan wrote it. On the model's path the final report's
+    # cause stands for it; the rules' summary when that is empty too, so it is never blank.
+    last_partial = str(report.get("root_cause") or "") if path == "llm" else ""
+    last_partial = last_partial or await asyncio.to_thread(_rule_partial, state)
     report_ms = _elapsed_ms(started)
 
     def put(rec: InvestigationRecord) -> None:

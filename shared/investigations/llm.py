@@ -109,6 +109,7 @@ class Plan(BaseModel):
 
     calls: list[PlannedCall] = Field(default_factory=list)
     analysis_so_far: str = ""
+    reasoning: str = Field("", description="The model's hypothesis for this iteration's calls.")
     done: bool = False
     repaired: bool = Field(False, description="The first answer was invalid and the repair was accepted.")
     dropped: bool = Field(False, description="Both answers were invalid; nothing of them was kept.")
@@ -150,6 +151,7 @@ class FinalState(BaseModel):
     analyses: list[str] = Field(default_factory=list)
     memory_hint: str | None = None
     notes: list[str] = Field(default_factory=list, description="Facts about the run: limits hit, failures.")
+    signals: str = Field("", description="What the rules read from the outputs: objects, signals with quotes.")
 
 
 # ---- prompts (pure) ------------------------------------------------------------------------------
@@ -235,8 +237,10 @@ _PLAN_SYSTEM = """You are an SRE investigating a production alert with read-only
 Choose the next tool calls that best confirm or rule out a cause, like an engineer would: read the runbook,
 look, form a hypothesis, look again. Rules:
 - Answer with ONE JSON object and nothing else:
-  {"calls": [{"tool": "<name>", "arguments": {...}, "reason": "<why>"}], "analysis_so_far": "<what the evidence
-  shows so far>", "done": <true|false>}
+  {"reasoning": "<the hypothesis these calls test, and why>", "calls": [{"tool": "<name>", "arguments": {...},
+  "reason": "<why>"}], "analysis_so_far": "<what the evidence shows so far>", "done": <true|false>}
+- "What the rules found" lists the objects the alert names and those their outputs reference, signals already read
+  from the outputs (with quoted lines) and calls a rule engine would make: use it, check it, go beyond it.
 - Use only the listed tools; arguments must be valid against the tool's inputSchema (required fields included).
 - At most {max_calls} calls. Do not repeat a call that is already in the history.
 - Set "done": true with no calls when the history is enough to name the root cause, or nothing more can help.
@@ -255,8 +259,10 @@ def build_plan_messages(
     budget: PlanBudget,
     limits: PromptLimits,
     analysis_so_far: str = "",
+    brief: str = "",
 ) -> list[dict[str, str]]:
-    """The planner's messages, their content together within `limits.max_prompt_chars` (pure)."""
+    """The planner's messages, their content together within `limits.max_prompt_chars` (pure). `brief` is what
+    the rules see (objects, signals, suggested calls)."""
     system = _PLAN_SYSTEM.replace("{max_calls}", str(budget.calls_allowed))
     head = (
         f"## Alert\n{_alert_text(alert, limits)}\n\n"
@@ -264,7 +270,8 @@ def build_plan_messages(
         f"## Tools\n{render_tools(tools, limits)}\n\n"
     )
     tail = (
-        f"\n\n## Analysis so far\n{trim_middle(analysis_so_far, 2_000) or '(none yet)'}\n\n"
+        f"\n\n## What the rules found\n{trim_middle(brief, 4_000) or '(nothing yet)'}\n\n"
+        f"## Analysis so far\n{trim_middle(analysis_so_far, 2_000) or '(none yet)'}\n\n"
         f"## Budget\niteration {budget.iteration} of {budget.max_iterations}; up to {budget.calls_allowed} calls "
         f"now, {budget.calls_left} left in total."
     )
@@ -407,7 +414,14 @@ def parse_plan(completion: Completion, tools: Sequence[ToolSpec], budget: PlanBu
         notes.append(f"{len(calls) - budget.calls_allowed} calls cut: {budget.calls_allowed} allowed this iteration")
         calls = calls[: budget.calls_allowed]
     analysis = data.get("analysis_so_far", data.get("analysis", data.get("reasoning", "")))
-    plan = Plan(calls=calls, analysis_so_far=str(analysis or ""), done=done is True, notes=notes)
+    reasoning = data.get("reasoning", data.get("thoughts", ""))
+    plan = Plan(
+        calls=calls,
+        analysis_so_far=str(analysis or ""),
+        reasoning=str(reasoning or "")[:4_000],
+        done=done is True,
+        notes=notes,
+    )
     return plan, errors[:_MAX_ERRORS]
 
 
@@ -454,6 +468,7 @@ async def plan_calls(
     budget: PlanBudget,
     *,
     analysis_so_far: str = "",
+    brief: str = "",
 ) -> Plan:
     """Ask the model for the next tool calls: a Plan whose calls name listed tools with schema-valid arguments.
 
@@ -469,7 +484,7 @@ async def plan_calls(
     if budget.calls_allowed == 0:
         return Plan(done=True, notes=["no tool calls left in the budget"])
     limits = client.config.limits
-    messages = build_plan_messages(_data(alert), runbook, specs, entries, budget, limits, analysis_so_far)
+    messages = build_plan_messages(_data(alert), runbook, specs, entries, budget, limits, analysis_so_far, brief)
     usage: list[CallUsage] = []
     try:
         first = await client.complete(messages, purpose="plan")
@@ -514,6 +529,7 @@ def build_final_messages(state: FinalState, limits: PromptLimits) -> list[dict[s
         f"## Debug memory\n{trim_middle(state.memory_hint or '', 2_000) or '(no earlier incident)'}\n\n"
         f"## Run notes\n{trim_middle(chr(10).join(state.notes), 2_000) or '(none)'}\n\n"
         f"## Partial analyses\n{trim_middle(analyses, 4_000) or '(none)'}\n\n"
+        f"## What the rules found\n{trim_middle(state.signals, 4_000) or '(nothing)'}\n\n"
     )
     room = limits.max_prompt_chars - len(_FINAL_SYSTEM) - len(head) - len("## Tool calls\n")
     user = head + "## Tool calls\n" + render_history(state.history, max(room, 0), limits)

@@ -136,6 +136,9 @@ class Iteration(_Part):
     n: int = Field(ge=1, le=MAX_ITERATIONS)
     calls: list[CallEntry] = Field(default_factory=list, max_length=MAX_CALLS_PER_ITERATION)
     partial_analysis: str | None = Field(None, max_length=MAX_ANALYSIS_CHARS)
+    reasoning: str | None = Field(
+        None, max_length=4_000, description="Why this iteration's calls were chosen (the model's hypothesis or the rules')."
+    )
 
 
 class Timings(_Part):

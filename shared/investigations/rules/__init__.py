@@ -1,5 +1,6 @@
 """The rule-based investigation path: choose MCP tool calls, read their outputs, write the report."""
 
+from shared.investigations.rules.brief import brief
 from shared.investigations.rules.evidence import findings
 from shared.investigations.rules.planner import first_calls, next_calls
 from shared.investigations.rules.report import report
@@ -15,6 +16,7 @@ from shared.investigations.rules.state import (
 
 __all__ = [
     "Budget",
+    "brief",
     "CallRecord",
     "Evidence",
     "Finding",
