@@ -58,9 +58,17 @@ def _analysis(
     if lead is None:
         checked = ", ".join(sorted({c.tool for c in state.calls})) or "nothing"
         errors = sum(c.is_error for c in state.calls)
+        healthy = _healthy(Walk(state), [])
+        now = (
+            f"\n\n**What was checked looks healthy now:** {', '.join(healthy)}: no failing condition, "
+            "waiting container or warning event. The condition may have cleared (a rollout that finished, a "
+            "transient failure); compare with the alert's metric over the firing window."
+            if healthy
+            else ""
+        )
         return _fit(
             head + f"**No cause found.** {len(state.calls)} tool calls ({checked}; {errors} failed) showed no "
-            "known failure pattern.\n\n**Next:** "
+            f"known failure pattern.{now}\n\n**Next:** "
             + (
                 "follow the runbook's diagnosis steps; "
                 if state.runbook
