@@ -9,7 +9,7 @@ from collections.abc import Callable
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_lines, ev
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
-from shared.investigations.rules.planner import Walk, is_heartbeat
+from shared.investigations.rules.planner import NOT_FOUND, Walk, is_heartbeat
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
 from shared.investigations.rules.toolshape import Role
 
@@ -485,6 +485,44 @@ def _service_selectors(ctx: Context) -> list[Finding]:
     return out
 
 
+_NAME_COLUMN = re.compile(r"^[ \t-]*(?:name|Name|NAME):[ \t]+['\"]?([a-z0-9][-a-z0-9.]{0,252})")
+
+
+def _near_miss_names(ctx: Context) -> list[Finding]:
+    """`<kind> "x" not found` where an object of almost the same name exists: a typo in a reference."""
+    known: set[str] = set()
+    for rec in ctx.state.calls:
+        if rec.is_error:
+            continue
+        known |= {r.get("NAME") for r in parse.table(rec.output[:200_000]) if r.get("NAME")}
+        known |= {m.group(1) for line in rec.output[:200_000].splitlines() if (m := _NAME_COLUMN.match(line))}
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for rec in ctx.state.calls:
+        for m in NOT_FOUND.finditer(rec.output[:200_000]):
+            plural, missing = m.group(1), m.group(2)
+            if missing in known or missing in seen:
+                continue
+            close = difflib.get_close_matches(missing, sorted(known - {missing}), n=1, cutoff=0.85)
+            if not close:
+                continue
+            seen.add(missing)
+            line = parse.line_matching(rec.output, re.escape(missing) + r".{0,4} not found")
+            out.append(
+                Finding(
+                    rule="name_typo",
+                    subject=missing,
+                    cause=f'{plural} "{missing}" is not found, but "{close[0]}" exists: the reference to {missing} '
+                    f"is a typo for {close[0]}.",
+                    evidence=[ev(rec, line or m.group(0))],
+                    remediation=[f"Fix the name: replace `{missing}` with `{close[0]}` where it is referenced "
+                                 "(manifest, values, pod spec), then sync or roll out again."],  # fmt: skip
+                    confidence=0.85,
+                )
+            )
+    return out
+
+
 _OWNED = frozenset({"ReplicaSet", "Pod", "Job", "Endpoints"})
 
 
@@ -525,6 +563,7 @@ def _missing_references(ctx: Context) -> list[Finding]:
 _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _missing_references,
     _service_selectors,
+    _near_miss_names,
     _heartbeat,
     _container_states,
     _events,

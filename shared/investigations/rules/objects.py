@@ -176,6 +176,17 @@ _APP_LABELS = (
 _URL_HOST = re.compile(r"(?i)\bhttps?://([a-z0-9][-a-z0-9.]{0,252})")
 
 
+# Operators' alerts name their custom resource in a `name` label; the alert's name says which operator.
+_OPERATOR_KINDS = (
+    (re.compile(r"(?i)argo ?cd"), "Application", "argoproj.io/v1alpha1"),
+    (re.compile(r"(?i)cert.?manager|certificate"), "Certificate", "cert-manager.io/v1"),
+    (re.compile(r"(?i)flux|kustomization"), "Kustomization", "kustomize.toolkit.fluxcd.io/v1"),
+    (re.compile(r"(?i)helm ?release"), "HelmRelease", "helm.toolkit.fluxcd.io/v2"),
+)
+for _rx, _kind, _api in _OPERATOR_KINDS:
+    KINDS.setdefault(_kind.lower(), Kind(_kind, _api))
+
+
 def alert_objects(alert: dict[str, Any]) -> AlertObjects:
     """Every object the alert names, most specific first (a pod before its workload before its namespace)."""
     labels = {str(k): str(v) for k, v in (alert.get("labels") or {}).items() if v not in (None, "")}
@@ -202,6 +213,9 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
         else:
             kind = key
         add(ref(kind, value, namespace))
+    operator = next((k for rx, k, _ in _OPERATOR_KINDS if rx.search(alertname)), None)
+    if operator and labels.get("name"):
+        add(ref(operator, labels["name"], labels.get("exported_namespace") or namespace))
     text = _alert_text(alert)
     for obj in text_objects(text, namespace):
         add(obj)

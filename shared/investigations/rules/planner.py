@@ -39,6 +39,8 @@ _FOLLOW = frozenset(
 )
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
 _MAX_DEPTH = 3
+# `namespaces "x" not found`, `configmap "x" not found`, `services "x" not found` (API and kubelet wording).
+NOT_FOUND = re.compile(r"\b([a-z][a-z.]{1,60}) \\?\"([a-z0-9][-a-z0-9.]{0,252})\\?\" not found")
 _MAX_PODS = 3
 
 
@@ -171,6 +173,7 @@ class Walk:
         calls += self.follow(self.extra_seeds[found_in_logs:])
         if not self.target.namespace and not seeds:
             calls += self._discover_namespace()
+        calls += self.missing_names()
         calls += self._telemetry()
         calls += self._runbook_lists()
         return calls
@@ -411,6 +414,28 @@ class Walk:
                 for row in parse.table(s.rec.output)[:3]:
                     if row.get("NAME"):
                         calls += self.look_at(ObjRef("NetworkPolicy", row.get("NAME"), s.namespace), "read the policy")
+        return calls
+
+    def missing_names(self) -> list[ToolCall]:
+        """An output says `<kind> "x" not found` (a sync error, a mount, an env reference): list that kind where
+        it should be, so a name that is close to an existing one shows up as a typo."""
+        calls: list[ToolCall] = []
+        for s in self.seen:
+            if s.rec.is_error:
+                continue
+            for plural, name in NOT_FOUND.findall(s.rec.output[:200_000])[:3]:
+                k = kind_of(plural.split(".")[0])
+                if k is None or k.name in ("Pod", "ReplicaSet"):
+                    continue
+                if k.name == "Namespace":
+                    why = f"namespace {name} is not found: which ones exist?"
+                    calls += self._call(Role.NAMESPACES, why) or self._call(
+                        Role.LIST, why, api_version="v1", kind="Namespace"
+                    )
+                elif s.namespace or self.target.namespace:
+                    ns = s.namespace or self.target.namespace
+                    calls += self._call(Role.LIST, f"{k.name} {name} is not found: which ones exist in {ns}?",
+                                        api_version=k.api_version, kind=k.name, namespace=ns)  # fmt: skip
         return calls
 
     # ---- building calls ------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def _analysis(
 
 def _healthy(walk: Walk, found: list[Finding]) -> list[str]:
     """Objects that were described and that no finding is about: what was ruled out."""
-    about = " ".join(f.subject + " " + f.cause for f in found)
+    about = " ".join([f.subject + " " + f.cause for f in found] + [str(e.args) for f in found for e in f.evidence])
     return [
         f"{o.kind} `{o.name}`"
         for o in list(walk.described)[:12]
