@@ -265,7 +265,7 @@ def _scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
         elif r == "Too many pods":
             fixes.append("add nodes or raise the nodes' max pods")
         else:
-            fixes.append(f"check taints, affinity and node selectors ({r})")
+            fixes.append(_placement_fix(r, _pod_doc(ctx, e.obj_name)))
     return Finding(
         rule="scheduling",
         subject=e.obj_name,
@@ -274,6 +274,32 @@ def _scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
         remediation=fixes or ["Check the pod's requests, node selectors, affinity and taints against the nodes."],
         confidence=0.9,
     )
+
+
+def _pod_doc(ctx: Context, name: str) -> str:
+    return next((rec.output for rec in ctx.pods if rec.args.get("name") == name), "")
+
+
+def _placement_fix(reason: str, pod: str) -> str:
+    """The fix for a placement constraint no node meets, with the pod's own selector or the node's taint."""
+    if "affinity/selector" in reason or "node selector" in reason:
+        selector = parse.field_value(pod, "Node-Selectors")
+        if selector and selector != "<none>":
+            return (
+                f"no node has the label `{selector}` that the pod's nodeSelector requires: add the label to a node "
+                f"(`kubectl label node <node> {selector}`) or remove or fix the nodeSelector (or node affinity)"
+            )
+        return "no node matches the pod's node selector or affinity: label a node to match, or relax the rule"
+    if "taint" in reason:
+        return f"the nodes carry a taint the pod does not tolerate ({reason}): add a matching toleration or remove the taint"
+    if "anti-affinity" in reason:
+        return (
+            "the pod's anti-affinity rule leaves no node (more replicas than eligible nodes): add nodes, lower the "
+            "replicas, or make the rule preferred instead of required"
+        )
+    if "volume node affinity" in reason:
+        return "the pod's volume is bound to another zone or node: schedule in that zone or recreate the volume"
+    return f"check taints, affinity and node selectors ({reason})"
 
 
 def _nodes(ctx: Context) -> list[Finding]:
