@@ -525,11 +525,15 @@ def _near_miss_names(ctx: Context) -> list[Finding]:
     out: list[Finding] = []
     seen: set[str] = set()
     for rec in ctx.state.calls:
+        if rec.is_error:
+            continue  # our own call's not-found is not a reference someone wrote
         for m in NOT_FOUND.finditer(rec.output[:200_000]):
             plural, missing = m.group(1), m.group(2)
-            if missing in known or missing in seen:
+            if missing in known or missing in seen or plural.split(".")[0] in ("pods", "pod", "replicasets"):
                 continue
-            close = difflib.get_close_matches(missing, sorted(known - {missing}), n=1, cutoff=0.85)
+            # A pod's name extends its ReplicaSet's: a longer name that starts with the missing one is another object.
+            others = sorted(n for n in known - {missing} if not n.startswith(missing + "-"))
+            close = difflib.get_close_matches(missing, others, n=1, cutoff=0.85)
             if not close:
                 continue
             seen.add(missing)

@@ -525,12 +525,13 @@ def _throttling(alert: dict[str, Any]) -> bool:
 
 
 _UNHEALTHY = re.compile(
-    r"(?i)\b(Warning|False|Unknown|Pending|Failed|FailedCreate|exceeded|unavailable|CrashLoopBackOff|Error)\b"
+    r"(?i)\b(Warning|Pending|Failed|FailedCreate|exceeded|CrashLoopBackOff|Error)\b|[1-9]\d* unavailable|"
+    r"^\s+\w+\s+(False|Unknown)\b"
 )
 
 
 def _unhealthy(output: str) -> bool:
-    return bool(_UNHEALTHY.search(output[:200_000]))
+    return any(_UNHEALTHY.search(line) for line in output[:200_000].splitlines())
 
 
 _TRACE = re.compile(r"traceID=([0-9a-f]+)\)? ?\(durationMs=(\d+)\)")
