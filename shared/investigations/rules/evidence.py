@@ -211,7 +211,7 @@ def _events(ctx: Context) -> list[Finding]:
                     subject=e.obj_name,
                     cause=f"Job {e.obj_name} failed: it reached its backoff limit (BackoffLimitExceeded).",
                     evidence=[ev(rec, e.line)],
-                    remediation=["Fix the cause of the pod failures, then delete and re-create the Job."],
+                    remediation=["Fix the cause of the pod failures, then delete and recreate the Job."],
                     confidence=0.7,
                     symptom=True,
                 )
@@ -444,7 +444,7 @@ def _job_status(ctx: Context) -> list[Finding]:
                     + (f" (backoff limit {limit})." if limit else "."),
                     evidence=[ev(rec, f"Pods Statuses: {status}")]
                     + ([ev(rec, f"Backoff Limit: {limit}")] if limit else []),
-                    remediation=["Fix the cause of the pod failures, then delete and re-create the Job."],
+                    remediation=["Fix the cause of the pod failures, then delete and recreate the Job."],
                     confidence=0.7,
                     symptom=True,
                 )

@@ -28,7 +28,7 @@ _LOG_RULES: tuple[tuple[str, str, str, str, float], ...] = (
         "The container's shell script has a syntax error: {q}",
         (
             "Fix the script in the command/args (an unmatched keyword such as a stray `fi` or a missing `if`/`then`), "
-            "test it with `sh -n`, then re-create the workload."
+            "test it with `sh -n`, then recreate the workload."
         ),
         0.9,
     ),
