@@ -167,6 +167,7 @@ class AlertObjects(NamedTuple):
     objects: list[ObjRef]
     apps: list[str] = []
     hosts: list[str] = []
+    instance_host: str | None = None
 
 
 _APP_LABELS = (
@@ -229,7 +230,12 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
     apps = list(dict.fromkeys(v for k in _APP_LABELS if (v := labels.get(k)) and _NAME.fullmatch(v)))
     probed = " ".join([*labels.values(), text])
     hosts = list(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
-    return AlertObjects(namespace, container, sorted(found, key=_priority), apps, hosts)
+    # A node-level alert (node-exporter, kubelet) names its node by the scrape target's address only.
+    instance = labels.get("instance", "")
+    instance_host = None
+    if not any(o.kind == "Node" for o in found) and re.search(r"(?i)node|kubelet|filesystem|disk", alertname + scrape_job):
+        instance_host = instance.rsplit(":", 1)[0] or None
+    return AlertObjects(namespace, container, sorted(found, key=_priority), apps, hosts, instance_host)
 
 
 # Looked at first: the object closest to the failure (a pod), then what manages it, then what it uses.

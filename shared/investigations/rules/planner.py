@@ -163,6 +163,7 @@ class Walk:
                 if _about_namespace(self.state.alert):
                     calls += self.look_at(ns_obj, "the alerted namespace")
         calls += self.hosts()
+        calls += self.instance_node()
         if _throttling(self.state.alert):
             for obj in seeds:
                 if obj.kind == "Pod":
@@ -242,6 +243,16 @@ class Walk:
         elif obj.kind in _WORKLOADS or obj.kind == "CronJob":
             refs = references(rec.output, obj)
             calls += self.pods_of(obj, refs.selector)
+        elif obj.kind == "Node" and _unhealthy(rec.output):
+            calls += self._call(Role.LIST, f"pods on node {obj.name}", api_version="v1", kind="Pod",
+                                fields=f"spec.nodeName={obj.name}")  # fmt: skip
+            for ns in _node_pod_namespaces(rec.output)[:2]:
+                calls += self._call(Role.EVENTS, f"events where node {obj.name}'s pods run", namespace=ns)
+                calls += self._pod_list_call(ns, None, f"pods of {ns} on node {obj.name}")
+                listing = self._pod_listing(ns, None)
+                if listing is not None:
+                    rows = parse.table(listing.output)
+                    calls += self.pods_from_rows(rows, ns, f"node {obj.name}", limit=2, failing_only=True)
         elif obj.kind == "Namespace":
             for r in references(rec.output, obj).objects:
                 if r.name == "*":
@@ -308,17 +319,37 @@ class Walk:
                         self.extra_seeds.append(ing)
         return calls
 
-    def pods_from_rows(self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS) -> list[ToolCall]:
+    def instance_node(self) -> list[ToolCall]:
+        """A node alert that names its node by address: list the nodes, describe the one with that address."""
+        host = self.target.instance_host
+        if not host:
+            return []
+        calls = self._call(Role.LIST, f"which node is {host}?", api_version="v1", kind="Node")
+        dashed = host.replace(".", "-")
+        for s in self.seen:
+            if s.role is Role.LIST and s.kind == "Node" and not s.rec.is_error:
+                for row in parse.table(s.rec.output):
+                    name = row.get("NAME")
+                    if name and host in (name, row.get("INTERNAL-IP"), row.get("EXTERNAL-IP")) or dashed in name:
+                        node = ObjRef("Node", name)
+                        calls += self.look_at(node, f"the node at {host}")
+                        if node not in self.extra_seeds:
+                            self.extra_seeds.append(node)
+        return calls
+
+    def pods_from_rows(
+        self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS, failing_only: bool = False
+    ) -> list[ToolCall]:
         """The failing pods of a listing (else the first ones): describe them and read their logs."""
         failing = [r for r in rows if _FAILING_STATUS.search(r.get("STATUS") + " " + r.get("READY"))]
         calls: list[ToolCall] = []
-        for row in (failing or rows)[:limit]:
+        for row in (failing if failing or failing_only else rows)[:limit]:
             pod = ObjRef("Pod", row.get("NAME"), ns)
             restarts = row.get("RESTARTS").split(" ")[0]
             status = row.get("STATUS")
             if status == "Pending" or (failing and pod not in self.described):
                 calls += self.look_at(pod, f"pod {pod.name} of {whose} ({status})")
-            if status != "Pending":
+            if status not in ("Pending", "Evicted", "ContainerStatusUnknown", "Completed", "OutOfcpu", "OutOfmemory"):
                 previous = restarts not in ("", "0") and status != "Error"
                 calls += self._log_call(pod, None, previous, f"logs of pod {pod.name} ({status})")
         return calls
@@ -442,7 +473,8 @@ class Walk:
 
     def look_at(self, obj: ObjRef, why: str) -> list[ToolCall]:
         """Describe one object with the generic describe tool, or a pod with the pod tool."""
-        if obj.kind == "Pod" and (not self.box.has(Role.DESCRIBE) or obj in self.failed):
+        retry = obj in self.failed and obj in self.target.objects  # the alert's own pod: its tool may know it
+        if obj.kind == "Pod" and (not self.box.has(Role.DESCRIBE) or retry):
             calls = self._call(Role.POD_GET, f"get {why}", name=obj.name, namespace=obj.namespace)
             if calls or obj in self.failed:
                 return calls
@@ -512,6 +544,20 @@ class Walk:
             if re.search(pattern, self.state.runbook[:100_000]):
                 calls += self._call(Role.LIST, f"the runbook mentions {kind}s", api_version=api, kind=kind, namespace=ns)
         return calls
+
+
+_SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "monitoring")
+
+
+def _node_pod_namespaces(describe: str) -> list[str]:
+    """The namespaces of the pods a node description lists (`Non-terminated Pods:` table), system ones last."""
+    at = describe.find("Non-terminated Pods:")
+    if at < 0:
+        return []
+    block = describe[at:].split("\n", 1)[-1].split("Allocated resources:", 1)[0]
+    words = [line.split() for line in block.splitlines()[:500] if line.startswith("  ")]
+    found = list(dict.fromkeys(w[0] for w in words if len(w) >= 2 and w[0] not in ("Namespace", "---------")))
+    return [n for n in found if n not in _SYSTEM_NAMESPACES]
 
 
 def _about_namespace(alert: dict[str, Any]) -> bool:

@@ -44,6 +44,11 @@ _YAML_LINE = re.compile(r"^[ \t]*-?[ \t]*([a-zA-Z]+):[ \t]*['\"]?([^'\"#]*?)['\"
 _BACKEND = re.compile(r"(?<![\w.-])([a-z0-9][-a-z0-9]*):(\d+|[a-z][-a-z0-9]*) \(")
 _REMAINING = re.compile(r"(?<![\w.])([a-z0-9][-a-z0-9]*)(?:\.([a-z0-9][-a-z0-9.]*))? has \d+ resource instances")
 _ACTIVE_JOBS = re.compile(r"^Active Jobs:[ \t]+(\S.*)$")
+# Objects that controllers' messages name: `exceeded quota: q`, `configmap "x" not found`, `persistentvolumeclaim "x"`.
+_MESSAGE_REF = re.compile(
+    r"exceeded quota: ([a-z0-9][-a-z0-9.]*)|"
+    r"\b(configmap|secret|persistentvolumeclaim|serviceaccount|service|storageclass)s? \\?\"([a-z0-9][-a-z0-9.]*)\\?\""
+)
 _CM_OR_SECRET = re.compile(r"^[ \t]*(?:Type:[ \t]+)?(ConfigMap|Secret)\b.*$")
 
 
@@ -101,6 +106,9 @@ def references(text: str, obj: ObjRef) -> Refs:
             if a:
                 for name in a.group(1).split(","):
                     add("Job", name.strip())
+        for m in _MESSAGE_REF.finditer(line):
+            kind = "ResourceQuota" if m.group(1) else (m.group(2) or "")
+            add(kind, m.group(1) or m.group(3) or "")
         y = _YAML_LINE.match(line)
         if y and not d:
             selector = _yaml_line(y.group(1), y.group(2).strip(), lines, i, obj, add, selector)
