@@ -26,6 +26,8 @@ PLATFORM = {
     "executable file not found in": "runc / containerd: exec: \"x\": executable file not found in $PATH",
     "name or service not known": "glibc getaddrinfo EAI_NONAME, printed by every resolver client",
     "anti-affinity": "the scheduler's FailedScheduling wording (pod anti-affinity rules)",
+    "kube-public": "a namespace every cluster creates",
+    "kube-node-lease": "a namespace every cluster creates",
 }
 
 
