@@ -155,9 +155,11 @@ _NAMED_SETTING = re.compile(
     r"|KeyError: [\"'][A-Z][A-Z0-9_]{1,100}+[\"']"
     r"|: [A-Za-z_]\w{0,100}+: unbound variable"
 )
+# A shell's `sh: 1: curll: not found` (not an HTTP "Error: Not Found").
+_SHELL_NOT_FOUND = re.compile(r"(?:^|: )[\w./-]{1,200}+: not found")
 _FILE_MISSING = re.compile(r"(?i)\b(?:file|directory|path)\b[^\n]{0,80}?\b(?:does not exist|not found)")
 _DURATION_SLOW = re.compile(
-    r"(?i)\b(?:took|duration|elapsed|latency|query_time|completed in|finished in|response time|time taken|"
+    r"(?i)\b(?:took|duration|latency|query_time|completed in|finished in|response time|time taken|"
     r"slow)\D{0,20}?(?:[1-9]\d{3,}+(?:\.\d++)?+\s?ms|\d++(?:\.\d++)?+\s?(?:s|sec|secs|seconds|m|min|minutes)\b)"
 )
 
@@ -254,8 +256,8 @@ TRIGGERS: tuple[Trigger, ...] = (
                                "undefined symbol", "unsatisfiedlinkerror", "err_module_not_found")),
     Trigger("missing_config", ("keyerror", "not set", "must be set", "missing", "required", "undefined",
                                "unset", "not defined", "unbound variable", "empty"), _NAMED_SETTING),
-    Trigger("command_not_found", ("command not found", "executable file not found", ": not found",
-                                  "no such command", "unknown command")),
+    Trigger("command_not_found", ("command not found", "executable file not found")),
+    Trigger("command_not_found", (": not found",), _SHELL_NOT_FOUND),
     Trigger("exec_format", ("exec format error",)),
     Trigger("missing_schema", ("no such table", "unknown column", "unknown table", "undefinedtable",
                                "undefinedcolumn", "unknown database", "doesn't exist")),
@@ -279,7 +281,7 @@ TRIGGERS: tuple[Trigger, ...] = (
                          "gateway time-out", "status", "http", "code", "returned", "response", "got", "error"),
             _status(r"5\d\d")),
     Trigger("slow", ("slow query", "slow request", "slow log", "slow operation")),
-    Trigger("slow", ("took", "duration", "elapsed", "latency", "query_time", "completed in", "finished in",
+    Trigger("slow", ("took", "duration", "latency", "query_time", "completed in", "finished in",
                      "response time", "time taken", "slow"), _DURATION_SLOW),
     Trigger("probe_failed", ("unhealthy",)),
 )  # fmt: skip

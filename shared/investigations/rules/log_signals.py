@@ -13,7 +13,6 @@ from shared.investigations.rules.log_explain import explain
 from shared.investigations.rules.log_specifics import details_of
 from shared.investigations.rules.log_vocabulary import (
     LEVEL_WEIGHTS,
-    LINE_CHARS,
     TRACEBACK_START,
     Access,
     access_of,
@@ -27,12 +26,11 @@ from shared.investigations.rules.log_vocabulary import (
     starts_goroutine_dump,
     template_of,
 )
+from shared.investigations.rules.log_window import MAX_CHARS, MAX_LINES, Window, read_window
 from shared.investigations.rules.state import CallRecord, Finding
 
-# Only the end of a log is read: the last MAX_LINES lines of its last MAX_CHARS characters (a crash is at the end,
-# and the work stays bounded whatever a tool returns). Lines are cut at LINE_CHARS before any pattern runs.
-MAX_LINES = 2000
-MAX_CHARS = 512 * 1024
+__all__ = ["MAX_CHARS", "MAX_LINES", "LogSignal", "LogSummary", "log_findings", "log_summary", "rank_log_lines"]
+
 QUOTE_CHARS = 300
 
 
@@ -56,6 +54,7 @@ class LogSummary(BaseModel):
     lines: int = Field(description="Lines read (blank lines and stack frames included).")
     chars: int = Field(description="Characters read from the end of the text.")
     truncated: bool = Field(description="The text was longer than what was read.")
+    head_lines: int = Field(0, description="When truncated: lines read from the log's head, before the unread middle.")
     templates: int = Field(description="Distinct templates among the lines read.")
     error_lines: int = Field(description="Lines that read as errors (an error level or an error category).")
     last_start_index: int = Field(-1, description="Index of the last start marker, -1 when none.")
@@ -98,23 +97,10 @@ class _Group:
 
 @dataclass
 class _Scan:
-    lines: list[str]
-    chars: int
-    truncated: bool
+    window: Window
     groups: dict[str, _Group] = field(default_factory=dict)
     order: list[tuple[int, _Group]] = field(default_factory=list)
     last_start: int = -1
-
-
-def _tail(text: str) -> tuple[list[str], int, bool]:
-    """The last lines of the text, each cut at LINE_CHARS; `rsplit` never splits more than it keeps."""
-    truncated = len(text) > MAX_CHARS
-    if truncated:
-        text = text[-MAX_CHARS:]
-        text = text[text.find("\n") + 1 :]  # the first line is cut: drop it
-    parts = text.rsplit("\n", MAX_LINES)
-    truncated = truncated or len(parts) > MAX_LINES
-    return [p.rstrip()[:LINE_CHARS] for p in parts[-MAX_LINES:]], len(text), truncated
 
 
 def _describe(index: int, raw: str, template: str, access: Access | None) -> _Group:
@@ -135,24 +121,31 @@ def _describe(index: int, raw: str, template: str, access: Access | None) -> _Gr
     return _Group(template, index, raw, level, category, pos, exception, start)
 
 
+def _trace_step(raw: str, trace: str) -> tuple[bool, str, bool]:
+    """(skip the line, the trace state after it, the line ends a Python traceback) for one line.
+
+    The state is "python" inside a traceback, "go" inside a goroutine dump, "" elsewhere; frames are skipped.
+    """
+    if not raw.strip():
+        return True, ("" if trace == "go" else trace), False
+    if trace == "go" or is_frame(raw, trace == "python"):
+        return True, trace, False
+    if TRACEBACK_START in raw:
+        return True, "python", False
+    if starts_goroutine_dump(raw):
+        return True, "go", False
+    return False, "", trace == "python"
+
+
 def _scan(text: str) -> _Scan:
-    lines, chars, truncated = _tail(text)
-    scan = _Scan(lines, chars, truncated)
-    trace = ""  # "python" inside a traceback, "go" inside a goroutine dump
-    chain_tail: _Group | None = None  # the latest `Caused by:` while an exception chain goes on
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            trace = "" if trace == "go" else trace
-            continue
-        if trace == "go" or is_frame(raw, trace == "python"):
-            continue
-        traceback_end = trace == "python"
-        trace = ""
-        if TRACEBACK_START in raw:
-            trace = "python"
-            continue
-        if starts_goroutine_dump(raw):
-            trace = "go"
+    scan = _Scan(read_window(text))
+    trace = ""
+    chain: list[_Group] = []  # the `Caused by:` lines of the exception chain going on: its last is the root cause
+    for i, raw in enumerate(scan.window.lines):
+        if i == scan.window.head_lines and i:  # the unread middle ends any trace or chain
+            trace, chain = "", _end_chain(chain)
+        skip, trace, traceback_end = _trace_step(raw, trace)
+        if skip:
             continue
         access = access_of(raw)
         template = access_template(access) if access else template_of(message_of(raw))
@@ -161,19 +154,22 @@ def _scan(text: str) -> _Scan:
             group = scan.groups[template] = _describe(i, raw, template, access)
         group.count += 1
         group.traceback_end |= traceback_end
-        if chain_tail is not None and group.exception != "caused_by":
-            chain_tail.root_cause = True
-        chain_tail = group if group.exception == "caused_by" else None
+        chain = [*chain, group] if group.exception == "caused_by" else _end_chain(chain)
         scan.order.append((i, group))
         if group.start:
             scan.last_start = i
-    if chain_tail is not None:
-        chain_tail.root_cause = True
+    _end_chain(chain)
     if scan.last_start >= 0:
         first = next((g for i, g in scan.order if i > scan.last_start and g.alarming), None)
         if first:
             first.after_start = True
     return scan
+
+
+def _end_chain(chain: list[_Group]) -> list[_Group]:
+    if chain:
+        chain[-1].root_cause = True
+    return []
 
 
 _EXCEPTION_BONUS = {"exception": 0.5, "caused_by": 1.0, "fatal": 0.5, "": 0.0}
@@ -204,7 +200,11 @@ def _quote(raw: str, pos: int) -> str:
 
 def _with_continuation(scan: _Scan, g: _Group) -> str:
     """The line and the indented lines that continue it (Postgres' "Is the server running on host ...")."""
-    more = [ln.strip() for ln in scan.lines[g.first + 1 : g.first + 3] if ln[:1].isspace() and not is_frame(ln, False)]
+    more = [
+        ln.strip()
+        for ln in scan.window.lines[g.first + 1 : g.first + 3]
+        if ln[:1].isspace() and not is_frame(ln, False)
+    ]
     return " ".join([g.raw, *more])
 
 
@@ -242,7 +242,8 @@ def rank_log_lines(text: str, limit: int = 10) -> list[LogSignal]:
     """The log's most telling kinds of line, best first: errors by level and category, the first error after the
     last start, the most repeated error, bursts of HTTP 5xx, and lines rare among many.
 
-    Reads only the last 2,000 lines of the last 512 KB, each line cut at 1,000 characters.
+    Reads at most 2,000 lines from 512 KB (a long log's first 200 lines and its tail: log_window), each line
+    cut at 1,000 characters; `first_index` counts the lines read.
     """
     return _rank(_scan(text), limit) if text.strip() else []
 
@@ -251,8 +252,9 @@ def log_summary(text: str) -> LogSummary:
     """How much of a log was read and how many of its lines read as errors."""
     scan = _scan(text)
     errors = sum(1 for _, g in scan.order if g.error_like)
-    return LogSummary(lines=len(scan.lines), chars=scan.chars, truncated=scan.truncated, templates=len(scan.groups),
-                      error_lines=errors, last_start_index=scan.last_start)  # fmt: skip
+    w = scan.window
+    return LogSummary(lines=len(w.lines), chars=w.chars, truncated=w.truncated, head_lines=w.head_lines,
+                      templates=len(scan.groups), error_lines=errors, last_start_index=scan.last_start)  # fmt: skip
 
 
 # Findings per log: its strongest reasons, not every line that agrees with them.

@@ -22,6 +22,8 @@ _HOST_COLON_PORT = re.compile(r"(?<![\w.:/@-])([A-Za-z0-9][\w.-]{0,252}+):(\d{1,
 # `main.go:42]` (klog's source location) is a file and line, not a host and port.
 _SOURCE_FILE = re.compile(r".+\.(?:go|py|java|js|ts|rb|c|cc|cpp|rs|kt|scala|cs|php|ex|exs)")
 _ACCEPTING_ON_PORT = re.compile(r"\bon port (\d{1,5})\b")
+# curl: `Failed to connect to localhost port 3003`
+_HOST_WORD_PORT = re.compile(r"\bto ([A-Za-z0-9][\w.-]{0,252}+) port (\d{1,5})\b")
 _SCHEME_PORTS = {"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306",
                  "redis": "6379", "rediss": "6379", "mongodb": "27017", "amqp": "5672", "amqps": "5671",
                  "nats": "4222", "kafka": "9092", "grpc": "443", "grpcs": "443", "ws": "80", "wss": "443"}  # fmt: skip
@@ -42,7 +44,7 @@ def endpoint_of(text: str) -> dict[str, str]:
     m = _URL.search(text)
     if m:
         host, port = m.group(2), m.group(3) or _SCHEME_PORTS.get(m.group(1).lower(), "")
-    for pattern in (_HOST_PORT_KEYS, _SERVER_AT, _NAME_SLASH_IP):
+    for pattern in (_HOST_PORT_KEYS, _SERVER_AT, _NAME_SLASH_IP, _HOST_WORD_PORT):
         if host:
             break
         m = pattern.search(text)

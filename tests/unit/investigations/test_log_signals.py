@@ -16,6 +16,7 @@ from shared.investigations.rules.log_signals import (
     rank_log_lines,
 )
 from shared.investigations.rules.log_vocabulary import level_of, template_of
+from shared.investigations.rules.log_window import HEAD_LINES, read_window
 from shared.investigations.rules.state import CallRecord, Finding
 
 
@@ -514,3 +515,32 @@ def test_a_megabyte_of_hostile_lines_is_read_only_up_to_the_bounds(unit: str) ->
     rec = CallRecord(tool="pods_log", args={"name": "x"}, output=text)
     for f in log_findings(rec, "x"):
         assert len(f.evidence[0].quote) <= 300
+
+
+def test_a_long_log_is_read_as_its_head_and_its_tail_without_overlap() -> None:
+    numbered = "\n".join(f"line {i}" for i in range(5000))
+    window = read_window(numbered)
+    assert window.truncated
+    assert window.head_lines == HEAD_LINES
+    assert window.lines[:HEAD_LINES] == [f"line {i}" for i in range(HEAD_LINES)]
+    assert window.lines[HEAD_LINES:] == [f"line {i}" for i in range(5000 - (MAX_LINES - HEAD_LINES), 5000)]
+    wide = "\n".join(f"{i:06d} " + "x" * 1000 for i in range(520))  # over MAX_CHARS in fewer than MAX_LINES lines
+    read = [line[:6] for line in read_window(wide).lines]
+    assert len(read) == len(set(read))
+    assert read[0] == "000000"
+    assert read[-1] == "000519"
+    assert read_window(wide).chars <= MAX_CHARS
+
+
+def test_a_startup_error_at_the_head_of_a_long_log_is_still_found() -> None:
+    lines = [
+        "2024-03-01T10:00:00Z INFO starting catalogue",
+        (
+            'ts=2024-03-01T10:00:01Z caller=store.go:52 err="could not connect to the catalogue store" '
+            "dsn=reader:secret@tcp(catalogue-db:3306)/socks"
+        ),
+    ]
+    lines += [f"2024-03-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO GET /health 200" for i in range(6000)]
+    f = _one("\n".join(lines), "connection_failed")
+    assert "catalogue-db:3306 (MySQL)" in f.cause
+    assert "the first error after its last start" in f.cause
