@@ -119,48 +119,82 @@ SPECIFIC = frozenset(CATEGORIES) - {"crash", "error"}
 
 @dataclass(frozen=True)
 class Trigger:
-    """Lower-case phrases, any of which puts a line in the category (when `confirm`, if set, also matches)."""
+    """Lower-case phrases, any of which puts a line in the category, when one of the confirmations (if any) also
+    matches: `confirm` over the lower-cased line, `confirm_cased` over the line as written."""
 
     category: str
     keywords: tuple[str, ...]
-    confirm: re.Pattern[str] | None = None
+    confirm: tuple[re.Pattern[str], ...] = ()
+    confirm_cased: tuple[re.Pattern[str], ...] = ()
+
+    def confirmed(self, text: str, lower: str) -> bool:
+        """No confirmation asked, or one of them matches."""
+        if not (self.confirm or self.confirm_cased):
+            return True
+        return any(p.search(lower) for p in self.confirm) or any(p.search(text) for p in self.confirm_cased)
 
 
-def _status(codes: str) -> re.Pattern[str]:
-    """An HTTP status said in prose or keyed (`status 503`, `"statusCode":503`, `HTTP/1.1 503`, `503 Service`)."""
-    return re.compile(
-        rf"(?i)\b(?:status(?:[ _]?code)?|http(?:/[\d.]{{1,3}})?|code|response|returned|got|error)[\"']?\s?[:=]?\s?"
-        rf"[\"']?(?:{codes})\b|\b(?:{codes}) (?:internal server error|bad gateway|service unavailable|gateway "
-        rf"time-?out|too many requests|unauthorized|forbidden)"
+# The confirmations are led by a literal, so the regex engine skips to where they can start (those led by
+# `\b` or a case-insensitive group try every position: 5-10x slower over long lines of prose).
+
+
+def _status(codes: str) -> tuple[re.Pattern[str], ...]:
+    """An HTTP status said in prose or keyed (`status 503`, `"statuscode":503`, `http/1.1 503`, `503 service`)."""
+    keyed = re.compile(
+        rf"(?:status(?:[ _]?code)?|http(?:/[\d.]{{1,3}})?|code|response|returned|got|error)[\"']?\s?[:=]?\s?[\"']?"
+        rf"(?:{codes})\b"
     )
+    named = re.compile(
+        rf"(?:{codes}) (?:internal server error|bad gateway|service unavailable|gateway time-?out|too many requests|"
+        rf"unauthorized|forbidden)"
+    )
+    return keyed, named
 
 
-_RBAC = re.compile(r"cannot [a-z]{1,20} resource \"")
-_DNS_LOOKUP = re.compile(r"\blookup [\w.-]{1,253} on [\d.:\[\]a-fA-F]{3,60}:53\b")
-_ROLE_MISSING = re.compile(r"role \"[^\"]{1,100}\" does not exist")
-_MISSING_OBJECT = re.compile(
-    r"(?i)\b(?:relation|table|column|database|schema|index|sequence|function|type|keyspace|collection) "
-    r"[\"'`]?[\w.$-]{1,200}[\"'`]? does(?: not|n't) exist"
+_RBAC = (re.compile(r"cannot [a-z]{1,20} resource \""),)
+_DNS_LOOKUP = (
+    re.compile(
+        r"lookup [\w.-]{1,253}+ on (?:\d{1,3}\.){3}\d{1,3}:53\b|lookup [\w.-]{1,253}+ on \[[\da-f:]{2,45}+\]:53\b"
+    ),
 )
-# The name of what is missing must be readable for the weaker phrases ("is not set", "is required").
-# (log_specifics reads the name itself with the same shapes.)
-_NAMED_SETTING = re.compile(
-    r"(?i:env(?:ironment)? var(?:iable)?|variable|setting|config(?:uration)? (?:key|option|value))s? "
-    r"[\"'`]?[A-Za-z_][\w.]{1,100}+[\"'`]? "
-    r"(?i:(?:is )?(?:not set|missing|undefined|unset|not defined|required|empty))"
-    r"|(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{2,100}+ (?:must be set|is not set|not set|is required|is missing|"
-    r"is undefined|is empty)"
-    r"|\b(?i:missing|required) (?i:required )?(?i:env(?:ironment)? var(?:iable)?|setting|config(?:uration)?"
-    r"(?: key| option| value)?|parameter|property)s?:? [\"'`]?[A-Za-z_][\w.]{1,100}"
-    r"|KeyError: [\"'][A-Z][A-Z0-9_]{1,100}+[\"']"
-    r"|: [A-Za-z_]\w{0,100}+: unbound variable"
+_ROLE_MISSING = (re.compile(r"role \"[^\"]{1,100}\" does not exist"),)
+_REFUSED_111 = (re.compile(r"connect[^\n]{0,120}?\(111\b"),)
+_REFUSED_TO = (re.compile(r"connection to \S{1,253}+ refused"),)
+_MISSING_OBJECT = (
+    re.compile(
+        r"(?:relation|table|column|database|schema|index|sequence|function|type|keyspace|collection) "
+        r"[\"'`]?[\w.$-]{1,200}+[\"'`]? does(?: not|n't) exist"
+    ),
+)
+# The name of what is missing must be readable for the weaker phrases ("is not set", "is required"); log_specifics
+# reads the name with the same shapes.
+_NAMED_SETTING = (
+    re.compile(
+        r"(?:env(?:ironment)? var(?:iable)?|variable|setting|config(?:uration)? (?:key|option|value))s? "
+        r"[\"'`]?[a-z_][\w.]{1,100}+[\"'`]? (?:is )?(?:not set|missing|undefined|unset|not defined|required|empty)"
+    ),
+    re.compile(
+        r"(?:missing|required) (?:required )?(?:env(?:ironment)? var(?:iable)?|setting|config(?:uration)?"
+        r"(?: key| option| value)?|parameter|property)s?:? [\"'`]?[a-z_][\w.]{1,100}"
+    ),
+    re.compile(r": [a-z_]\w{0,100}+: unbound variable"),
+)
+_NAMED_SETTING_CASED = (
+    # An upper-case name at a word start (the lookbehind after the first letter keeps the letter class leading).
+    re.compile(
+        r"[A-Z](?<![A-Za-z0-9_][A-Z])[A-Z0-9_]{2,100}+ (?:must be set|is not set|not set|is required|is missing|"
+        r"is undefined|is empty)"
+    ),
+    re.compile(r"KeyError: [\"'][A-Z][A-Z0-9_]{1,100}+[\"']"),
 )
 # A shell's `sh: 1: curll: not found` (not an HTTP "Error: Not Found").
-_SHELL_NOT_FOUND = re.compile(r"(?:^|: )[\w./-]{1,200}+: not found")
-_FILE_MISSING = re.compile(r"(?i)\b(?:file|directory|path)\b[^\n]{0,80}?\b(?:does not exist|not found)")
-_DURATION_SLOW = re.compile(
-    r"(?i)\b(?:took|duration|latency|query_time|completed in|finished in|response time|time taken|"
-    r"slow)\D{0,20}?(?:[1-9]\d{3,}+(?:\.\d++)?+\s?ms|\d++(?:\.\d++)?+\s?(?:s|sec|secs|seconds|m|min|minutes)\b)"
+_SHELL_NOT_FOUND = (re.compile(r"^[\w./-]{1,200}+: not found"), re.compile(r": [\w./-]{1,200}+: not found"))
+_FILE_MISSING = (re.compile(r"(?:file|directory|path)\b[^\n]{0,80}?\b(?:does not exist|not found)"),)
+_DURATION_SLOW = (
+    re.compile(
+        r"(?:took|duration|latency|query_time|completed in|finished in|response time|time taken|slow)\D{0,20}?"
+        r"(?:[1-9]\d{3,}+(?:\.\d++)?+\s?ms|\d++(?:\.\d++)?+\s?(?:s|sec|secs|seconds|m|min|minutes)\b)"
+    ),
 )
 
 # In priority order: the first trigger that fires names the line's category, so specific readings (a DNS
@@ -185,7 +219,7 @@ TRIGGERS: tuple[Trigger, ...] = (
                     "self-signed certificate", "certificate verify failed", "handshake failure", "handshake_failure",
                     "tls handshake", "sslhandshakeexception", "pkix path building failed", "cert_has_expired",
                     "unable to get local issuer certificate", "bad certificate", "certificate is valid for",
-                    "sslerror", "ssl routines", "certificateexpired", "expiredcert", "certificate_expired",
+                    "sslerror", "ssl routines", "certificateexpiredexception", "certificate_expired",
                     "wrong version number", "tls: failed", "tls: bad", "remote error: tls")),
     Trigger("pool_exhausted", ("pool exhausted", "pool is exhausted", "pool exhaust",
                                "timeout waiting for connection", "timed out waiting for connection",
@@ -201,8 +235,8 @@ TRIGGERS: tuple[Trigger, ...] = (
                                "nohostavailableexception")),
     Trigger("connection_refused", ("connection refused", "econnrefused", "actively refused", "connectexception",
                                    "connectionrefusederror", "connection was refused", "errno 111")),
-    Trigger("connection_refused", ("(111",), re.compile(r"(?i)connect[^\n]{0,120}?\(111\b")),
-    Trigger("connection_refused", (" refused",), re.compile(r"(?i)connection to \S{1,253}+ refused")),
+    Trigger("connection_refused", ("(111",), _REFUSED_111),
+    Trigger("connection_refused", (" refused",), _REFUSED_TO),
     Trigger("no_route", ("no route to host", "ehostunreach", "network is unreachable", "enetunreach",
                          "host is unreachable", "noroutetohostexception")),
     Trigger("connection_reset", ("connection reset", "econnreset", "broken pipe", "epipe",
@@ -214,7 +248,8 @@ TRIGGERS: tuple[Trigger, ...] = (
                                    "deadline exceeded", "read timed out", "sockettimeoutexception",
                                    "request timed out", "operation timed out", "upstream timed out",
                                    "connection timeout", "timed out while", "timeouterror", "timeoutexception",
-                                   "readtimeout", "connecttimeouterror")),
+                                   "readtimeout", "connecttimeouterror", "connecttimeoutexception",
+                                   "readtimeouterror", "readtimeoutexception")),
     Trigger("auth_failed", ("password authentication failed", "authentication failed", "access denied for user",
                             "unauthorized", "unauthenticated", "invalid credentials", "invalid password",
                             "invalid username", "bad credentials", "login failed", "noauth", "wrongpass",
@@ -242,12 +277,12 @@ TRIGGERS: tuple[Trigger, ...] = (
     Trigger("admission_denied", ("violates podsecurity", "admission webhook", "denied the request",
                                  "denied by policy", "admission denied")),
     Trigger("permission_denied", ("permission denied", "eacces", "operation not permitted", "eperm",
-                                  "accessdenied", "access denied", "access is denied", "not authorized to",
-                                  "insufficient permission", "authorizationfailed", "does not have permission",
+                                  "accessdenied", "accessdeniedexception", "access denied", "access is denied",
+                                  "not authorized to", "insufficient permission", "authorizationfailed", "does not have permission",
                                   "permissiondenied", "is forbidden", "read-only file system", "erofs")),
     Trigger("permission_denied", ("403", "forbidden"), _status("403")),
-    Trigger("rate_limited", ("rate limit", "ratelimit", "rate-limit", "too many requests", "quota exceeded",
-                             "quotaexceeded", "throttlingexception", "request was throttled", "resource_exhausted",
+    Trigger("rate_limited", ("rate limit", "ratelimit", "ratelimited", "ratelimitexceeded", "rate-limit",
+                             "too many requests", "quota exceeded", "quotaexceeded", "throttlingexception", "request was throttled", "resource_exhausted",
                              "slowdown", "exceeded your current quota", "requestlimitexceeded")),
     Trigger("rate_limited", ("429",), _status("429")),
     Trigger("missing_module", ("modulenotfounderror", "no module named", "importerror", "cannot find module",
@@ -255,7 +290,8 @@ TRIGGERS: tuple[Trigger, ...] = (
                                "cannot open shared object file", "module not found", "cannot find package",
                                "undefined symbol", "unsatisfiedlinkerror", "err_module_not_found")),
     Trigger("missing_config", ("keyerror", "not set", "must be set", "missing", "required", "undefined",
-                               "unset", "not defined", "unbound variable", "empty"), _NAMED_SETTING),
+                               "unset", "not defined", "unbound variable", "empty"), _NAMED_SETTING,
+            _NAMED_SETTING_CASED),
     Trigger("command_not_found", ("command not found", "executable file not found")),
     Trigger("command_not_found", (": not found",), _SHELL_NOT_FOUND),
     Trigger("exec_format", ("exec format error",)),
@@ -268,17 +304,17 @@ TRIGGERS: tuple[Trigger, ...] = (
     Trigger("file_not_found", ("does not exist", "not found"), _FILE_MISSING),
     Trigger("config_parse", ("syntax error", "parse error", "parseerror", "failed to parse", "error parsing",
                              "unable to parse", "could not parse", "cannot parse", "invalid syntax",
-                             "jsondecodeerror", "cannot unmarshal", "unexpected token", "yaml: line", "yaml: unmarshal",
-                             "yamlexception",
-                             "scannererror", "parsererror", "mapping values are not allowed", "did not find expected",
+                             "jsondecodeerror", "cannot unmarshal", "unexpected token", "yaml: line",
+                             "yaml: unmarshal", "yamlexception", "scannererror", "parsererror", "mapping values are not allowed", "did not find expected",
                              "unknown directive", "invalid configuration", "configuration error", "config error",
                              "invalid config", "unexpected end of json", "malformed", "toml: line", "unknown field",
                              "bad substitution", "unexpected eof while looking for", "unexpected end of file")),
-    Trigger("deadlock", ("deadlock", "lock wait timeout", "could not obtain lock", "locktimeout", "lock timeout",
-                         "lock request time out", "lockacquisitionexception", "cannotacquirelockexception",
+    Trigger("deadlock", ("deadlock", "deadlocked", "lock wait timeout", "could not obtain lock", "locktimeout",
+                         "lock timeout", "lock request time out", "lockacquisitionexception", "cannotacquirelockexception",
                          "could not serialize access", "serialization failure")),
     Trigger("http_5xx", ("internal server error", "bad gateway", "service unavailable", "gateway timeout",
-                         "gateway time-out", "status", "http", "code", "returned", "response", "got", "error"),
+                         "gateway time-out", "status", "statuscode", "http", "code", "returned", "response", "got",
+                         "error"),
             _status(r"5\d\d")),
     Trigger("slow", ("slow query", "slow request", "slow log", "slow operation")),
     Trigger("slow", ("took", "duration", "latency", "query_time", "completed in", "finished in",
@@ -287,12 +323,32 @@ TRIGGERS: tuple[Trigger, ...] = (
 )  # fmt: skip
 
 
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _index(triggers: tuple[Trigger, ...]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Keywords by their first word: a line is looked up by the words it has, not searched for every keyword."""
+    index: dict[str, list[tuple[int, str]]] = {}
+    for rank, trigger in enumerate(triggers):
+        for keyword in trigger.keywords:
+            index.setdefault(_TOKEN.findall(keyword)[0], []).append((rank, keyword))
+    return {word: tuple(entries) for word, entries in index.items()}
+
+
+_BY_FIRST_WORD = _index(TRIGGERS)
+
+
 def classify(line: str) -> tuple[str, int]:
-    """The line's category and where its telling phrase starts; ("", -1) when it names no known error."""
-    lower = line[:LINE_CHARS].lower()
-    for trigger in TRIGGERS:
-        for word in trigger.keywords:
-            pos = lower.find(word)
-            if pos >= 0 and (trigger.confirm is None or trigger.confirm.search(line[:LINE_CHARS])):
-                return trigger.category, pos
+    """The line's category and where its telling phrase starts; ("", -1) when it names no known error.
+
+    A keyword's first word must be a whole word of the line (`enotfound` is not read inside
+    `ModuleNotFoundError`); the first trigger, in TRIGGERS' order, whose keyword and confirmation match wins.
+    """
+    text = line[:LINE_CHARS]
+    lower = text.lower()
+    candidates = sorted(c for word in set(_TOKEN.findall(lower)) for c in _BY_FIRST_WORD.get(word, ()))
+    for rank, keyword in candidates:
+        pos = lower.find(keyword)
+        if pos >= 0 and TRIGGERS[rank].confirmed(text, lower):
+            return TRIGGERS[rank].category, pos
     return "", -1

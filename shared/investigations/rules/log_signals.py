@@ -40,19 +40,26 @@ class LogSignal(BaseModel):
     line: str = Field(description="The first line of its template, verbatim, at most 300 characters.")
     category: str = Field(description="A log_categories.CATEGORIES name, or warning / rare (an unusual line).")
     score: float = Field(description="Error-likeness plus rarity/repetition; higher reads first.")
-    count: int = Field(description="How many lines of the tail share its template.")
+    count: int = Field(description="How many of the lines read share its template.")
     first_index: int = Field(description="0-based index of its first line among the lines read.")
     template: str = Field(description="The line with times, numbers, ids, IPs and one-word quoted values masked.")
     level: str = Field("", description="fatal, error, warning, info, debug, or '' when the line names none.")
     after_start: bool = Field(False, description="The first error-like line after the log's last start marker.")
     details: dict[str, str] = Field(default_factory=dict, description="Specifics the line names (log_specifics).")
 
+    def brief(self) -> str:
+        """One line for a prompt or a report: category, level, count, first-after-start, then the quote."""
+        facts = [self.category, self.level or "no level", f"x{self.count}"]
+        if self.after_start:
+            facts.append("first error after start")
+        return f"[{', '.join(facts)}] {self.line}"
+
 
 class LogSummary(BaseModel):
     """What reading one log found, for saying what was checked (and found healthy)."""
 
     lines: int = Field(description="Lines read (blank lines and stack frames included).")
-    chars: int = Field(description="Characters read from the end of the text.")
+    chars: int = Field(description="Characters the lines read came from.")
     truncated: bool = Field(description="The text was longer than what was read.")
     head_lines: int = Field(0, description="When truncated: lines read from the log's head, before the unread middle.")
     templates: int = Field(description="Distinct templates among the lines read.")
@@ -63,6 +70,12 @@ class LogSummary(BaseModel):
     def healthy(self) -> bool:
         """No line reads as an error."""
         return self.error_lines == 0
+
+    def note(self, subject: str) -> str:
+        """What was checked, for a report: `Log of X: 240 lines read, no error line.`"""
+        read = f"{self.lines} lines read" + (" (head and tail of a longer log)" if self.truncated else "")
+        found = "no error line" if self.healthy else f"{self.error_lines} error lines"
+        return f"Log of {subject}: {read}, {found}."
 
 
 @dataclass

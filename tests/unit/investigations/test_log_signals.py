@@ -544,3 +544,15 @@ def test_a_startup_error_at_the_head_of_a_long_log_is_still_found() -> None:
     f = _one("\n".join(lines), "connection_failed")
     assert "catalogue-db:3306 (MySQL)" in f.cause
     assert "the first error after its last start" in f.cause
+
+
+def test_a_healthy_log_says_so_and_a_signal_reads_in_one_line() -> None:
+    healthy = "\n".join(f"2024-03-01T10:00:{i:02d}Z INFO GET /health 200" for i in range(40))
+    summary = log_summary(healthy)
+    assert summary.healthy
+    assert summary.note("web-0") == "Log of web-0: 40 lines read, no error line."
+    text = "INFO starting\nError: connect ECONNREFUSED 10.96.5.6:27017\nError: connect ECONNREFUSED 10.96.5.6:27017"
+    assert log_summary(text).note("web-0") == "Log of web-0: 3 lines read, 2 error lines."
+    assert _top(text).brief() == (
+        "[connection_refused, error, x2, first error after start] Error: connect ECONNREFUSED 10.96.5.6:27017"
+    )
