@@ -231,7 +231,7 @@ TRIGGERS: tuple[Trigger, ...] = (
                                "connection pool full", "pool is full", "cannot get a connection",
                                "unable to acquire jdbc connection", "could not get jdbc connection",
                                "unable to acquire connection", "acquire connection timeout",
-                               "connection limit exceeded", "no available connection",
+                               "connection limit exceeded", "pool is busy", "busypoolexception",
                                "nohostavailableexception")),
     Trigger("connection_refused", ("connection refused", "econnrefused", "actively refused", "connectexception",
                                    "connectionrefusederror", "connection was refused", "errno 111")),
