@@ -75,8 +75,8 @@ CASES = [
     (("com.zaxxer.hikari.pool.HikariPool$PoolInitializationException: HikariPool-1 - Connection is not available, "
      "request timed out after 30000ms."), "pool_exhausted"),
     ("Caused by: java.lang.ClassNotFoundException: org.postgresql.Driver", "missing_module"),
-    ("com.datastax.driver.core.exceptions.BusyPoolException: [cassandra-0.cassandra/10.244.1.9:9042] Pool is busy "
-     "(no available connection and timed out after 5000 MILLISECONDS)", "pool_exhausted"),
+    (("com.datastax.driver.core.exceptions.BusyPoolException: [cassandra-0.cassandra/10.244.1.9:9042] Pool is busy "
+     "(no available connection and timed out after 5000 MILLISECONDS)"), "pool_exhausted"),
     (("Caused by: java.lang.IllegalArgumentException: Could not resolve placeholder 'PAYMENTS_URL' in value "
      '"${PAYMENTS_URL}"'), "missing_config"),
     # Go
