@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_lines, ev
+from shared.investigations.rules.log_signals import log_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.planner import NOT_FOUND, Walk, is_heartbeat
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
@@ -21,11 +22,17 @@ def findings(state: InvestigationState) -> list[Finding]:
     for rule in _RULES:
         found += rule(ctx)
     seen: set[tuple[str, str]] = set()
+    quoted: set[str] = set()
     unique: list[Finding] = []
     for f in found:
-        if (f.rule, f.subject) not in seen:
-            seen.add((f.rule, f.subject))
-            unique.append(f)
+        # One finding per rule and object, and one per quoted line: two rules reading the same log line say
+        # the same thing (the first, more specific one is kept).
+        first = f.evidence[0].quote if f.evidence else ""
+        if (f.rule, f.subject) in seen or (first and first in quoted and f.rule.startswith("log_")):
+            continue
+        seen.add((f.rule, f.subject))
+        quoted |= {e.quote for e in f.evidence}
+        unique.append(f)
     return sorted(unique, key=lambda f: (f.symptom, -f.confidence))
 
 
@@ -590,6 +597,16 @@ def _missing_references(ctx: Context) -> list[Finding]:
     return out
 
 
+def _ranked_logs(ctx: Context) -> list[Finding]:
+    """What each log read says, ranked by error-likeness and rarity (log_signals): the first error after a start,
+    the most repeated error, connection/DNS/pool/permission failures, with the cause and fix of their category."""
+    out: list[Finding] = []
+    for rec in ctx.logs:
+        pod = str(next((s.name for s in ctx.seen if s.rec is rec), "") or rec.args.get("name") or "the container")
+        out += log_findings(rec, f"Pod {pod}")
+    return out
+
+
 _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _missing_references,
     _service_selectors,
@@ -599,6 +616,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _events,
     log_lines,
     network,
+    _ranked_logs,
     _nodes,
     _throttling,
     traces,
