@@ -26,6 +26,10 @@ PLATFORM = {
     "executable file not found in": "runc / containerd: exec: \"x\": executable file not found in $PATH",
     "name or service not known": "glibc getaddrinfo EAI_NONAME, printed by every resolver client",
     "anti-affinity": "the scheduler's FailedScheduling wording (pod anti-affinity rules)",
+    "executable file not found": "runc / containerd (the same message, matched without its tail)",
+    "context deadline exceeded": "Go's context.DeadlineExceeded error text, printed by every Go client and the kubelet",
+    "password authentication failed": "PostgreSQL's error for a wrong password (FATAL:  password authentication ...)",
+    "timed out waiting for connection": "connection pools' wording (HikariCP, database/sql, pgx) when none is free",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }
