@@ -57,7 +57,12 @@ def investigate(scenario: dict[str, Any], rename: bool) -> tuple[dict[str, Any],
 
 
 def _files() -> list[Path]:
-    return scenarios.scenario_files() + scenarios.scenario_files(scenarios.HELDOUT)
+    corpus = scenarios.FIXTURES.parent / "investigations_corpus"
+    return [
+        *scenarios.scenario_files(),
+        *scenarios.scenario_files(scenarios.HELDOUT),
+        *sorted(corpus.glob("*/*.json")),
+    ]
 
 
 @pytest.mark.parametrize("path", _files(), ids=lambda p: p.stem)
