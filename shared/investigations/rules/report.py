@@ -56,7 +56,7 @@ def _analysis(
             "and run the investigation again" + (", or follow the runbook's steps by hand." if state.runbook else ".")
         )
     if lead is None:
-        checked = ", ".join(sorted({c.tool for c in state.calls})) or "nothing"
+        checked = ", ".join(dict.fromkeys(c.tool for c in state.calls)) or "nothing"
         errors = sum(c.is_error for c in state.calls)
         healthy = _healthy(Walk(state), [])
         now = (
