@@ -251,24 +251,36 @@ def schedule(rec: CallRecord, view: ObjectView, alert_time: datetime | None) -> 
         out.append(make(rec, "cronjob_suspended", subject(view), cause, [view.facts["suspend"].quote], fixes, 0.7))
     last = values.find_time(view.fact("last_schedule_time"))
     period = values.cron_period_minutes(view.fact("schedule"))
-    if alert_time and last and period:
-        gap = alert_time - last[0]
-        allowed = timedelta(minutes=max(2 * period, 60))
-        if gap > allowed:
-            cause = (
-                f"{label(view)} last ran at {last[1]}, {values.span(gap)} before the alert, though its schedule "
-                f"`{view.fact('schedule')}` runs it at least every {values.span(timedelta(minutes=period))}: it "
-                "has missed its runs."
+    if not (alert_time and last and period) or out:  # a suspended CronJob is expected not to run
+        return out
+    gap = alert_time - last[0]
+    if gap <= timedelta(minutes=max(2 * period, 60)):
+        return out
+    cause = (
+        f"{label(view)} last ran at {last[1]}, {values.span(gap)} before the alert, though its schedule "
+        f"`{view.fact('schedule')}` runs it at least every {values.span(timedelta(minutes=period))}: it has missed "
+        "its runs."
+    )
+    active = view.fact("active_jobs")
+    blocked = bool(active) and view.fact("concurrency_policy").lower() == "forbid"
+    if blocked:
+        cause += (
+            f" Its concurrencyPolicy is Forbid and job {active} is still active, so every new run is skipped until "
+            "that job ends."
+        )
+        fixes = [f"Find why job {active} does not finish (its pods' state and logs) and end it; new runs start then."]
+    else:
+        fixes = [
+            (
+                f"Check why {view.name} does not start jobs: suspended, a startingDeadlineSeconds too short, a "
+                "concurrencyPolicy of Forbid with a job still running, or the controller's events (too many missed "
+                "start times)."
             )
-            fixes = [
-                (
-                    f"Check why {view.name} does not start jobs: suspended, a startingDeadlineSeconds too short, "
-                    "a concurrencyPolicy of Forbid with a job still running, or the controller's events (too many "
-                    "missed start times)."
-                )
-            ]
-            quotes = [view.facts["last_schedule_time"].quote, view.facts["schedule"].quote]
-            out.append(make(rec, "cronjob_stale", subject(view), cause, quotes, fixes, 0.6))
+        ]
+    quotes = [view.facts["last_schedule_time"].quote, view.facts["schedule"].quote]
+    if blocked:
+        quotes += [view.facts["active_jobs"].quote, view.facts["concurrency_policy"].quote]
+    out.append(make(rec, "cronjob_stale", subject(view), cause, quotes, fixes, 0.6))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from shared.investigations.rules.objects.events import explained
 from shared.investigations.rules.objects.messages import About, Meaning, meaning
 from shared.investigations.rules.objects.signal import label, make, subject
 from shared.investigations.rules.objects.view import Condition, ObjectView
@@ -29,6 +30,12 @@ _FAILURE_WORDS = re.compile(
 )
 # Conditions that say what happens, not why (the why is in the pods, the containers, the events).
 _SYMPTOMS = {"Ready", "ContainersReady", "Available", "Progressing", "Initialized", "Complete", "DisruptionTarget"}
+# The events that say why a condition is what it is, when the condition itself carries no message.
+_EVENT_REASONS = {
+    "PodScheduled": {"FailedScheduling"}, "ReplicaFailure": {"FailedCreate"}, "AbleToScale": {"FailedGetScale"},
+    "ScalingActive": {"FailedGetResourceMetric", "FailedComputeMetricsReplicas", "FailedGetExternalMetric"},
+    "Issuing": {"Failed"}, "Ready": {"Failed"},
+}  # fmt: skip
 # Read by the signals of their own (the autoscaler's limits; a terminating namespace's leftovers).
 _ELSEWHERE = {"ScalingLimited", "NamespaceContentRemaining", "NamespaceFinalizersRemaining"}
 
@@ -50,27 +57,35 @@ def findings(rec: CallRecord, view: ObjectView) -> list[Finding]:
     """One finding per condition that says something is wrong."""
     about = About(view.kind, view.name, view.namespace)
     out: list[Finding] = []
-    for c in view.conditions:
-        if not is_bad(c):
-            continue
+    bad = [c for c in view.conditions if is_bad(c)]
+    if view.kind == "Pod" and any(c.type == "Ready" for c in bad):
+        bad = [c for c in bad if c.type != "ContainersReady"]  # the same fact twice
+    for c in bad:
         said = meaning(c.message, about) if c.message else None
+        quotes = [c.quote]
+        reasons = _EVENT_REASONS.get(c.type, set()) | ({c.reason} if c.reason else set())
+        # A pod's readiness is explained by its containers' states, a node's by its own conditions.
+        own = view.kind == "Node" or (view.kind == "Pod" and c.type in _SYMPTOMS)
+        found = explained(view, about, reasons) if said is None and not own else None
+        if found:
+            said = found[0]
+            quotes.append(found[1].quote)
         detail = f" ({c.reason})" if c.reason else ""
         text = f"{label(view)}: condition {c.type} is {c.status}{detail}"
         if c.message:
             text += f": {c.message[:300]}"
         if said:
             text += f"; because {said.why}"
-        symptom = (not said.cause) if said else (c.type in _SYMPTOMS and view.kind != "Node")
-        confidence = said.confidence if said else (0.4 if symptom else 0.7)
+        symptom = (c.type in _SYMPTOMS and view.kind != "Node") or bool(said and not said.cause)
+        confidence = 0.4 if symptom else said.confidence if said else 0.7
         fixes = said.fixes if said else [_fix(view, c)]
-        out.append(
-            make(rec, "object_condition", subject(view, c.type), text + ".", [c.quote], fixes, confidence, symptom)
-        )
+        out.append(make(rec, "object_condition", subject(view, c.type), text + ".", quotes, fixes, confidence, symptom))
     return out
 
 
 def _fix(view: ObjectView, c: Condition) -> str:
     name, kind = view.name or "the object", view.kind or "object"
+    why = f" ({c.reason})" if c.reason else ""
     by_type = {
         "MemoryPressure": f"Free memory on node {name}: find the pods using the most (`kubectl top pods -A "
         "--sort-by=memory`), give them memory limits and realistic requests, or add nodes; the kubelet evicts pods "
@@ -92,7 +107,7 @@ def _fix(view: ObjectView, c: Condition) -> str:
         "ScalingActive": f"The autoscaler {name} cannot compute a replica count: check its metrics source and that "
         "the target's containers have requests.",
         "FileSystemResizePending": f"Restart the pod that uses {name} so that the filesystem resize completes.",
-        "DisruptionTarget": f"{name} is being removed ({c.reason}): see what removes it (eviction, preemption, node "
+        "DisruptionTarget": f"{name} is being removed{why}: see what removes it (eviction, preemption, node "
         "shutdown) and whether a PodDisruptionBudget or more capacity is needed.",
     }
     if c.type in by_type:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shared.investigations.rules.objects.events import explained
 from shared.investigations.rules.objects.messages import About, Meaning, meaning
 from shared.investigations.rules.objects.signal import label, make, subject
 from shared.investigations.rules.objects.view import ContainerView, ObjectView
@@ -30,6 +31,7 @@ def exit_meaning(code: int) -> str:
         126: "command found but not executable",
         127: "command not found",
         134: "SIGABRT: the process aborted",
+        128: "the container runtime could not start the process",
         137: "SIGKILL: killed, by the OOM killer or by the kubelet",
         139: "SIGSEGV: a segmentation fault",
         143: "SIGTERM: asked to stop (a failed liveness probe, an eviction, a rollout or a node shutdown)",
@@ -85,9 +87,14 @@ def _container(rec: CallRecord, view: ObjectView, c: ContainerView, about: About
     out: list[Finding] = []
     where = _where(view, c)
     said = meaning(c.message or c.last_message, about) if (c.message or c.last_message) else None
-    q = c.quotes
+    q = dict(c.quotes)
+    if said is None and c.state == "Waiting" and c.reason not in _STARTING and c.reason != "CrashLoopBackOff":
+        # A description prints no waiting message: the kubelet's Warning event says what failed.
+        found = explained(view, about, prefer=(c.image, c.name))
+        if found:
+            said, q["event"] = found[0], found[1].quote
     if c.state == "Waiting" and c.reason == "CrashLoopBackOff":
-        out.append(_crashloop(rec, view, c, where))
+        out.append(_crashloop(rec, view, c, where, said))
     elif c.state == "Waiting" and c.reason in _PULL:
         why = said.why if said else f"the image `{c.image}` cannot be pulled"
         fixes = (
@@ -106,13 +113,13 @@ def _container(rec: CallRecord, view: ObjectView, c: ContainerView, about: About
                 "container_image",
                 subject(view, c.name),
                 f"{where} is in {c.reason}: {why}.",
-                [q.get("reason", ""), q.get("image", ""), q.get("message", "")],
+                [q.get("reason", ""), q.get("image", ""), q.get("message", ""), q.get("event", "")],
                 fixes,
                 0.85,
             )
         )
     elif c.reason in _CONFIG or (c.state == "Waiting" and c.reason not in _STARTING):
-        out.append(_cannot_start(rec, view, c, where, said))
+        out.append(_cannot_start(rec, view, c, where, said, q))
     terminated = _terminated(c)
     if terminated:
         out.append(_exit(rec, view, c, where, *terminated, said))
@@ -132,7 +139,7 @@ def _container(rec: CallRecord, view: ObjectView, c: ContainerView, about: About
     return out
 
 
-def _crashloop(rec: CallRecord, view: ObjectView, c: ContainerView, where: str) -> Finding:
+def _crashloop(rec: CallRecord, view: ObjectView, c: ContainerView, where: str, said: Meaning | None) -> Finding:
     q = c.quotes
     code = c.last_exit_code
     parts = [c.last_reason, f"with exit code {code} ({exit_meaning(code)})" if code is not None else ""]
@@ -144,14 +151,15 @@ def _crashloop(rec: CallRecord, view: ObjectView, c: ContainerView, where: str) 
         subject(view, c.name),
         f"{where} is in CrashLoopBackOff (crash loop){restarts}{last}.",
         [q.get("reason", ""), q.get("restart_count", ""), q.get("last_reason", ""), q.get("last_exit_code", "")],
-        _exit_fixes(c, c.last_exit_code, c.last_reason),
+        said.fixes if said and said.cause else _exit_fixes(c, c.last_exit_code, c.last_reason),
         0.55,
         symptom=True,
     )
 
 
-def _cannot_start(rec: CallRecord, view: ObjectView, c: ContainerView, where: str, said: Meaning | None) -> Finding:
-    q = c.quotes
+def _cannot_start(
+    rec: CallRecord, view: ObjectView, c: ContainerView, where: str, said: Meaning | None, q: dict[str, str]
+) -> Finding:
     message = c.message or c.last_message
     why = said.why if said else (message[:300] or c.reason)
     fixes = said.fixes if said else [f"Resolve what the runtime reports for {c.name}: {message[:200] or c.reason}."]
@@ -160,7 +168,7 @@ def _cannot_start(rec: CallRecord, view: ObjectView, c: ContainerView, where: st
         "container_cannot_start",
         subject(view, c.name),
         f"{where} cannot start ({c.reason}): {why}.",
-        [q.get("reason", ""), q.get("message", ""), q.get("last_message", "")],
+        [q.get("reason", ""), q.get("message", ""), q.get("last_message", ""), q.get("event", "")],
         fixes,
         said.confidence if said else 0.6,
     )

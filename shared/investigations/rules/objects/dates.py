@@ -59,7 +59,12 @@ def _end(
         cause = (
             f"{label(view)} has expired: it was valid until {shown}, {values.span(alert_time - when)} before the alert."
         )
-        return [make(rec, "expired", subject(view, "expiry"), cause, [quote], _fixes(view), 0.85)]
+        quotes = [quote]
+        failing = next((c for c in view.conditions if c.type == "Issuing" and c.status == "False" and c.message), None)
+        if failing:  # why it was not renewed, when the object says it
+            cause = cause[:-1] + f", because its renewal fails: {failing.message[:200]}"
+            quotes.append(failing.quote)
+        return [make(rec, "expired", subject(view, "expiry"), cause, quotes, _fixes(view), 0.85)]
     if when - alert_time <= SOON:
         cause = f"{label(view)} expires at {shown}, {values.span(when - alert_time)} after the alert."
         return [make(rec, "expiring", subject(view, "expiry"), cause, [quote], _fixes(view), 0.6)]

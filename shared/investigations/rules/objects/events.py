@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.investigations.rules.objects.messages import About, meaning
+from shared.investigations.rules.objects.messages import About, Meaning, meaning
 from shared.investigations.rules.objects.signal import label, make, subject
 from shared.investigations.rules.objects.view import ObjectEvent, ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
@@ -46,3 +46,17 @@ def _finding(rec: CallRecord, view: ObjectView, obj: str, reason: str, events: l
         confidence,
         symptom,
     )
+
+
+def explained(
+    view: ObjectView, about: About, reasons: set[str] | None = None, prefer: tuple[str, ...] = ()
+) -> tuple[Meaning, ObjectEvent] | None:
+    """The first Warning event of the object (of one of `reasons`, when given) whose message names a cause, those
+    mentioning one of `prefer` (a container's name or image) first; None when none does."""
+    warnings = [e for e in view.events if e.type == "Warning" and (not reasons or e.reason in reasons)]
+    warnings.sort(key=lambda e: not any(p and p in e.message for p in prefer))
+    for e in warnings:
+        said = meaning(e.message, about)
+        if said and said.cause:
+            return said, e
+    return None

@@ -40,9 +40,9 @@ _N = r"(?<![-\w.])"  # a name starts where its run of name characters starts
 
 
 def _insufficient(m: re.Match[str], a: About) -> Meaning:
-    res = m.group(1)
+    res = m.group(1).rstrip(".")  # the scheduler ends the sentence right after the resource name
     return Meaning(
-        f"no node has enough free {res} for the pod's requests ({m.group(0)})",
+        f"no node has enough free {res} for the pod's requests (Insufficient {res})",
         [f"Lower the {res} request of {a.name}'s containers, or add nodes (or free capacity) with enough {res}."],
     )
 
@@ -95,12 +95,17 @@ def _unschedulable_nodes(m: re.Match[str], a: About) -> Meaning:
     )
 
 
+def _tail(text: str, size: int = 160) -> str:
+    """The end of a long runtime error: its last clause is the most specific (`401 Unauthorized`, `not found`)."""
+    return text if len(text) <= size else "..." + text[-size:]
+
+
 def _pull(m: re.Match[str], a: About) -> Meaning:
-    image, detail = m.group(1), m.group(2)
+    image, detail = m.group(1), _tail(m.group(2))
     low = detail.lower()
     if any(w in low for w in ("denied", "unauthorized", "authentication required", "forbidden", "401", "403")):
         return Meaning(
-            f"the registry refuses to serve `{image}` to the node ({detail[:160]})",
+            f"the registry refuses to serve `{image}` to the node ({detail})",
             [
                 (
                     f"Give the pod an imagePullSecret with credentials that can read `{image}` (or check the "
@@ -111,12 +116,12 @@ def _pull(m: re.Match[str], a: About) -> Meaning:
         )
     if any(w in low for w in ("not found", "manifest unknown", "does not exist", "no such manifest")):
         return Meaning(
-            f"the image `{image}` does not exist in its registry ({detail[:160]})",
+            f"the image `{image}` does not exist in its registry ({detail})",
             [f"Fix the image name or tag `{image}` to one that exists in the registry."],
         )
     if any(w in low for w in ("no such host", "i/o timeout", "connection refused", "timeout", "dial tcp")):
         return Meaning(
-            f"the node cannot reach the registry of `{image}` ({detail[:160]})",
+            f"the node cannot reach the registry of `{image}` ({detail})",
             [f"Check that the nodes can resolve and reach the registry of `{image}` (DNS, egress, proxy)."],
         )
     if "toomanyrequests" in low or "rate limit" in low:
@@ -124,9 +129,7 @@ def _pull(m: re.Match[str], a: About) -> Meaning:
             f"the registry rate-limits pulls of `{image}`",
             ["Pull with credentials (an imagePullSecret), or use a registry mirror."],
         )
-    return Meaning(
-        f"pulling `{image}` fails: {detail[:200]}", [f"Check the image reference `{image}` and the registry."]
-    )
+    return Meaning(f"pulling `{image}` fails: {detail}", [f"Check the image reference `{image}` and the registry."])
 
 
 def _missing_object(m: re.Match[str], a: About) -> Meaning:
@@ -379,6 +382,33 @@ def _api_discovery(m: re.Match[str], a: About) -> Meaning:
     )
 
 
+def _reclaim(m: re.Match[str], a: About) -> Meaning:
+    res = m.group(1)
+    return Meaning(
+        f"the node is short of {res} and the kubelet is evicting pods to reclaim it",
+        [(f"Free {res} on {a.name} (find the pods using the most), set realistic {res} requests and limits, or add "
+         "nodes.")],
+    )  # fmt: skip
+
+
+def _order_failed(m: re.Match[str], a: About) -> Meaning:
+    return Meaning(
+        "the certificate's issuance failed (its CertificateRequest/ACME order did not complete)",
+        [(f"Read the CertificateRequest, Order and Challenge of {a.name} (`kubectl describe certificaterequest,order,"
+         "challenge -n NAMESPACE`): the failing challenge says why (DNS record, HTTP-01 path unreachable, issuer "
+         "account or rate limit).")],
+        confidence=0.7,
+    )  # fmt: skip
+
+
+def _issuer_missing(m: re.Match[str], a: About) -> Meaning:
+    return Meaning(
+        f"the issuer `{m.group(1)}` it names does not exist",
+        [f"Create the Issuer/ClusterIssuer `{m.group(1)}`, or fix the issuerRef of {a.name}."],
+        confidence=0.85,
+    )
+
+
 def _cert(m: re.Match[str], a: About) -> Meaning:
     return Meaning(
         f"a TLS certificate is not accepted ({m.group(0)[:120]})",
@@ -466,6 +496,9 @@ _RULES: tuple[_Rule, ...] = (
     (re.compile(r"Back-off restarting failed container"), _backoff),
     (re.compile(r'<error: endpoints "([^"]{1,253})" not found>'), _missing_endpoints),
     (re.compile(r"unable to retrieve the complete list of server APIs: ([\w.-]{1,253}/\w{1,40})"), _api_discovery),
+    (re.compile(r"Attempting to reclaim (\w{1,40})"), _reclaim),
+    (re.compile(r'order is in "(?:invalid|errored)" state|certificate request has failed to complete'), _order_failed),
+    (re.compile(r'(?:issuer|Issuer|ClusterIssuer)(?:\.cert-manager\.io)? "([^"]{1,253})" not found'), _issuer_missing),
     (re.compile(r"x509: certificate has expired or is not yet valid|certificate signed by unknown authority"), _cert),
     (re.compile(r"Kubelet stopped posting node status"), _kubelet_down),
     (re.compile(r"PLEG is not healthy"), _pleg),

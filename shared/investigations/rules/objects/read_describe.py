@@ -7,6 +7,7 @@ import re
 from shared.investigations.rules.objects import describe
 from shared.investigations.rules.objects.describe import DNode
 from shared.investigations.rules.objects.view import (
+    PLURALS,
     Backend,
     Condition,
     ContainerView,
@@ -236,7 +237,8 @@ _SIMPLE_FACTS = {
     "Last Schedule Time": "last_schedule_time", "Last Successful Time": "last_successful_time",
     "StorageClass": "storage_class", "Volume": "volume", "Capacity": "capacity", "Claim": "claim",
     "Endpoints": "endpoints", "Unschedulable": "unschedulable", "Type": "type", "Service Account": "service_account",
-    "Active Jobs": "active_jobs", "Used By": "used_by", "Start Time": "start_time", "Duration": "duration",
+    "Active Jobs": "active_jobs", "Concurrency Policy": "concurrency_policy", "Used By": "used_by",
+    "Start Time": "start_time", "Duration": "duration",
     "Desired Number of Nodes Scheduled": "replicas_desired",
     "Current Number of Nodes Scheduled": "replicas_current",
     "Number of Nodes Scheduled with Available Pods": "replicas_available",
@@ -250,6 +252,9 @@ def _facts(root: DNode, view: ObjectView) -> None:
         node = root.child(key)
         if node is not None and (node.value or not node.children):
             _fact(view, name, node)
+    endpoints = root.child("Endpoints")
+    if endpoints is not None and not endpoints.children:  # `<none>` is the signal here, not an absent value
+        view.facts["endpoints"] = Fact(endpoints.value or "<none>", endpoints.line)
     for key in ("Replicas", "Pods Status", "Pods Statuses"):
         node = root.child(key)
         prefix = "replicas_" if key == "Replicas" else "pods_"
@@ -387,6 +392,11 @@ def _ingress(root: DNode, view: ObjectView) -> None:
     ingress_class = root.value_of("Ingress Class")
     if ingress_class and not _absent(ingress_class):
         view.ref("IngressClass", ingress_class, "ingress class")
+    tls = root.child("TLS")
+    for line in tls.lines if tls else []:
+        secret = line.split(" terminates ", 1)[0].strip()
+        if " terminates " in line and secret:
+            view.ref("Secret", secret, "TLS secret")
     default = root.child("Default backend")
     if default and not _absent(default.value) and default.value != "<default>":
         _backend(view, default.value, "", "", default.line)
@@ -427,7 +437,10 @@ def note_remaining(view: ObjectView) -> None:
         if "remaining:" not in c.message:
             continue
         for m in _REMAINING.finditer(c.message):
-            view.ref("", "", "remaining in the namespace", resource=m.group(1))
+            resource = m.group(1).rstrip(".")  # core resources print as `pods.` (an empty group)
+            view.ref(
+                PLURALS.get(resource, ""), "", "remaining in the namespace", resource=resource, namespace=view.name
+            )
         for m in _FINALIZER.finditer(c.message):
             if m.group(1) not in view.finalizers_remaining:
                 view.finalizers_remaining.append(m.group(1))
@@ -466,7 +479,7 @@ def _pod_refs(root: DNode, view: ObjectView) -> None:
                 if len(cells) >= 2 and cells[1] in ("ConfigMap", "Secret"):
                     view.ref(cells[1], cells[0], "envFrom")
     account = view.fact("service_account")
-    if account and view.kind == "Pod":
+    if account and account != "default" and view.kind == "Pod":  # every namespace's own: nothing to follow
         view.ref("ServiceAccount", account, "service account")
 
 

@@ -280,7 +280,7 @@ def _pod_refs(pod_spec: dict[str, Any], view: ObjectView) -> None:
     for secret in dicts(pod_spec.get("imagePullSecrets")):
         view.ref("Secret", text_of(secret.get("name")), "image pull secret")
     account = text_of(pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount"))
-    if account and view.kind == "Pod":
+    if account and account != "default" and view.kind == "Pod":  # every namespace's own: nothing to follow
         view.ref("ServiceAccount", account, "service account")
 
 
@@ -400,12 +400,17 @@ def _cronjob(doc: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], 
     for name, part, key in (
         ("schedule", spec, "schedule"),
         ("suspend", spec, "suspend"),
+        ("concurrency_policy", spec, "concurrencyPolicy"),
         ("last_schedule_time", status, "lastScheduleTime"),
         ("last_successful_time", status, "lastSuccessfulTime"),
     ):
         _fact(view, name, q, key, part.get(key))
-    for job in dicts(status.get("active")):
+    active = dicts(status.get("active"))
+    for job in active:
         view.ref("Job", text_of(job.get("name")), "active job", namespace=text_of(job.get("namespace")))
+    if active:
+        names = ",".join(text_of(j.get("name")) for j in active)
+        view.facts["active_jobs"] = Fact(names, q.find("name", active[0].get("name")))
 
 
 def _node(doc: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], view: ObjectView, q: Quoter) -> None:
@@ -455,6 +460,8 @@ def _endpoints(doc: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
 
 def _ingress(doc: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], view: ObjectView, q: Quoter) -> None:
     view.ref("IngressClass", text_of(spec.get("ingressClassName")), "ingress class")
+    for tls in dicts(spec.get("tls")):
+        view.ref("Secret", text_of(tls.get("secretName")), "TLS secret")
     routes: list[tuple[str, str, Any]] = [("", "", spec.get("defaultBackend") or spec.get("backend"))]
     routes += [
         (text_of(rule.get("host")), text_of(p.get("path")), p.get("backend"))

@@ -18,6 +18,20 @@ API_VERSIONS = {
     "CertificateRequest": "cert-manager.io/v1",
 }  # fmt: skip
 
+# Resource names (plural[.group]) of the kinds above, as API messages print them (`pods.`, `deployments.apps`).
+PLURALS = {
+    "pods": "Pod", "services": "Service", "endpoints": "Endpoints", "configmaps": "ConfigMap", "secrets": "Secret",
+    "persistentvolumeclaims": "PersistentVolumeClaim", "serviceaccounts": "ServiceAccount",
+    "resourcequotas": "ResourceQuota", "limitranges": "LimitRange", "events": "Event",
+    "replicationcontrollers": "ReplicationController", "deployments.apps": "Deployment",
+    "statefulsets.apps": "StatefulSet", "daemonsets.apps": "DaemonSet", "replicasets.apps": "ReplicaSet",
+    "jobs.batch": "Job", "cronjobs.batch": "CronJob", "horizontalpodautoscalers.autoscaling": "HorizontalPodAutoscaler",
+    "ingresses.networking.k8s.io": "Ingress", "networkpolicies.networking.k8s.io": "NetworkPolicy",
+    "poddisruptionbudgets.policy": "PodDisruptionBudget", "endpointslices.discovery.k8s.io": "EndpointSlice",
+    "certificates.cert-manager.io": "Certificate", "issuers.cert-manager.io": "Issuer",
+    "certificaterequests.cert-manager.io": "CertificateRequest",
+}  # fmt: skip
+
 # Kinds that live outside namespaces: a reference to one carries no namespace.
 CLUSTER_SCOPED = {
     "Node", "Namespace", "PersistentVolume", "StorageClass", "IngressClass", "ClusterIssuer", "ClusterRole",
