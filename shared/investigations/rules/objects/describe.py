@@ -25,11 +25,17 @@ class DNode:
     children: list[DNode] = field(default_factory=list)
     rows: list[str] = field(default_factory=list)  # raw lines (indentation kept, for column positions)
     lines: list[str] = field(default_factory=list)  # every line directly under it, stripped, in order
+    _index: dict[str, DNode] | None = field(default=None, repr=False, compare=False)
+    _index_of: list[DNode] = field(default_factory=list, repr=False, compare=False)
 
     def child(self, key: str) -> DNode | None:
         """The first child with this key (case-insensitive)."""
-        low = key.lower()
-        return next((c for c in self.children if c.key.lower() == low), None)
+        if self._index is None or len(self._index_of) != len(self.children):
+            self._index_of = list(self.children)
+            self._index = {}
+            for c in self.children:
+                self._index.setdefault(c.key.lower(), c)
+        return self._index.get(key.lower())
 
     def value_of(self, key: str) -> str:
         """The value of a child key, or ""."""
