@@ -506,6 +506,57 @@ def test_warning_events_one_finding_per_object_and_reason() -> None:
     assert table[-1].symptom
 
 
+def test_a_rollout_whose_new_pods_do_not_come_up() -> None:
+    described = (
+        "Name:      api\nNamespace: pay\nSelector:  app=api\n"
+        "Replicas:  2 desired | 1 updated | 3 total | 2 available | 1 unavailable\n"
+    )
+    rollout = state_findings(CallRecord(tool="resources_get", output=described), None)
+    assert [(f.rule, f.cause) for f in rollout] == [
+        (
+            "rollout_incomplete",
+            (
+                "Deployment api has 1 unavailable replica (1 of 2 updated): its rollout is not complete, the new pods "
+                "do not become available."
+            ),
+        )
+    ]
+
+
+def test_a_finished_pod_is_not_reported_as_not_ready() -> None:
+    finished = "Name: done-1\nNamespace: ci\nStatus: Succeeded\nConditions:\n  Type   Status\n  Ready  False\n"
+    assert state_findings(CallRecord(tool="resources_get", output=finished, args={"kind": "Pod"}), None) == []
+
+
+def test_limit_ranges_and_the_pods_they_refuse() -> None:
+    described = (
+        "Name:       cpu-bounds\nNamespace:  team\n"
+        "Type        Resource  Min   Max   Default Request  Default Limit  Max Limit/Request Ratio\n"
+        "----        --------  ---   ---   ---------------  -------------  -----------------------\n"
+        "Container   cpu       100m  800m  250m             500m           -\n"
+    )
+    view = read_object(described)
+    assert view.kind == "LimitRange"
+    assert view.fact("limitrange.Container.cpu.max") == "800m"
+    assert "limitrange.Container.cpu.maxLimitRequestRatio" not in view.facts
+    in_yaml = read_object(
+        "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: cpu-bounds\nspec:\n  limits:\n  - max:\n"
+        "      cpu: 800m\n    type: Container\n"
+    )
+    assert in_yaml.fact("limitrange.Container.cpu.max") == "800m"
+    # A hand-aligned row (one blank between From and Message) still reads.
+    events = (
+        "Name: web-5f\nNamespace: team\nReplicas: 0 current / 2 desired\nPods Status: 0 Running / 0 Waiting\n"
+        "Events:\n  Type     Reason        Age   From                  Message\n"
+        "  ----     ------        ----  ----                  -------\n"
+        '  Warning  FailedCreate  1m    replicaset-controller Error creating: pods "web-5f-x" is forbidden: maximum '
+        "cpu usage per Container is 800m, but limit is 1500m\n"
+    )
+    refused = rule(state_findings(CallRecord(tool="resources_get", output=events), None), "warning_event")[0]
+    assert "a LimitRange caps cpu at 800m per Container, and the pod asks for 1500m" in refused.cause
+    assert refused.remediation[0].startswith("Lower the cpu limit of web-5f's containers to 800m or less")
+
+
 def test_failed_or_empty_calls_give_nothing() -> None:
     assert state_findings(CallRecord(tool="resources_get", output="", is_error=False), None) == []
     error = CallRecord(tool="resources_get", output=text("pod-crashloop-oom.describe.txt"), is_error=True)

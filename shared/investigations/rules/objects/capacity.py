@@ -116,8 +116,26 @@ def replicas(rec: CallRecord, view: ObjectView) -> list[Finding]:
         ]
         quotes = [view.facts[k].quote for k in ("replicas_desired", have_key) if k in view.facts]
         out.append(make(rec, "replicas_unavailable", subject(view), cause + ".", quotes, fixes, 0.5, symptom=True))
+    else:
+        out += _rollout(rec, view, desired)
     out += _job(rec, view)
     return out
+
+
+def _rollout(rec: CallRecord, view: ObjectView, desired: int | None) -> list[Finding]:
+    """Enough replicas available, but some unavailable or not updated: a rollout whose new pods do not come up."""
+    unavailable, updated = _int(view.fact("replicas_unavailable")), _int(view.fact("replicas_updated"))
+    if not desired or not unavailable:
+        return []
+    shown = f" ({updated} of {desired} updated)" if updated is not None and updated < desired else ""
+    cause = (f"{label(view)} has {unavailable} unavailable replica{'s' if unavailable > 1 else ''}{shown}: its "
+             "rollout is not complete, the new pods do not become available.")  # fmt: skip
+    selector = view.fact("selector")
+    fixes = [f"Look at the newest pods of {label(view)}" + (f" (selector {selector})" if selector else "")
+             + ": their container states and events say why the new template does not come up; roll back if it "
+             "cannot be fixed quickly."]  # fmt: skip
+    quote = view.facts["replicas_unavailable"].quote
+    return [make(rec, "rollout_incomplete", subject(view), cause, [quote], fixes, 0.45, symptom=True)]
 
 
 def _job(rec: CallRecord, view: ObjectView) -> list[Finding]:

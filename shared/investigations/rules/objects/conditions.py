@@ -29,7 +29,10 @@ _FAILURE_WORDS = re.compile(
     r"unhealthy|backoff|timeout|timed out"
 )
 # Conditions that say what happens, not why (the why is in the pods, the containers, the events).
-_SYMPTOMS = {"Ready", "ContainersReady", "Available", "Progressing", "Initialized", "Complete", "DisruptionTarget"}
+_SYMPTOMS = {"Ready", "ContainersReady", "Available", "Progressing", "Initialized", "Complete", "DisruptionTarget",
+             "PodReadyToStartContainers"}  # fmt: skip
+# A pod that has finished (Succeeded or Failed) is not ready and has no sandbox: that is not news.
+_OVER = {"Ready", "ContainersReady", "PodReadyToStartContainers"}
 # The events that say why a condition is what it is, when the condition itself carries no message.
 _EVENT_REASONS = {
     "PodScheduled": {"FailedScheduling"}, "ReplicaFailure": {"FailedCreate"}, "AbleToScale": {"FailedGetScale"},
@@ -58,6 +61,8 @@ def findings(rec: CallRecord, view: ObjectView) -> list[Finding]:
     about = About(view.kind, view.name, view.namespace)
     out: list[Finding] = []
     bad = [c for c in view.conditions if is_bad(c)]
+    if view.kind == "Pod" and view.phase in ("Succeeded", "Failed"):
+        bad = [c for c in bad if c.type not in _OVER]
     if view.kind == "Pod" and any(c.type == "Ready" for c in bad):
         bad = [c for c in bad if c.type != "ContainersReady"]  # the same fact twice
     for c in bad:

@@ -79,6 +79,8 @@ def _guess_kind(root: DNode, text: str) -> str:
     for kind, needed in _KIND_KEYS:
         if all(k in keys for k in needed):
             return kind
+    if "updated" in root.value_of("Replicas"):  # `N desired | N updated | ...` is a Deployment's
+        return "Deployment"
     rows = [r.split() for r in root.rows]
     if any(r[:3] == ["Resource", "Used", "Hard"] for r in rows):
         return "Namespace" if "Status" in keys else "ResourceQuota"
@@ -214,6 +216,8 @@ def _events(node: DNode) -> list[ObjectEvent]:
     out: list[ObjectEvent] = []
     for raw in rows[1:]:
         cells = describe.cells(raw, 5)
+        if len(cells) == 4 and " " in cells[3]:  # a hand-aligned row: one blank between From and Message
+            cells[3:] = cells[3].split(" ", 1)
         if len(cells) < 5 or cells[0] not in ("Normal", "Warning"):
             continue
         repeats = _REPEATS.search(cells[2])
@@ -493,6 +497,20 @@ def _volume_refs(volume: DNode, view: ObjectView) -> None:
         view.ref("ConfigMap", volume.value_of("Name"), f"volume {volume.key}")
 
 
+# LimitRange columns as describe prints them, by the spec field names the YAML reader uses for the facts.
+_LIMIT_COLUMNS = {"Min": "min", "Max": "max", "Default Request": "defaultRequest", "Default Limit": "default",
+                  "Max Limit/Request Ratio": "maxLimitRequestRatio"}  # fmt: skip
+
+
+def _limit_range(root: DNode, view: ObjectView) -> None:
+    for row in describe.table(root.rows, "Type"):
+        kind, resource = row.get("Type"), row.get("Resource")
+        for column, field in _LIMIT_COLUMNS.items():
+            value = row.get(column)
+            if value and value != "-":
+                view.facts[f"limitrange.{kind}.{resource}.{field}"] = Fact(value, row.line)
+
+
 _BY_KIND = {
     "HorizontalPodAutoscaler": _hpa,
     "Deployment": _workload,
@@ -510,4 +528,5 @@ _BY_KIND = {
     "Ingress": _ingress,
     "Namespace": _namespace,
     "Certificate": _certificate,
+    "LimitRange": _limit_range,
 }

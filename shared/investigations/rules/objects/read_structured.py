@@ -494,7 +494,7 @@ def _limit_range(
     doc: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], view: ObjectView, q: Quoter
 ) -> None:
     for item in dicts(spec.get("limits")):
-        for column in ("max", "min", "default", "defaultRequest"):
+        for column in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
             block = item.get(column)
             for res, amount in block.items() if isinstance(block, dict) else []:
                 name = f"limitrange.{text_of(item.get('type'))}.{res}.{column}"

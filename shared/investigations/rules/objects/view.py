@@ -153,8 +153,9 @@ class ObjectView:
     current_replicas, desired_replicas, min_replicas, replicas_desired/updated/total/available/unavailable/ready,
     pods_running/waiting/succeeded/failed, backoff_limit, active_deadline_seconds, schedule, suspend,
     last_schedule_time, storage_class, volume, capacity, requested_storage, claim, allocatable_pods,
-    non_terminated_pods, endpoints, selector, unschedulable, secret_name, issuer, service_account, and the dates
-    found in the output (not_after, renewal_time, ...).
+    non_terminated_pods, requests_percent.<resource>, endpoints, ready_addresses, selector, unschedulable,
+    concurrency_policy, active_jobs, secret_name, issuer, not_after, renewal_time, service_account, and
+    limitrange.<Type>.<resource>.<min|max|default|defaultRequest|maxLimitRequestRatio>.
     """
 
     shape: str = "empty"  # describe | yaml | json | events | empty
