@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import re
+from datetime import UTC, datetime
 from collections.abc import Callable
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_lines, ev
 from shared.investigations.rules.log_signals import log_findings
+from shared.investigations.rules.object_state import state_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.planner import NOT_FOUND, Walk, is_heartbeat
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
@@ -597,6 +599,27 @@ def _missing_references(ctx: Context) -> list[Finding]:
     return out
 
 
+def _object_states(ctx: Context) -> list[Finding]:
+    """What each object's output says (object_state): conditions, containers, limits against use, dates against
+    the alert's time, Warning events. Event listings count only for the objects this investigation is about."""
+    when = _alert_time(ctx.state.alert)
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.role in (Role.DESCRIBE, Role.POD_GET):
+            out += state_findings(s.rec, when)
+        elif s.role is Role.EVENTS:
+            out += [f for f in state_findings(s.rec, when) if ctx.related(f.subject.split("/", 1)[-1].split(" ")[0])]
+    return out
+
+
+def _alert_time(alert: dict[str, object]) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(str(alert.get("starts_at") or "").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 def _ranked_logs(ctx: Context) -> list[Finding]:
     """What each log read says, ranked by error-likeness and rarity (log_signals): the first error after a start,
     the most repeated error, connection/DNS/pool/permission failures, with the cause and fix of their category."""
@@ -617,6 +640,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     log_lines,
     network,
     _ranked_logs,
+    _object_states,
     _nodes,
     _throttling,
     traces,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from shared.investigations.rules.objects import capacity, conditions, containers, dates, events
-from shared.investigations.rules.objects.read import MAX_CHARS, read_object
-from shared.investigations.rules.objects.view import (
+from shared.investigations.rules.object_view import capacity, conditions, containers, dates, events
+from shared.investigations.rules.object_view.read import MAX_CHARS, read_object
+from shared.investigations.rules.object_view.view import (
     API_VERSIONS,
     Backend,
     Condition,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shared.investigations.rules.object_state import Ref, read_object, state_findings
-from shared.investigations.rules.objects import kube_yaml
+from shared.investigations.rules.object_view import kube_yaml
 from shared.investigations.rules.state import CallRecord, Finding
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "fixtures" / "object_outputs"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from shared.investigations.rules.objects import values
-from shared.investigations.rules.objects.signal import label, make, subject
-from shared.investigations.rules.objects.view import ObjectView
+from shared.investigations.rules.object_view import values
+from shared.investigations.rules.object_view.signal import label, make, subject
+from shared.investigations.rules.object_view.view import ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
 
 SOON = timedelta(days=14)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from shared.investigations.rules import parse
-from shared.investigations.rules.objects import kube_yaml, read_describe, read_structured
-from shared.investigations.rules.objects.view import ObjectEvent, ObjectView
+from shared.investigations.rules.object_view import kube_yaml, read_describe, read_structured
+from shared.investigations.rules.object_view.view import ObjectEvent, ObjectView
 
 MAX_CHARS = kube_yaml.MAX_CHARS
 _YAML_TOP_KEYS = ("apiVersion:", "kind:", "metadata:", "spec:", "status:", "items:", "- ")

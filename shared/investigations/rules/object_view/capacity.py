@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from shared.investigations.rules.objects import values
-from shared.investigations.rules.objects.conditions import meaning_of
-from shared.investigations.rules.objects.signal import label, make, subject
-from shared.investigations.rules.objects.view import Metric, ObjectView
+from shared.investigations.rules.object_view import values
+from shared.investigations.rules.object_view.conditions import meaning_of
+from shared.investigations.rules.object_view.signal import label, make, subject
+from shared.investigations.rules.object_view.view import Metric, ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
 
 _NEAR_FULL_PERCENT = 95

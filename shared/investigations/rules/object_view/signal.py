@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.investigations.rules.context import ev
-from shared.investigations.rules.objects.view import ObjectView
+from shared.investigations.rules.object_view.view import ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
 
 

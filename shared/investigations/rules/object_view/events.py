@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shared.investigations.rules.objects.messages import About, Meaning, meaning
-from shared.investigations.rules.objects.signal import label, make, subject
-from shared.investigations.rules.objects.view import ObjectEvent, ObjectView
+from shared.investigations.rules.object_view.messages import About, Meaning, meaning
+from shared.investigations.rules.object_view.signal import label, make, subject
+from shared.investigations.rules.object_view.view import ObjectEvent, ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
 
 # Reasons that say what happens (the why is elsewhere: the container's last state, the node's conditions).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from shared.investigations.rules.objects import describe
-from shared.investigations.rules.objects.describe import DNode
-from shared.investigations.rules.objects.view import (
+from shared.investigations.rules.object_view import describe
+from shared.investigations.rules.object_view.describe import DNode
+from shared.investigations.rules.object_view.view import (
     PLURALS,
     Backend,
     Condition,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from shared.investigations.rules.objects.events import explained
-from shared.investigations.rules.objects.messages import About, Meaning, meaning
-from shared.investigations.rules.objects.signal import label, make, subject
-from shared.investigations.rules.objects.view import ContainerView, ObjectView
+from shared.investigations.rules.object_view.events import explained
+from shared.investigations.rules.object_view.messages import About, Meaning, meaning
+from shared.investigations.rules.object_view.signal import label, make, subject
+from shared.investigations.rules.object_view.view import ContainerView, ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
 
 _STARTING = {"ContainerCreating", "PodInitializing", ""}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shared.investigations.rules.objects.read_describe import note_remaining
-from shared.investigations.rules.objects.view import (
+from shared.investigations.rules.object_view.read_describe import note_remaining
+from shared.investigations.rules.object_view.view import (
     Backend,
     Condition,
     ContainerView,

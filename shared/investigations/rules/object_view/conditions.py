@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from shared.investigations.rules.objects.events import explained
-from shared.investigations.rules.objects.messages import About, Meaning, meaning
-from shared.investigations.rules.objects.signal import label, make, subject
-from shared.investigations.rules.objects.view import Condition, ObjectView
+from shared.investigations.rules.object_view.events import explained
+from shared.investigations.rules.object_view.messages import About, Meaning, meaning
+from shared.investigations.rules.object_view.signal import label, make, subject
+from shared.investigations.rules.object_view.view import Condition, ObjectView
 from shared.investigations.rules.state import CallRecord, Finding
 
 GOOD_WHEN_TRUE = {
