@@ -562,6 +562,7 @@ def _near_miss_names(ctx: Context) -> list[Finding]:
     return out
 
 
+_CONTROLLERS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"})
 _OWNED = frozenset({"ReplicaSet", "Pod", "Job", "Endpoints"})
 
 
@@ -576,12 +577,12 @@ def _missing_references(ctx: Context) -> list[Finding]:
         parent = walk.parents.get(child) if child is not None else None
         if child is None or parent is None or not s.rec.is_error or "not found" not in s.rec.output.lower():
             continue
-        if child.kind in _OWNED:
-            continue  # a controller's own objects come and go (a ReplicaSet rolled over); their absence says little
+        if child.kind in _OWNED or (parent.kind == "Pod" and child.kind in _CONTROLLERS):
+            continue  # a pod's controller exists while the pod does (the pod would be collected otherwise)  # a controller's own objects come and go (a ReplicaSet rolled over); their absence says little
         # The parent's own output naming the child next to a failure corroborates the absence.
         parent_out = walk.described[parent].output if parent in walk.described else ""
         told = any(
-            child.name in line and re.search(r"(?i)not found|fail|error|warning|missing|invalid", line)
+            child.name in line and re.search(r"(?i)not found|missing|does not exist|invalid|unknown", line)
             for line in parent_out.splitlines()
         )
         mend = _MEND.get(child.kind, "create {kind} `{name}` or fix the reference to it in {parent}")
@@ -594,6 +595,57 @@ def _missing_references(ctx: Context) -> list[Finding]:
                 evidence=[ev(s.rec, s.rec.output.strip().splitlines()[0] if s.rec.output.strip() else "not found")],
                 remediation=[mend.format(kind=child.kind, name=child.name, parent=f"{parent.kind} {parent.name}")],
                 confidence=0.85 if told else 0.55,
+            )
+        )
+    return out
+
+
+_SPACE_ALERT = re.compile(r"(?i)filling ?up|out of space|almost full|disk ?full|free space|% free|space left|inodes")
+
+
+def _volume_space(ctx: Context) -> list[Finding]:
+    """A volume running out of space (the alert says so): the claim's capacity and whether its class can grow."""
+    alert = ctx.state.alert
+    said = " ".join([str(alert.get("title") or ""), str(alert.get("description") or "")])
+    said += " " + " ".join(str(v) for v in (alert.get("annotations") or {}).values())
+    if not _SPACE_ALERT.search(said):
+        return []
+    classes = {
+        s.name: s.rec for s in ctx.seen if s.kind == "StorageClass" and s.role is Role.DESCRIBE and not s.rec.is_error
+    }
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.kind != "PersistentVolumeClaim" or s.role is not Role.DESCRIBE:
+            continue
+        capacity = parse.field_value(s.rec.output, "Capacity") or "its size"
+        klass = parse.field_value(s.rec.output, "StorageClass")
+        sc = classes.get(klass)
+        expandable = parse.field_value(sc.output, "AllowVolumeExpansion") if sc is not None else ""
+        symptom = parse.line_matching(said, r"(?i)free|full|space") or said.strip()
+        evidence = [ev(s.rec, f"Capacity:     {capacity}" if capacity != "its size" else f"StorageClass:  {klass}")]
+        if sc is not None and expandable:
+            evidence.append(ev(sc, f"AllowVolumeExpansion:  {expandable}"))
+        if expandable.lower() == "true":
+            grow = (
+                f"expand the claim: raise spec.resources.requests.storage of {s.name} above {capacity} "
+                f"(StorageClass {klass} allows volume expansion, so the volume grows in place)"
+            )
+        elif expandable:
+            grow = f"StorageClass {klass} does not allow volume expansion: move the data to a larger volume"
+        else:
+            grow = f"grow the volume (raise spec.resources.requests.storage above {capacity} if {klass} allows expansion)"
+        out.append(
+            Finding(
+                rule="volume_space",
+                subject=s.name,
+                cause=f"PersistentVolumeClaim {s.name} ({capacity}, StorageClass {klass or 'default'}) is running out "
+                f"of space: {symptom[:200]}",
+                evidence=evidence,
+                remediation=[
+                    grow,
+                    "find what fills it (data growth, logs, WAL or temp files) and clean up or set retention",
+                ],
+                confidence=0.75,
             )
         )
     return out
@@ -641,6 +693,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     network,
     _ranked_logs,
     _object_states,
+    _volume_space,
     _nodes,
     _throttling,
     traces,

@@ -211,6 +211,8 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
                 continue
         elif kind_of(key) is None:
             continue
+        elif key == "service" and _is_scrape_service(value, scrape_job):
+            continue
         else:
             kind = key
         add(ref(kind, value, namespace))
@@ -252,6 +254,11 @@ def _priority(obj: ObjRef) -> int:
 
 # An `instance` label is a node only when it is a host name, not `10.0.0.1:9100`.
 _NODE_NAME = re.compile(r"[a-z][-a-z0-9.]*[a-z0-9]")
+
+
+def _is_scrape_service(value: str, scrape_job: str) -> bool:
+    """The `service` label of a scraped target (kube-prometheus names it `<release>-kubelet` for job=kubelet)."""
+    return bool(scrape_job) and (scrape_job in value or _is_exporter(value, scrape_job))
 
 
 def _is_exporter(name: str, scrape_job: str) -> bool:

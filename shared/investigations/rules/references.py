@@ -38,6 +38,7 @@ _DESCRIBE_KEYS: dict[str, str | None] = {
     "IngressClass": "IngressClass",
     "SecretName": "Secret",
     "Secret Name": "Secret",
+    "Used By": "Pod",
 }
 _DESCRIBE_LINE = re.compile(r"^[ \t]*([A-Z][A-Za-z ]{1,30}):[ \t]+(\S.*)$")
 _YAML_LINE = re.compile(r"^[ \t]*-?[ \t]*([a-zA-Z]+):[ \t]*['\"]?([^'\"#]*?)['\"]?[ \t]*$")
