@@ -16,13 +16,13 @@ from shared.investigations.rules.state import (
 
 __all__ = [
     "Budget",
-    "brief",
     "CallRecord",
     "Evidence",
     "Finding",
     "InvestigationState",
     "ToolCall",
     "ToolSpec",
+    "brief",
     "findings",
     "first_calls",
     "next_calls",

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.objects import alert_objects
-from shared.investigations.rules.planner import Seen
+from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, Evidence, InvestigationState, Target, target_of
 from shared.investigations.rules.toolshape import Role, Toolbox
-
-# Commands a container commonly runs; a "not found" command close to one of them is a typo.
-KNOWN_COMMANDS = (
-    "wget", "curl", "bash", "sh", "python", "python3", "node", "npm", "java", "nginx", "echo", "sleep", "cat",
-    "ls", "cp", "mv", "tar", "gzip", "grep", "sed", "awk", "apt-get", "apk", "pip", "env", "printf",
-    "mkdir", "chmod", "chown", "nc", "ping", "nslookup", "dig", "psql", "mysql", "redis-cli", "kubectl",
-)  # fmt: skip
 
 
 def ev(rec: CallRecord, quote: str) -> Evidence:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import difflib
 import re
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from shared.investigations.rules import parse
-from shared.investigations.rules.context import KNOWN_COMMANDS, Context, alert_lines, ev
+from shared.investigations.rules.context import Context, alert_lines, ev
+from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.log_signals import log_findings
 from shared.investigations.rules.object_state import state_findings
-from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.planner import NOT_FOUND, Walk, is_heartbeat
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
 from shared.investigations.rules.toolshape import Role
+from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 
 
 def findings(state: InvestigationState) -> list[Finding]:
@@ -23,17 +24,20 @@ def findings(state: InvestigationState) -> list[Finding]:
     found: list[Finding] = []
     for rule in _RULES:
         found += rule(ctx)
+    # One finding per quoted line: two rules reading the same line say the same thing, and the one surer of
+    # its reading (a named category over "the application stops on an error") is kept; the first on a tie.
+    best: dict[str, Finding] = {}
+    for f in found:
+        first = f.evidence[0].quote if f.evidence else ""
+        if first and (first not in best or f.confidence > best[first].confidence):
+            best[first] = f
     seen: set[tuple[str, str]] = set()
-    quoted: set[str] = set()
     unique: list[Finding] = []
     for f in found:
-        # One finding per rule and object, and one per quoted line: two rules reading the same log line say
-        # the same thing (the first, more specific one is kept).
         first = f.evidence[0].quote if f.evidence else ""
-        if (f.rule, f.subject) in seen or (first and first in quoted and f.rule.startswith("log_")):
+        if (f.rule, f.subject) in seen or (first and best[first] is not f):
             continue
         seen.add((f.rule, f.subject))
-        quoted |= {e.quote for e in f.evidence}
         unique.append(f)
     return sorted(unique, key=lambda f: (f.symptom, -f.confidence))
 

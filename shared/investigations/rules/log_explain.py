@@ -6,7 +6,7 @@ import difflib
 import re
 from collections.abc import Callable
 
-from shared.investigations.rules.context import KNOWN_COMMANDS
+from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 from shared.investigations.rules.log_categories import CATEGORIES
 
 Details = dict[str, str]

@@ -7,8 +7,9 @@ import json
 import re
 
 from shared.investigations.rules import parse
-from shared.investigations.rules.context import KNOWN_COMMANDS, Context, ev
+from shared.investigations.rules.context import Context, ev
 from shared.investigations.rules.state import CallRecord, Finding
+from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 
 _LOG_RULES: tuple[tuple[str, str, str, str, float], ...] = (
     # rule, regex, cause template ({q} is the quoted line), remediation, confidence
@@ -34,7 +35,7 @@ _LOG_RULES: tuple[tuple[str, str, str, str, float], ...] = (
     ),
     (
         "missing_file",
-        r"(?i)no such file or directory|could not open|cannot open|can't open|failed to open|file not found",
+        r"(?i)no such file or directory|file not found|(?:could not|cannot|can't|failed to) open (?:file )?[`'\"]?/",
         "The container cannot open a file it needs, so it exits: {q}",
         (
             "Add the file to the image or mount it at that path (ConfigMap, Secret or volume), or fix the path "

@@ -209,9 +209,7 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
                 kind == "node" and not _NODE_NAME.fullmatch(value)
             ):
                 continue
-        elif kind_of(key) is None:
-            continue
-        elif key == "service" and _is_scrape_service(value, scrape_job):
+        elif kind_of(key) is None or (key == "service" and _is_scrape_service(value, scrape_job)):
             continue
         else:
             kind = key

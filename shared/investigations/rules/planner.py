@@ -15,8 +15,9 @@ from typing import Any
 from shared.investigations.rules import parse
 from shared.investigations.rules.objects import ObjRef, alert_objects, kind_of
 from shared.investigations.rules.references import references
+from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, InvestigationState, ToolCall, call_key
-from shared.investigations.rules.toolshape import Role, Slot, Toolbox
+from shared.investigations.rules.toolshape import Role, Toolbox
 
 _HEARTBEAT_NAMES = {"watchdog", "deadmansswitch", "deadmanssnitch", "heartbeat", "infoinhibitor"}
 _FAILING_STATUS = re.compile(
@@ -94,30 +95,6 @@ def _valid(call: ToolCall, state: InvestigationState) -> bool:
     return True
 
 
-class Seen:
-    """One call made, read back in the planner's terms: which role, which object, which arguments."""
-
-    def __init__(self, rec: CallRecord, box: Toolbox) -> None:
-        self.rec = rec
-        shape = next((box.by_role[r] for r in box.roles_of(rec.tool)), None)
-        slots = {s: rec.args.get(p) for s, p in shape.slots.items()} if shape is not None else {}
-        self.role = box.role_of(rec.tool)
-        self.kind = str(slots.get(Slot.KIND) or ("Pod" if self.role in (Role.POD_GET, Role.POD_LOG) else ""))
-        k = kind_of(self.kind)
-        self.kind = k.name if k else self.kind
-        self.name = str(slots.get(Slot.NAME) or "")
-        self.namespace = str(slots.get(Slot.NAMESPACE) or "") or None
-        self.labels = str(slots.get(Slot.LABELS) or "")
-        self.previous = bool(slots.get(Slot.PREVIOUS))
-        self.container = str(slots.get(Slot.CONTAINER) or "")
-
-    def obj(self) -> ObjRef | None:
-        """The object a describe call read."""
-        if self.role in (Role.DESCRIBE, Role.POD_GET) and self.name:
-            return ObjRef(self.kind, self.name, self.namespace)
-        return None
-
-
 class Walk:
     """The investigation so far, as a graph: objects described, what they point at, pods found, logs read."""
 
@@ -133,6 +110,8 @@ class Walk:
         # Objects found on the way that count as the alert's own (the Ingress that serves a probed host).
         self.extra_seeds: list[ObjRef] = []
         self._candidates: list[ToolCall] | None = None
+        # Pods the last object's listings showed (described by pods_from_rows), to walk on from.
+        self.found_pods: list[ObjRef] = []
         for s in self.seen:
             o = s.obj()
             if o is not None:
@@ -180,25 +159,28 @@ class Walk:
         return calls
 
     def follow(self, seeds: list[ObjRef]) -> list[ToolCall]:
-        """Breadth first from the alert's objects: what each described object points at, up to a depth."""
+        """Breadth first from the alert's objects: what each described object points at (and the pods its
+        listings show), up to a depth."""
         calls: list[ToolCall] = []
         frontier, visited = list(seeds), set(seeds)
-        for depth in range(_MAX_DEPTH):
+        for _ in range(_MAX_DEPTH):
             nxt: list[ObjRef] = []
             for obj in frontier:
                 rec = self.described.get(obj)
                 if rec is None:
                     continue
+                self.found_pods = []
                 calls += self.after_describe(obj, rec)
-                for child in self.worth_following(obj, rec):
+                children = [*self.worth_following(obj, rec), *self.found_pods]
+                for child in children:
                     if child in visited:
                         continue
                     visited.add(child)
                     self.parents.setdefault(child, obj)
-                    calls += self.look_at(child, f"{child.kind} referenced by {obj.kind} {obj.name}")
+                    if child not in self.found_pods:
+                        calls += self.look_at(child, f"{child.kind} referenced by {obj.kind} {obj.name}")
                     nxt.append(child)
             frontier = nxt
-            _ = depth
         return calls
 
     def chain_to(self, name: str) -> list[ObjRef]:
@@ -330,7 +312,7 @@ class Walk:
             if s.role is Role.LIST and s.kind == "Node" and not s.rec.is_error:
                 for row in parse.table(s.rec.output):
                     name = row.get("NAME")
-                    if name and host in (name, row.get("INTERNAL-IP"), row.get("EXTERNAL-IP")) or dashed in name:
+                    if (name and host in (name, row.get("INTERNAL-IP"), row.get("EXTERNAL-IP"))) or dashed in name:
                         node = ObjRef("Node", name)
                         calls += self.look_at(node, f"the node at {host}")
                         if node not in self.extra_seeds:
@@ -345,6 +327,7 @@ class Walk:
         calls: list[ToolCall] = []
         for row in (failing if failing or failing_only else rows)[:limit]:
             pod = ObjRef("Pod", row.get("NAME"), ns)
+            self.found_pods.append(pod)
             restarts = row.get("RESTARTS").split(" ")[0]
             status = row.get("STATUS")
             if status == "Pending" or (failing and pod not in self.described):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shared.investigations.rules.context import KNOWN_COMMANDS
+from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 
 
 @dataclass
