@@ -585,8 +585,11 @@ def _missing_references(ctx: Context) -> list[Finding]:
             continue  # a pod's controller exists while the pod does (the pod would be collected otherwise)  # a controller's own objects come and go (a ReplicaSet rolled over); their absence says little
         # The parent's own output naming the child next to a failure corroborates the absence.
         parent_out = walk.described[parent].output if parent in walk.described else ""
+        # Logs that fail to reach the missing object (by name) corroborate it as well as the parent's own output.
+        parent_out += "\n".join(x.rec.output[-100_000:] for x in walk.seen if x.role is Role.POD_LOG)
         told = any(
-            child.name in line and re.search(r"(?i)not found|missing|does not exist|invalid|unknown", line)
+            child.name in line
+            and re.search(r"(?i)not found|missing|does not exist|invalid|unknown|no such host|resolve|NXDOMAIN", line)
             for line in parent_out.splitlines()
         )
         mend = _MEND.get(child.kind, "create {kind} `{name}` or fix the reference to it in {parent}")

@@ -403,6 +403,11 @@ class Walk:
             if not ns:
                 continue
             out = s.rec.output[-200_000:]
+            for svc in _cluster_names(out, ns)[:2]:
+                calls += self.look_at(svc, f"the logs cannot resolve {svc.name}.{svc.namespace}: does the Service exist?")
+                if svc not in self.extra_seeds:
+                    self.extra_seeds.append(svc)
+                    self.parents.setdefault(svc, ObjRef("Pod", s.name, s.namespace))
             if _DNS_ERROR.search(out):
                 calls += self._call(
                     Role.LIST, "DNS lookups fail: does a NetworkPolicy block egress?",
@@ -414,8 +419,10 @@ class Walk:
                 m = _HOST_PORT.search(line)
                 if m and not re.fullmatch(r"[\d.]+", m.group(1)) and m.group(1) not in ("localhost", "http", "https"):
                     host = m.group(1).split(".")
-                    svc_ns = host[1] if len(host) > 1 and host[2:3] == ["svc"] else ns
-                    svc = ObjRef("Service", host[0], svc_ns)
+                    # `svc.ns.svc...` names a Service; `pod.svc.ns.svc...` a pod behind its governing Service.
+                    at = 1 if host[3:4] == ["svc"] else 0
+                    svc_ns = host[at + 1] if host[at + 2 : at + 3] == ["svc"] else ns
+                    svc = ObjRef("Service", host[at], svc_ns)
                     calls += self.look_at(svc, f"does the service {m.group(1)} the logs cannot reach exist?")
                     if svc not in self.extra_seeds:
                         self.extra_seeds.append(svc)
@@ -541,6 +548,25 @@ def _node_pod_namespaces(describe: str) -> list[str]:
     words = [line.split() for line in block.splitlines()[:500] if line.startswith("  ")]
     found = list(dict.fromkeys(w[0] for w in words if len(w) >= 2 and w[0] not in ("Namespace", "---------")))
     return [n for n in found if n not in _SYSTEM_NAMESPACES]
+
+
+# `name.svc.cluster.local` names in lines that failed to resolve: `[pod.]service.namespace.svc[.cluster.local]`.
+_CLUSTER_NAME = re.compile(r"(?<![-\w.])(?:[a-z0-9][-a-z0-9]*\.)?([a-z0-9][-a-z0-9]*)\.([a-z0-9][-a-z0-9]*)\.svc\b")
+_UNRESOLVED = re.compile(r"(?i)UnknownHost|no such host|NXDOMAIN|could not resolve|not resolve|Name or service not known|"
+                         r"Temporary failure in name resolution|getaddrinfo")  # fmt: skip
+
+
+def _cluster_names(log: str, ns: str) -> list[ObjRef]:
+    """Services whose cluster DNS names the log could not resolve."""
+    found: list[ObjRef] = []
+    for line in log.splitlines()[-500:]:
+        if not _UNRESOLVED.search(line):
+            continue
+        for m in _CLUSTER_NAME.finditer(line[:1000]):
+            svc = ObjRef("Service", m.group(1), m.group(2) or ns)
+            if svc not in found:
+                found.append(svc)
+    return found
 
 
 def _about_namespace(alert: dict[str, Any]) -> bool:

@@ -43,6 +43,10 @@ _MESSAGE_REF = re.compile(
 )
 
 
+# A StatefulSet's governing (headless) Service gives its pods their DNS names.
+_SERVICE_NAME = re.compile(r"^[ \t]*\"?serviceName\"?:[ \t]*\"?([a-z0-9][-a-z0-9]*)")
+
+
 def references(text: str, obj: ObjRef) -> Refs:
     """The objects `obj`'s output names, in the order they are worth following."""
     text = text[:_MAX_SCAN]
@@ -65,6 +69,9 @@ def references(text: str, obj: ObjRef) -> Refs:
             if kind is not None:
                 links.append(Link(ObjRef(kind.name, "*", None), r.relation or "remaining"))
     for line in text.splitlines():
+        governing = _SERVICE_NAME.match(line) if obj.kind == "StatefulSet" else None
+        if governing:
+            add("Service", governing.group(1), obj.namespace, "governing service (serviceName)")
         for m in _MESSAGE_REF.finditer(line):
             kind = "ResourceQuota" if m.group(1) else (m.group(2) or "")
             add(kind, m.group(1) or m.group(3) or "", obj.namespace, "named in a message")
