@@ -315,48 +315,6 @@ def _placement_fix(reason: str, pod: str) -> str:
     return f"check taints, affinity and node selectors ({reason})"
 
 
-def _nodes(ctx: Context) -> list[Finding]:
-    """Node conditions and pod capacity, from node descriptions."""
-    out: list[Finding] = []
-    for rec in ctx.gets:
-        if rec.args.get("kind") != "Node":
-            continue
-        node = str(rec.args.get("name"))
-        running = re.search(r"Non-terminated Pods:\s+\((\d+) in total\)", rec.output)
-        cap = _allocatable_pods(rec.output)
-        if running and cap and int(running.group(1)) >= int(cap):
-            n = running.group(1)
-            out.append(
-                Finding(
-                    rule="node_pods",
-                    subject=node,
-                    cause=f"Node {node} runs {n}/{cap} pods: it is at its pod capacity (max pods {cap}).",
-                    evidence=[ev(rec, running.group(0)), ev(rec, f"Allocatable: pods: {cap}")],
-                    remediation=[
-                        "Add nodes (or a larger instance type, whose max pods is higher) so pods spread out",
-                        "raise the kubelet's maxPods if the CNI allows it; remove unneeded pods.",
-                    ],
-                    confidence=0.85,
-                )
-            )
-        pressure = parse.lines_matching(rec.output, r"^\s*(MemoryPressure|DiskPressure|PIDPressure)\s+True\b")
-        out += [_node_condition(rec, node, line, "under " + line.split()[0]) for line in pressure]
-        not_ready = parse.lines_matching(rec.output, r"^\s*Ready\s+(False|Unknown)\b")
-        out += [_node_condition(rec, node, line, "not Ready") for line in not_ready]
-    return out
-
-
-def _node_condition(rec: CallRecord, node: str, line: str, what: str) -> Finding:
-    return Finding(
-        rule="node_condition",
-        subject=node + what,
-        cause=f"Node {node} is {what}.",
-        evidence=[ev(rec, line)],
-        remediation=["Check the kubelet and the node's resources; drain and repair or replace the node."],
-        confidence=0.8,
-    )
-
-
 def _throttling(ctx: Context) -> list[Finding]:
     """CPU throttling: the alert says so and the description shows the CPU limit that causes it."""
     text = f"{ctx.target.alertname} {ctx.state.alert.get('description', '')}"
@@ -388,23 +346,6 @@ def _throttling(ctx: Context) -> list[Finding]:
                 )
             )
     return out
-
-
-def _allocatable_pods(text: str) -> str:
-    """`pods:` in the indented block under a node description's `Allocatable:`, or "".
-
-    Line by line: the regex this replaces (`(?:\\n\\s+.*)*?` where `\\s+` also matches line breaks) backtracked
-    exponentially, and a thousand blank lines after `Allocatable:` never finished.
-    """
-    at = text.find("Allocatable:")
-    if at < 0:
-        return ""
-    for line in text[at:].split("\n")[1:]:
-        if line and not line[0].isspace():
-            break
-        if found := re.match(r"\s+pods:\s+(\d+)", line):
-            return found.group(1)
-    return ""
 
 
 def _yaml_cpu_limit(text: str) -> str:
@@ -701,7 +642,6 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _ranked_logs,
     _object_states,
     _volume_space,
-    _nodes,
     _throttling,
     traces,
     latency,
