@@ -47,9 +47,18 @@ if TYPE_CHECKING:
     from devhost.scenario_servers import RunbookServer, ScenarioServer
 
 # Settings passed from this environment to the host: the LLM (so the same command runs the LLM path when
-# one is configured) and the investigation limits. HostProcess drops the parent's FIREBREAK_*/OPENAI_* on
-# purpose (tests must not inherit a developer's settings); the command hands these on explicitly.
-PASS_PREFIXES = ("FIREBREAK_LLM_", "OPENAI_", "AZURE_OPENAI_", "FIREBREAK_INVESTIGATIONS_")
+# one is configured, DEFAULT_LLM_PROVIDER and its key included) and the investigation limits. HostProcess
+# drops the parent's FIREBREAK_*/OPENAI_* on purpose (tests must not inherit a developer's settings); the
+# command hands these on explicitly.
+PASS_PREFIXES = (
+    "FIREBREAK_LLM_",
+    "OPENAI_",
+    "AZURE_OPENAI_",
+    "FIREBREAK_INVESTIGATIONS_",
+    "DEFAULT_LLM_PROVIDER",
+    "GEMINI_API_KEY",
+    "GROK_API_KEY",
+)
 TERMINAL = ("completed", "failed", "cancelled")
 EMPTY_SCENARIO: dict[str, Any] = {"id": "none", "alert": {}, "available_tools": [], "tool_responses": []}
 
