@@ -76,8 +76,8 @@ class _Tally:
     def add(self, row: Mapping[str, Any]) -> None:
         self.statuses[str(row.get("status") or "pending")] += 1
         self.iterations += _int(row.get("iterations"))
-        calls = row.get("calls") if isinstance(row.get("calls"), list) else []
-        for call in calls:
+        calls = row.get("calls")
+        for call in calls if isinstance(calls, list) else []:
             if not (isinstance(call, list) and call and isinstance(call[0], str)):
                 continue
             usage = self.tools.setdefault(call[0], [0, 0])

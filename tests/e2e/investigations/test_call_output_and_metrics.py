@@ -80,7 +80,8 @@ def test_every_call_names_its_id_and_its_whole_output_reads_in_pages(
     assert big, calls  # the answers are over the inline limit
     for c in big:
         assert c["output_url"] == f"/api/investigations/{view['investigation_id']}/calls/{c['call_id']}/output"
-        text, offset, pages = "", 0, 0
+        text, pages = "", 0
+        offset: int | None = 0
         while offset is not None:
             r = get(host, c["output_url"], {**owner, "x-dev-user": "bob"}, offset=offset, limit=20_000)  # a colleague
             assert r.status_code == 200, r.text

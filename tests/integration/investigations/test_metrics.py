@@ -13,7 +13,7 @@ import pytest
 from shared.app.capabilities import catalogue
 from shared.identity.models import Principal
 from shared.investigations.alerts import Alert
-from shared.investigations.models import CallEntry, InvestigationRecord, Iteration, Timings
+from shared.investigations.models import CallEntry, InvestigationRecord, InvestigationStatus, Iteration, Timings
 from shared.investigations.settings import InvestigationSettings
 from shared.investigations.store import InvestigationStore, new_record_fields
 from shared.tools.deps import Deps
@@ -41,7 +41,7 @@ async def seed(
     store: InvestigationStore,
     ws: str,
     name: str,
-    status: str,
+    status: InvestigationStatus,
     iterations: list[Iteration],
     *,
     created_at: str | None = None,

@@ -133,7 +133,7 @@ def test_the_outbound_allow_lists_are_untouched_by_a_provider() -> None:
     assert settings.outbound_allowed_hosts == settings.outbound_mcp_allowed_hosts == []
     assert settings.outbound_runbooks_allowed_hosts == []
     for feature in ("runbooks", "mcp", "collect", "neubird"):
-        guard = OutboundGuard(settings, feature)  # type: ignore[arg-type]
+        guard = OutboundGuard(settings, feature)
         assert not guard.allowed_address("127.0.0.1", "127.0.0.1", 443)
         assert not guard.allowed_address("llm.internal", "10.0.0.5", 443)
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from shared.investigations.metrics import UNKNOWN_ALERT, aggregate, since_text
 
 
-def row(alert: str | None, status: str, iterations: int, calls: list[list[object]], **times: str) -> dict[str, object]:
+def row(alert: str | None, status: str, iterations: object, calls: list[object], **times: str) -> dict[str, Any]:
     return {"alert_name": alert, "status": status, "iterations": iterations, "calls": calls, **times}
 
 
@@ -46,9 +47,9 @@ def test_counts_rates_means_and_tool_usage_per_alert_and_in_total() -> None:
 
 
 def test_rows_with_missing_or_odd_fields_count_without_breaking_the_sums() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"status": "pending"},  # a record created a moment ago: no alert name, no iterations, no calls
-        row("", "completed", True, [["t", "yes"], "junk", [], [7, False]], started_at="not a time", finished_at=T0),  # type: ignore[arg-type]
+        row("", "completed", True, [["t", "yes"], "junk", [], [7, False]], started_at="not a time", finished_at=T0),
         row("C", "completed", 1, [], started_at="2026-11-01T10:00:05+00:00", finished_at=T0),  # ends before it starts
     ]
     totals, groups = aggregate(rows)
