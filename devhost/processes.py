@@ -18,6 +18,9 @@ from devhost.stack import ROOT, Stack
 # the source port of any outgoing connection on the machine between a stop and a restart on that port
 # (seen: Azurite failing to restart on its own port in the stop/start test).
 _LOWEST_PORT = 11000
+# The spec's LLM settings (shared/core/llm_providers.py): like FIREBREAK_*/OPENAI_*, a developer's own values
+# must not reach a test host and turn its rule path into calls to a real model.
+LLM_PROVIDER_ENV = ("DEFAULT_LLM_PROVIDER", "GEMINI_API_KEY", "GROK_API_KEY")
 
 
 def _ephemeral_start() -> int:
@@ -80,7 +83,9 @@ class HostProcess:
         full_env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_"))
+            if not k.startswith(
+                ("FIREBREAK_", "DEVHOST_", "COSMOS_", "AZURE_OPENAI", "OPENAI_", "NEUBIRD_", *LLM_PROVIDER_ENV)
+            )
         }
         full_env.update(env)
         full_env["PYTHONUNBUFFERED"] = "1"

@@ -11,8 +11,9 @@ the servers load each scenario in turn. For each file, one after another: the al
 `annotations.runbook_url` is pointed at the runbook server, `POST /api/investigations` starts the
 investigation and `GET /api/investigations/{id}` is polled until it ends.
 
-The path is the app's: the rule path, or the LLM path when FIREBREAK_LLM_* / OPENAI_* / AZURE_OPENAI_* are set
-in this environment (they are passed to the host; so are FIREBREAK_INVESTIGATIONS_* limits).
+The path is the app's: the rule path, or the LLM path when FIREBREAK_LLM_* / OPENAI_* / AZURE_OPENAI_* (or
+DEFAULT_LLM_PROVIDER with GEMINI_API_KEY / GROK_API_KEY) are set in this environment (they are passed to the
+host; so are FIREBREAK_INVESTIGATIONS_* limits).
 
 Per scenario: id, path (rule|llm|llm->rule), analysis, score (the fixtures' keyword score of the analysis
 alone, only for files with expected_keywords), tool_calls [{tool, args}], iterations, stopped_because; then
@@ -47,9 +48,18 @@ if TYPE_CHECKING:
     from devhost.scenario_servers import RunbookServer, ScenarioServer
 
 # Settings passed from this environment to the host: the LLM (so the same command runs the LLM path when
-# one is configured) and the investigation limits. HostProcess drops the parent's FIREBREAK_*/OPENAI_* on
-# purpose (tests must not inherit a developer's settings); the command hands these on explicitly.
-PASS_PREFIXES = ("FIREBREAK_LLM_", "OPENAI_", "AZURE_OPENAI_", "FIREBREAK_INVESTIGATIONS_")
+# one is configured, DEFAULT_LLM_PROVIDER and its key included) and the investigation limits. HostProcess
+# drops the parent's FIREBREAK_*/OPENAI_* on purpose (tests must not inherit a developer's settings); the
+# command hands these on explicitly.
+PASS_PREFIXES = (
+    "FIREBREAK_LLM_",
+    "OPENAI_",
+    "AZURE_OPENAI_",
+    "FIREBREAK_INVESTIGATIONS_",
+    "DEFAULT_LLM_PROVIDER",
+    "GEMINI_API_KEY",
+    "GROK_API_KEY",
+)
 TERMINAL = ("completed", "failed", "cancelled")
 EMPTY_SCENARIO: dict[str, Any] = {"id": "none", "alert": {}, "available_tools": [], "tool_responses": []}
 

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from shared.core.errors import UpstreamError
+from shared.core.llm_providers import PROVIDERS, provider_key
 from shared.core.settings import Settings
 
 if TYPE_CHECKING:
@@ -76,16 +77,20 @@ class LlmConfig(BaseModel):
 
         Reads `FIREBREAK_LLM_KIND` (else inferred: Azure host names -> azure, api.openai.com -> openai,
         anything else -> compatible), `FIREBREAK_LLM_API_KEY` (else `AZURE_OPENAI_API_KEY` for azure,
-        `OPENAI_API_KEY` otherwise; none on azure means managed identity) and `FIREBREAK_LLM_API_VERSION`
-        (else `AZURE_OPENAI_API_VERSION`, `OPENAI_API_VERSION`).
+        `OPENAI_API_KEY` otherwise; none on azure means managed identity; with DEFAULT_LLM_PROVIDER the
+        provider's own key, llm_providers.py) and `FIREBREAK_LLM_API_VERSION` (else
+        `AZURE_OPENAI_API_VERSION`, `OPENAI_API_VERSION`).
         """
         if not (settings.llm_endpoint and settings.llm_model):
             return None
         endpoint = settings.llm_endpoint
         kind = env.get("FIREBREAK_LLM_KIND") or infer_kind(endpoint)
-        key = env.get("FIREBREAK_LLM_API_KEY") or env.get(
-            "AZURE_OPENAI_API_KEY" if kind == "azure" else "OPENAI_API_KEY"
-        )
+        if settings.llm_provider is not None:  # DEFAULT_LLM_PROVIDER: that provider's own key, never another's
+            key = provider_key(PROVIDERS[settings.llm_provider], env)
+        else:
+            key = env.get("FIREBREAK_LLM_API_KEY") or env.get(
+                "AZURE_OPENAI_API_KEY" if kind == "azure" else "OPENAI_API_KEY"
+            )
         version = (
             env.get("FIREBREAK_LLM_API_VERSION")
             or env.get("AZURE_OPENAI_API_VERSION")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
@@ -9,6 +10,15 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shared.core.allow_list import parse_entries
+from shared.core.llm_providers import (
+    PROVIDER_SETTING,
+    ProviderName,
+    chosen_provider,
+    explicit_endpoint,
+    normalised_name,
+)
+
+log = logging.getLogger(__name__)
 
 
 def _csv(value: object) -> list[str]:
@@ -80,6 +90,23 @@ class SettingsSection(BaseModel):
             raise SettingsError(f"Invalid setting(s): {problems}") from None
 
 
+def _provider_values(values: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """The LLM endpoint and model DEFAULT_LLM_PROVIDER (or a lone provider key) stands for, unless an explicit
+    endpoint setting names one (llm_providers.py); `llm_provider` is set only when the provider's is used."""
+    requested = normalised_name(values.get("llm_provider"))
+    try:
+        provider = chosen_provider(requested, env)
+    except ValueError as exc:
+        raise SettingsError(f"Invalid setting(s): {exc}") from None
+    if provider is None:
+        explicit = explicit_endpoint(env)
+        if requested is not None and explicit is not None:
+            log.info("%s=%s is ignored: %s names the LLM endpoint", PROVIDER_SETTING, requested, explicit)
+        return {"llm_provider": None}
+    model = values.get("llm_model") or env.get("OPENAI_MODEL") or provider.default_model
+    return {"llm_provider": provider.name, "llm_endpoint": provider.base_url, "llm_model": model}
+
+
 class Settings(SettingsSection):
     """The platform's knobs plus every capability's section. Built once per worker process by
     `shared.app.wiring.load_settings()` (`Settings.from_env(env, sections=...)`), never at import time."""
@@ -90,6 +117,7 @@ class Settings(SettingsSection):
         "blob_connection_string": "AzureWebJobsStorage",  # a connection string locally; identity-based on Azure
         "llm_endpoint": "AZURE_OPENAI_ENDPOINT",
         "llm_model": "AZURE_OPENAI_DEPLOYMENT",
+        "llm_provider": PROVIDER_SETTING,
     }
 
     # Read by hand in from_env (pairs that only mean something together); listed for the clash check.
@@ -184,6 +212,13 @@ class Settings(SettingsSection):
     llm_model: str | None = Field(
         None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL)."
     )
+    llm_provider: ProviderName | None = Field(
+        None,
+        description="gemini, openai or grok: that provider's OpenAI-compatible endpoint with GEMINI_API_KEY, "
+        "OPENAI_API_KEY or GROK_API_KEY (a GEMINI_ or GROK_API_KEY set alone chooses its provider). Ignored when "
+        "FIREBREAK_LLM_ENDPOINT, AZURE_OPENAI_ENDPOINT or OPENAI_BASE_URL is set; FIREBREAK_LLM_MODEL (else a "
+        "default per provider) and FIREBREAK_LLM_API_KEY still apply.",
+    )
 
     outbound_allow_http: bool = Field(
         False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise)."
@@ -258,6 +293,7 @@ class Settings(SettingsSection):
         if "llm_endpoint" not in values and env.get("OPENAI_BASE_URL"):
             values["llm_endpoint"] = env["OPENAI_BASE_URL"]
             values.setdefault("llm_model", env.get("OPENAI_MODEL", ""))
+        values.update(_provider_values(values, env))
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
         values["sections"] = tuple(section.from_env(env) for section in sections)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shared.investigations.orchestration import INVESTIGATE
+from shared.investigations.routes import routes
 from shared.investigations.settings import InvestigationSettings
 from shared.investigations.store import INVESTIGATIONS_CONTAINER
 from shared.investigations.tools import toolset
@@ -32,6 +33,7 @@ CAPABILITY = Capability(
     summary="Alert investigations: runbook, MCP tools, debug memory and up to 5 iterations of tool calls chosen by "
     "an LLM or by rules, ending in a report with the cause, quoted evidence and the fix.",
     toolset=toolset,
+    routes=routes,
     settings=InvestigationSettings,
     containers=(INVESTIGATIONS_CONTAINER,),
     orchestrations=(INVESTIGATE,),

@@ -1,6 +1,7 @@
-"""Alert investigations for callers: start from an alert payload, read one, list the workspace's, cancel.
+"""Alert investigations for callers: start from an alert payload, read one (and one call's whole output),
+list the workspace's, their metrics, cancel.
 
-Shared by the HTTP routes (functions/investigations_api.py) and the MCP tools (tools.py). An
+Shared by the HTTP routes (functions/investigations_api.py, routes.py) and the MCP tools (tools.py). An
 investigation belongs to the workspace it was started in: any member can read and cancel it, and an id
 from another workspace is NOT_FOUND, the same answer as an unknown id.
 """
@@ -12,7 +13,7 @@ import contextlib
 import hashlib
 import json
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -21,7 +22,9 @@ from shared.core.errors import Conflict, NotConfigured, NotFound, RateLimited, V
 from shared.identity.models import Principal
 from shared.investigations.activities import StartedBy, StoredPlan
 from shared.investigations.alerts import Alert, normalise
+from shared.investigations.call_output import DEFAULT_OUTPUT_CHARS, CallOutput, read_call_output
 from shared.investigations.loop import Limits
+from shared.investigations.metrics import InvestigationMetrics, compute_metrics
 from shared.investigations.models import (
     ORCHESTRATOR,
     ROUTE,
@@ -59,6 +62,7 @@ class StartResult(BaseModel):
 
 class CallView(BaseModel):
     key: str
+    call_id: str = Field(description="The call's id (= key): get_investigation_tool_output reads its whole output.")
     tool: str
     args: dict[str, Any]
     reason: str
@@ -66,6 +70,7 @@ class CallView(BaseModel):
     output_bytes: int
     output_preview: str = Field(description=f"The first {PREVIEW_CHARS} characters of the output.")
     output_in_blob: bool = Field(description="The whole output is kept in Blob (it was over the inline limit).")
+    output_url: str = Field(description="GET it for the whole output, a page at a time (?offset=&limit=).")
     truncated: bool
     duration_ms: int
 
@@ -262,6 +267,31 @@ class InvestigationService:
             + "Open one with get_alert_investigation (or GET /api/investigations/{id}).",
         )
 
+    async def call_output(
+        self,
+        principal: Principal,
+        investigation_id: str,
+        call_id: str,
+        offset: int = 0,
+        limit: int = DEFAULT_OUTPUT_CHARS,
+    ) -> CallOutput:
+        """One call's whole stored output of the workspace's investigation, `limit` characters from `offset`."""
+        return await read_call_output(
+            self.store, principal.workspace_id, investigation_id, call_id, offset=offset, limit=limit
+        )
+
+    async def metrics(
+        self, principal: Principal, since: datetime | None = None, alert_name: str | None = None
+    ) -> InvestigationMetrics:
+        """Per alert name and in total, over the workspace's investigations only (metrics.py)."""
+        return await compute_metrics(
+            self.store,
+            principal.workspace_id,
+            since=since,
+            alert_name=alert_name,
+            max_records=self.settings.metrics_max_records,
+        )
+
     async def cancel(self, principal: Principal, investigation_id: str, reason: str | None = None) -> InvestigationView:
         """Stop a pending or running investigation of the workspace; a finished one answers CONFLICT."""
         record = await self.store.get(principal.workspace_id, investigation_id)
@@ -327,7 +357,8 @@ def _resolved_count(payload: Any, fmt: str) -> int:
 def _view(record: InvestigationRecord, status: str, progress: dict[str, Any], error: str | None) -> InvestigationView:
     if status == "completed":
         next_action = (
-            "Read report.analysis; report.next_actions says what to record in debug memory once the fix works."
+            "Read report.analysis; report.next_actions says what to record in debug memory once the fix works. "
+            "A call's whole output: get_investigation_tool_output with its call_id."
         )
     elif status in ("failed", "cancelled"):
         next_action = "Start a new investigation with POST /api/investigations (start_alert_investigation)."
@@ -351,6 +382,7 @@ def _view(record: InvestigationRecord, status: str, progress: dict[str, Any], er
                 calls=[
                     CallView(
                         key=c.key,
+                        call_id=c.key,
                         tool=c.tool,
                         args=c.args,
                         reason=c.reason,
@@ -358,6 +390,7 @@ def _view(record: InvestigationRecord, status: str, progress: dict[str, Any], er
                         output_bytes=c.output_bytes,
                         output_preview=(c.output or "")[:PREVIEW_CHARS],
                         output_in_blob=c.output_ref is not None,
+                        output_url=f"{ROUTE}{record.id}/calls/{c.key}/output",
                         truncated=c.truncated,
                         duration_ms=c.duration_ms,
                     )

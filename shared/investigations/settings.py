@@ -1,7 +1,7 @@
 """Settings of alert investigations (FIREBREAK_INVESTIGATIONS_*): limits, MCP servers, runbooks.
 
-The LLM is the platform's (`FIREBREAK_LLM_ENDPOINT` + `FIREBREAK_LLM_MODEL`, see llm.py); with none the
-rule path runs.
+The LLM is the platform's (`FIREBREAK_LLM_ENDPOINT` + `FIREBREAK_LLM_MODEL`, or `DEFAULT_LLM_PROVIDER` with its
+key; shared/core/llm.py, llm_providers.py); with none the rule path runs.
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ class InvestigationSettings(SettingsSection):
     )
     ask_memory: bool = Field(True, description="Ask debug memory (ranked_solutions) whether the alert happened before.")
     record_ttl_days: int = Field(90, ge=1, le=3650, description="Days an investigation record is kept (Azure TTL).")
+    metrics_max_records: int = Field(
+        1000,
+        ge=10,
+        le=10_000,
+        description="Investigation records get_investigation_metrics reads per answer, newest first (it says when "
+        "older ones were left out).",
+    )
 
     # -- MCP servers (mcp_servers.py) -------------------------------------------------------------------
     mcp_servers: str = Field(

@@ -56,6 +56,13 @@ _MAX_ETAG_RETRIES = 50
 _MAX_PAGE = 100
 # Blob holds what the record cannot, but not without end: a tool answering more than this is cut.
 MAX_BLOB_OUTPUT_BYTES = 4 * 1024 * 1024
+# What metrics read of a record: its state, alert name, times, iteration count and each call's tool and error
+# flag. Calls are narrowed in the query itself, so inline outputs (up to 768 KB a record) never leave Cosmos.
+METRICS_SELECT = (
+    "c.id, c.status, c.alert.name AS alert_name, c.created_at, c.timings.started_at AS started_at, "
+    "c.timings.finished_at AS finished_at, ARRAY_LENGTH(c.iterations) AS iterations, "
+    "ARRAY(SELECT VALUE [k.tool, k.is_error] FROM it IN c.iterations JOIN k IN it.calls) AS calls"
+)
 
 
 class StoredOutput(BaseModel):
@@ -75,6 +82,11 @@ def now_iso() -> str:
 def valid_investigation_id(value: object) -> bool:
     """True for what could be a run id; anything else names no investigation."""
     return isinstance(value, str) and _RUN_ID.fullmatch(value) is not None
+
+
+def valid_call_key(value: object) -> bool:
+    """True for what could be a call's key ('i2-c3'); anything else names no call."""
+    return isinstance(value, str) and _CALL_KEY.fullmatch(value) is not None
 
 
 def _not_found(investigation_id: object) -> NotFound:
@@ -201,6 +213,44 @@ class InvestigationStore:
             )
         )
         return [(str(d["id"]), d.get("dedup_key")) for d in docs]
+
+    async def metrics_rows(
+        self, workspace: str, *, since: str | None = None, alert_name: str | None = None, cap: int = 1000
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The workspace's investigations (newest first, at most `cap`), each narrowed to what metrics count
+        (METRICS_SELECT: no output, argument or report is read), and whether older ones were left unread.
+
+        `since` (ISO time) keeps those created at or after it; `alert_name` those of that alert name exactly.
+        """
+        if not workspace:
+            return [], False
+        where = "c.type = 'investigation'"
+        params: dict[str, Any] = {}
+        if since is not None:
+            where += " AND c.created_at >= @since"
+            params["@since"] = since
+        if alert_name is not None:
+            where += " AND c.alert.name = @alert_name"
+            params["@alert_name"] = alert_name
+        container = await self.container()
+        rows: list[dict[str, Any]] = []
+        token: str | None = None
+        while len(rows) <= cap:  # one row past the cap says whether there were more
+            page, token = await self._limited(
+                container.query(
+                    workspace,
+                    where,
+                    params,
+                    order_by="c.created_at DESC",
+                    max_items=min(_MAX_PAGE, cap + 1 - len(rows)),
+                    continuation=token,
+                    select=METRICS_SELECT,
+                )
+            )
+            rows.extend(page)
+            if not token:
+                break
+        return rows[:cap], len(rows) > cap
 
     async def update(self, workspace: str, investigation_id: str, mutate: Mutation) -> InvestigationRecord:
         """Read, apply `mutate` (sync or async; edits in place or returns a new record), write if unchanged since.

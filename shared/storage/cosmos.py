@@ -248,13 +248,23 @@ class CosmosContainer:
         max_items: int = 50,
         continuation: str | None = None,
         fields: Sequence[str] = (),
+        select: str = "",
     ) -> tuple[list[Doc], str | None]:
         """One page of a partition-scoped query and the token for the next page (None at the end).
 
         `fields` projects each item onto those top-level fields (a list page need not carry whole documents).
+        `select` is a projection written in code (`c.id, c.alert.name AS alert_name, ARRAY(...) AS calls`) for
+        reads that need parts of nested fields; never a caller's text. At most one of the two.
         """
         return await self._query_page(
-            pk, where, params or {}, order_by=order_by, max_items=max_items, continuation=continuation, fields=fields
+            pk,
+            where,
+            params or {},
+            order_by=order_by,
+            max_items=max_items,
+            continuation=continuation,
+            fields=fields,
+            select=select,
         )
 
     async def query_all(
@@ -281,11 +291,14 @@ class CosmosContainer:
         max_items: int = 50,
         continuation: str | None = None,
         fields: Sequence[str] = (),
+        select: str = "",
     ) -> tuple[list[Doc], str | None]:
         _check_continuation(continuation)
         if any(not _FIELD.fullmatch(f) for f in fields):
             raise ValueError("projected fields are top-level identifiers")
-        projection = ", ".join(f"c.{f}" for f in fields) if fields else "*"
+        if select and fields:
+            raise ValueError("project with `fields` or with `select`, not both")
+        projection = select or (", ".join(f"c.{f}" for f in fields) if fields else "*")
         sql = f"SELECT {projection} FROM c WHERE c.{self.spec.pk_field} = @__pk"
         if where:
             sql += f" AND ({where})"

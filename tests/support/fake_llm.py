@@ -1,6 +1,7 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1 answering from a script, and recording every request.
 
-Routes: `POST /v1/chat/completions` (OpenAI and compatible endpoints) and
+Routes: `POST /v1/chat/completions` (OpenAI and compatible endpoints), `POST /v1beta/openai/chat/completions`
+(Gemini's OpenAI-compatible base path) and
 `POST /openai/deployments/<deployment>/chat/completions?api-version=...` (Azure OpenAI). Each request takes
 the next scripted `Reply` from the queue; when the queue is empty, `responder(request)` answers when set (a
 reply made from what was asked), else `default` (None: HTTP 500 with "nothing scripted", so a test that asks
@@ -19,6 +20,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+# The chat-completions paths of OpenAI-compatible base URLs: …/v1 and Gemini's …/v1beta/openai/.
+COMPATIBLE_PATHS = frozenset({"/v1/chat/completions", "/v1beta/openai/chat/completions"})
 
 
 @dataclass
@@ -163,7 +167,7 @@ def _handler(llm: FakeLlm) -> type[BaseHTTPRequestHandler]:
             llm.requests.append(recorded)
             segments = parts.path.strip("/").split("/")
             azure = segments[:2] == ["openai", "deployments"] and segments[3:] == ["chat", "completions"]
-            if parts.path != "/v1/chat/completions" and not azure:
+            if parts.path not in COMPATIBLE_PATHS and not azure:
                 self._send(404, {"error": {"message": f"no route {parts.path}"}})
                 return
             if azure and "api-version" not in parse_qs(parts.query):

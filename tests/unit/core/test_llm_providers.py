@@ -1,0 +1,143 @@
+"""The spec's LLM settings (shared/core/llm_providers.py): DEFAULT_LLM_PROVIDER with GEMINI_API_KEY / GROK_API_KEY /
+OPENAI_API_KEY map to the providers' OpenAI-compatible endpoints; FIREBREAK_LLM_* / OPENAI_* / AZURE_OPENAI_* win."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from devhost.scenarios import passed_env
+from shared.core.llm import LlmConfig
+from shared.core.outbound import OutboundGuard
+from shared.core.settings import Settings, SettingsError
+
+GEMINI_KEY, GROK_KEY, OPENAI_KEY, OWN_KEY = "gm-key-1f9", "xai-key-7c2", "sk-openai-3b8", "fb-llm-key-5d1"
+GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+
+
+def config(env: dict[str, str]) -> LlmConfig | None:
+    return LlmConfig.from_settings(Settings.from_env(env), env)
+
+
+def key_of(cfg: LlmConfig | None) -> str | None:
+    assert cfg is not None
+    return cfg.api_key.get_secret_value() if cfg.api_key else None
+
+
+@pytest.mark.parametrize(
+    ("provider", "key_setting", "key", "endpoint", "model", "kind"),
+    [
+        ("gemini", "GEMINI_API_KEY", GEMINI_KEY, GEMINI_URL, "gemini-2.5-flash", "compatible"),
+        ("grok", "GROK_API_KEY", GROK_KEY, "https://api.x.ai/v1", "grok-4", "compatible"),
+        ("openai", "OPENAI_API_KEY", OPENAI_KEY, "https://api.openai.com/v1", "gpt-4.1-mini", "openai"),
+    ],
+)
+def test_each_provider_maps_to_its_openai_compatible_endpoint_with_its_own_key(
+    provider: str, key_setting: str, key: str, endpoint: str, model: str, kind: str
+) -> None:
+    env = {"DEFAULT_LLM_PROVIDER": provider, key_setting: key}
+    settings = Settings.from_env(env)
+    assert (settings.llm_provider, settings.llm_endpoint, settings.llm_model) == (provider, endpoint, model)
+    assert settings.llm_configured
+    cfg = LlmConfig.from_settings(settings, env)
+    assert cfg is not None
+    assert (cfg.kind, cfg.endpoint, cfg.model, key_of(cfg)) == (kind, endpoint, model, key)
+
+
+def test_the_provider_name_is_read_without_regard_to_case_and_the_firebreak_name_wins() -> None:
+    env = {"DEFAULT_LLM_PROVIDER": " Grok ", "GROK_API_KEY": GROK_KEY, "GEMINI_API_KEY": GEMINI_KEY}
+    assert Settings.from_env(env).llm_provider == "grok"
+    both = {**env, "FIREBREAK_LLM_PROVIDER": "gemini"}
+    assert (Settings.from_env(both).llm_provider, key_of(config(both))) == ("gemini", GEMINI_KEY)
+
+
+def test_another_providers_key_is_never_sent() -> None:
+    # Every key set: each provider gets its own, never OPENAI_API_KEY (which the compatible kind reads otherwise).
+    env = {"GEMINI_API_KEY": GEMINI_KEY, "GROK_API_KEY": GROK_KEY, "OPENAI_API_KEY": OPENAI_KEY}
+    assert key_of(config({**env, "DEFAULT_LLM_PROVIDER": "gemini"})) == GEMINI_KEY
+    assert key_of(config({**env, "DEFAULT_LLM_PROVIDER": "grok"})) == GROK_KEY
+    assert key_of(config({**env, "DEFAULT_LLM_PROVIDER": "openai"})) == OPENAI_KEY
+
+
+def test_a_lone_gemini_or_grok_key_chooses_its_provider_and_openai_api_key_alone_chooses_nothing() -> None:
+    assert Settings.from_env({"GEMINI_API_KEY": GEMINI_KEY}).llm_provider == "gemini"
+    assert Settings.from_env({"GROK_API_KEY": GROK_KEY, "OPENAI_API_KEY": OPENAI_KEY}).llm_provider == "grok"
+    # OPENAI_API_KEY also serves OPENAI_BASE_URL endpoints: alone it never started calls to api.openai.com.
+    alone = {"OPENAI_API_KEY": OPENAI_KEY}
+    assert not Settings.from_env(alone).llm_configured
+    assert config(alone) is None
+    with pytest.raises(SettingsError, match=r"GEMINI_API_KEY and GROK_API_KEY are both set.*DEFAULT_LLM_PROVIDER"):
+        Settings.from_env({"GEMINI_API_KEY": GEMINI_KEY, "GROK_API_KEY": GROK_KEY})
+
+
+def test_the_model_and_key_settings_still_apply_to_a_provider() -> None:
+    env = {"DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY}
+    assert Settings.from_env({**env, "FIREBREAK_LLM_MODEL": "gemini-2.5-pro"}).llm_model == "gemini-2.5-pro"
+    assert Settings.from_env({**env, "OPENAI_MODEL": "gemini-2.5-flash-lite"}).llm_model == "gemini-2.5-flash-lite"
+    assert key_of(config({**env, "FIREBREAK_LLM_API_KEY": OWN_KEY})) == OWN_KEY
+    # FIREBREAK_LLM_API_KEY alone is enough for a provider (Azure deployments keep it in Key Vault).
+    assert key_of(config({"DEFAULT_LLM_PROVIDER": "grok", "FIREBREAK_LLM_API_KEY": OWN_KEY})) == OWN_KEY
+    # An empty endpoint setting (local.settings.json templates) names no endpoint.
+    empty = {**env, "FIREBREAK_LLM_ENDPOINT": "", "AZURE_OPENAI_ENDPOINT": ""}
+    assert Settings.from_env(empty).llm_endpoint == GEMINI_URL
+
+
+@pytest.mark.parametrize(
+    "explicit",
+    [
+        {"FIREBREAK_LLM_ENDPOINT": "https://llm.example.com/v1", "FIREBREAK_LLM_MODEL": "m"},
+        {"AZURE_OPENAI_ENDPOINT": "https://contoso.openai.azure.com", "AZURE_OPENAI_DEPLOYMENT": "gpt-4o"},
+        {"OPENAI_BASE_URL": "https://vllm.example.com/v1", "OPENAI_MODEL": "m"},
+    ],
+    ids=["firebreak", "azure", "openai_base_url"],
+)
+def test_an_explicit_endpoint_wins_and_the_providers_key_never_goes_there(
+    explicit: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    env = {**explicit, "DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY}
+    with caplog.at_level(logging.INFO):
+        settings = Settings.from_env(env)
+    assert settings.llm_provider is None
+    assert settings.llm_endpoint == next(v for k, v in explicit.items() if "ENDPOINT" in k or "BASE_URL" in k)
+    cfg = LlmConfig.from_settings(settings, env)
+    assert cfg is not None
+    assert key_of(cfg) is None  # no OPENAI_/AZURE_OPENAI_API_KEY set: no key at all, certainly not Gemini's
+    assert key_of(LlmConfig.from_settings(settings, {**env, "FIREBREAK_LLM_API_KEY": OWN_KEY})) == OWN_KEY
+    assert "DEFAULT_LLM_PROVIDER=gemini is ignored" in caplog.text
+    assert GEMINI_KEY not in caplog.text
+
+
+def test_a_provider_without_its_key_or_an_unknown_one_stops_the_worker_naming_the_setting() -> None:
+    with pytest.raises(SettingsError, match="DEFAULT_LLM_PROVIDER=gemini needs GEMINI_API_KEY"):
+        Settings.from_env({"DEFAULT_LLM_PROVIDER": "gemini", "GROK_API_KEY": GROK_KEY})
+    with pytest.raises(SettingsError, match="DEFAULT_LLM_PROVIDER='claude' is not one of gemini, openai, grok"):
+        Settings.from_env({"DEFAULT_LLM_PROVIDER": "claude"})
+    # With an explicit endpoint the provider settings are not read at all, so they cannot stop the worker.
+    assert Settings.from_env({"OPENAI_BASE_URL": "https://h/v1", "DEFAULT_LLM_PROVIDER": "claude"}).llm_provider is None
+
+
+def test_keys_stay_out_of_reprs_and_dumps() -> None:
+    env = {"DEFAULT_LLM_PROVIDER": "grok", "GROK_API_KEY": GROK_KEY}
+    settings = Settings.from_env(env)
+    cfg = LlmConfig.from_settings(settings, env)
+    for text in (repr(settings), settings.model_dump_json(), repr(cfg), cfg.model_dump_json() if cfg else ""):
+        assert GROK_KEY not in text
+
+
+def test_the_outbound_allow_lists_are_untouched_by_a_provider() -> None:
+    """The provider's endpoint is the operator's, like FIREBREAK_LLM_ENDPOINT: it adds no host to any
+    FIREBREAK_OUTBOUND_* list, and the guard of caller-chosen URLs refuses what it refused before."""
+    env = {"DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY, "FIREBREAK_OUTBOUND_ALLOW_HTTP": "true"}
+    settings = Settings.from_env(env)
+    assert settings.outbound_allowed_hosts == settings.outbound_mcp_allowed_hosts == []
+    assert settings.outbound_runbooks_allowed_hosts == []
+    for feature in ("runbooks", "mcp", "collect", "neubird"):
+        guard = OutboundGuard(settings, feature)
+        assert not guard.allowed_address("127.0.0.1", "127.0.0.1", 443)
+        assert not guard.allowed_address("llm.internal", "10.0.0.5", 443)
+
+
+def test_the_scenario_command_hands_the_provider_settings_to_its_host() -> None:
+    environ = {"DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY, "GROK_API_KEY": GROK_KEY, "HOME": "/"}
+    assert set(passed_env(environ)) == {"DEFAULT_LLM_PROVIDER", "GEMINI_API_KEY", "GROK_API_KEY"}
