@@ -307,7 +307,7 @@ async def ask_memory(rt: Runtime, plan: StoredPlan) -> MemoryHint | None:
         return MemoryHint(lookup_id=outcome.output.get("lookup_id"))
     steps = "; ".join(str(s) for s in best.get("steps", [])[:8])
     incidents = outcome.output.get("incidents") or []
-    incident = next((i for i in incidents if i.get("incident_id") == best.get("incident_id")), {})
+    incident: dict[str, Any] = next((i for i in incidents if i.get("incident_id") == best.get("incident_id")), {})
     return MemoryHint(
         solution_summary=steps[:2_000],
         incident_id=best.get("incident_id"),

@@ -137,7 +137,9 @@ class Iteration(_Part):
     calls: list[CallEntry] = Field(default_factory=list, max_length=MAX_CALLS_PER_ITERATION)
     partial_analysis: str | None = Field(None, max_length=MAX_ANALYSIS_CHARS)
     reasoning: str | None = Field(
-        None, max_length=4_000, description="Why this iteration's calls were chosen (the model's hypothesis or the rules')."
+        None,
+        max_length=4_000,
+        description="Why this iteration's calls were chosen (the model's hypothesis or the rules').",
     )
 
 

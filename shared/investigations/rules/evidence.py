@@ -304,7 +304,10 @@ def _placement_fix(reason: str, pod: str) -> str:
             )
         return "no node matches the pod's node selector or affinity: label a node to match, or relax the rule"
     if "taint" in reason:
-        return f"the nodes carry a taint the pod does not tolerate ({reason}): add a matching toleration or remove the taint"
+        return (
+            f"the nodes carry a taint the pod does not tolerate ({reason}): add a matching toleration or remove "
+            "the taint"
+        )
     if "anti-affinity" in reason:
         return (
             "the pod's anti-affinity rule leaves no node (more replicas than eligible nodes): add nodes, lower the "
@@ -499,8 +502,12 @@ def _near_miss_names(ctx: Context) -> list[Finding]:
                     cause=f'{plural} "{missing}" is not found, but "{close[0]}" exists: the reference to {missing} '
                     f"is a typo for {close[0]}.",
                     evidence=[ev(rec, line or m.group(0))],
-                    remediation=[f"Fix the name: replace `{missing}` with `{close[0]}` where it is referenced "
-                                 "(manifest, values, pod spec), then sync or roll out again."],  # fmt: skip
+                    remediation=[
+                        (
+                            f"Fix the name: replace `{missing}` with `{close[0]}` where it is referenced "
+                            "(manifest, values, pod spec), then sync or roll out again."
+                        )
+                    ],
                     confidence=0.85,
                 )
             )
@@ -523,7 +530,9 @@ def _missing_references(ctx: Context) -> list[Finding]:
         if child is None or parent is None or not s.rec.is_error or "not found" not in s.rec.output.lower():
             continue
         if child.kind in _OWNED or (parent.kind == "Pod" and child.kind in _CONTROLLERS):
-            continue  # a pod's controller exists while the pod does (the pod would be collected otherwise)  # a controller's own objects come and go (a ReplicaSet rolled over); their absence says little
+            # A pod's controller exists while the pod does; a controller's own objects come and go (a rolled-over
+            # ReplicaSet): their absence says little.
+            continue
         # The parent's own output naming the child next to a failure corroborates the absence.
         parent_out = walk.described[parent].output if parent in walk.described else ""
         # Logs that fail to reach the missing object (by name) corroborate it as well as the parent's own output.
@@ -581,7 +590,9 @@ def _volume_space(ctx: Context) -> list[Finding]:
         elif expandable:
             grow = f"StorageClass {klass} does not allow volume expansion: move the data to a larger volume"
         else:
-            grow = f"grow the volume (raise spec.resources.requests.storage above {capacity} if {klass} allows expansion)"
+            grow = (
+                f"grow the volume (raise spec.resources.requests.storage above {capacity} if {klass} allows expansion)"
+            )
         out.append(
             Finding(
                 rule="volume_space",
@@ -614,7 +625,7 @@ def _object_states(ctx: Context) -> list[Finding]:
 
 def _alert_time(alert: dict[str, object]) -> datetime | None:
     try:
-        when = datetime.fromisoformat(str(alert.get("starts_at") or "").replace("Z", "+00:00"))
+        when = datetime.fromisoformat(str(alert.get("starts_at") or ""))
     except ValueError:
         return None
     return when if when.tzinfo else when.replace(tzinfo=UTC)

@@ -6,8 +6,8 @@ import difflib
 import re
 from collections.abc import Callable
 
-from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 from shared.investigations.rules.log_categories import CATEGORIES
+from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 
 Details = dict[str, str]
 

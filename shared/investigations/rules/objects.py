@@ -165,8 +165,8 @@ class AlertObjects(NamedTuple):
     namespace: str | None
     container: str | None
     objects: list[ObjRef]
-    apps: list[str] = []
-    hosts: list[str] = []
+    apps: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
     instance_host: str | None = None
 
 
@@ -201,19 +201,9 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
             found.append(obj)
 
     for key, value in labels.items():
-        if key in ("namespace", "exported_namespace", "container", "alertname"):
-            continue
-        if key in _AMBIGUOUS_LABELS:
-            kind = _AMBIGUOUS_LABELS[key]
-            if kind.replace("endpoints", "endpoint") not in alertname.replace("cronjob", "") or (
-                kind == "node" and not _NODE_NAME.fullmatch(value)
-            ):
-                continue
-        elif kind_of(key) is None or (key == "service" and _is_scrape_service(value, scrape_job)):
-            continue
-        else:
-            kind = key
-        add(ref(kind, value, namespace))
+        kind = _label_kind(key, value, alertname, scrape_job)
+        if kind is not None:
+            add(ref(kind, value, namespace))
     operator = next((k for rx, k, _ in _OPERATOR_KINDS if rx.search(alertname)), None)
     if operator and labels.get("name"):
         add(ref(operator, labels["name"], labels.get("exported_namespace") or namespace))
@@ -227,15 +217,35 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
         container = None
     if namespace:
         add(ObjRef("Namespace", namespace))
-    apps = list(dict.fromkeys(v for k in _APP_LABELS if (v := labels.get(k)) and _NAME.fullmatch(v)))
+    apps = tuple(dict.fromkeys(v for k in _APP_LABELS if (v := labels.get(k)) and _NAME.fullmatch(v)))
     probed = " ".join([*labels.values(), text])
-    hosts = list(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
-    # A node-level alert (node-exporter, kubelet) names its node by the scrape target's address only.
-    instance = labels.get("instance", "")
-    instance_host = None
-    if not any(o.kind == "Node" for o in found) and re.search(r"(?i)node|kubelet|filesystem|disk", alertname + scrape_job):
-        instance_host = instance.rsplit(":", 1)[0] or None
+    hosts = tuple(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
+    instance_host = _instance_node(labels, alertname, found)
     return AlertObjects(namespace, container, sorted(found, key=_priority), apps, hosts, instance_host)
+
+
+def _label_kind(key: str, value: str, alertname: str, scrape_job: str) -> str | None:
+    """The kind a label names, or None: `job`, `instance` and `endpoint` only when the alert is about that kind,
+    a scraped target's own `service` never."""
+    if key in ("namespace", "exported_namespace", "container", "alertname"):
+        return None
+    if key in _AMBIGUOUS_LABELS:
+        kind = _AMBIGUOUS_LABELS[key]
+        about = kind.replace("endpoints", "endpoint") in alertname.replace("cronjob", "")
+        if not about or (kind == "node" and not _NODE_NAME.fullmatch(value)):
+            return None
+        return kind
+    if kind_of(key) is None or (key == "service" and _is_scrape_service(value, scrape_job)):
+        return None
+    return key
+
+
+def _instance_node(labels: dict[str, str], alertname: str, found: list[ObjRef]) -> str | None:
+    """A node-level alert (node-exporter, kubelet) names its node by the scrape target's address only."""
+    about_nodes = re.search(r"(?i)node|kubelet|filesystem|disk", alertname + labels.get("job", ""))
+    if any(o.kind == "Node" for o in found) or not about_nodes:
+        return None
+    return labels.get("instance", "").rsplit(":", 1)[0] or None
 
 
 # Looked at first: the object closest to the failure (a pod), then what manages it, then what it uses.
@@ -270,7 +280,7 @@ def _str(value: Any) -> str | None:
 
 def _alert_text(alert: dict[str, Any]) -> str:
     parts = [str(alert.get("title") or ""), str(alert.get("description") or "")]
-    parts += [str(v) for k, v in (alert.get("annotations") or {}).items() if k not in ("runbook_url",)]
+    parts += [str(v) for k, v in (alert.get("annotations") or {}).items() if k != "runbook_url"]
     return "\n".join(parts)[:20_000]
 
 
@@ -283,7 +293,9 @@ _KIND_PHRASE = re.compile(
     r"(?i)(?<![\w/.-])(" + "|".join(re.escape(w) for w in _KIND_WORDS) + r")"
     r"(/|\s+(?:named\s+)?([`'\"]?))([a-z0-9][-a-z0-9_.]*(?:/[a-z0-9][-a-z0-9_.]*)?)"
 )
-_IN_NAMESPACE = re.compile(r"(?i)\bin (?:the )?namespace[s]? [`'\"]?([a-z0-9][-a-z0-9]*)|\bnamespace[=:] ?([a-z0-9][-a-z0-9]*)")
+_IN_NAMESPACE = re.compile(
+    r"(?i)\bin (?:the )?namespace[s]? [`'\"]?([a-z0-9][-a-z0-9]*)|\bnamespace[=:] ?([a-z0-9][-a-z0-9]*)"
+)
 
 
 def text_objects(text: str, namespace: str | None = None) -> list[ObjRef]:

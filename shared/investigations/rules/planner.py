@@ -202,8 +202,12 @@ class Walk:
         for r in refs.objects:
             if r.name == "*" or r.kind not in _FOLLOW:
                 continue
-            if r.kind == "Node" and obj.kind == "Pod" and not re.search(
-                r"(?i)NodeNotReady|NodeLost|Evicted|node\(s\)|Unknown|Terminating|NodeAffinity|taint", rec.output
+            if (
+                r.kind == "Node"
+                and obj.kind == "Pod"
+                and not re.search(
+                    r"(?i)NodeNotReady|NodeLost|Evicted|node\(s\)|Unknown|Terminating|NodeAffinity|taint", rec.output
+                )
             ):
                 continue
             if r.kind in ("ConfigMap", "ServiceAccount") and not re.search(
@@ -212,7 +216,7 @@ class Walk:
                 continue
             if r.kind == "ReplicaSet" and obj.kind == "Pod":
                 continue  # the pod is the ReplicaSet's; its Deployment (via the RS) adds little over the pod
-            if r.kind in ("ReplicaSet",) and not unhealthy:
+            if r.kind == "ReplicaSet" and not unhealthy:
                 continue
             out.append(r)
         return out
@@ -341,9 +345,9 @@ class Walk:
         for s in self.seen:
             if s.rec.is_error or s.namespace != ns:
                 continue
-            if s.role is Role.POD_LIST or (s.role is Role.LIST and s.kind == "Pod"):
-                if (s.labels or None) == selector:
-                    return s.rec
+            is_pods = s.role is Role.POD_LIST or (s.role is Role.LIST and s.kind == "Pod")
+            if is_pods and (s.labels or None) == selector:
+                return s.rec
         return None
 
     def _pod_list_call(self, ns: str, selector: str | None, why: str) -> list[ToolCall]:
@@ -394,48 +398,44 @@ class Walk:
     # ---- logs point at other objects -----------------------------------------------------------------------
 
     def from_logs(self) -> list[ToolCall]:
-        """DNS failures -> the namespace's NetworkPolicies; connection errors to a host -> that Service."""
+        """What logs point at: cluster names that do not resolve and hosts that refuse or time out -> that
+        Service; DNS failures -> the namespace's NetworkPolicies (and each policy)."""
         calls: list[ToolCall] = []
         for s in self.seen:
-            if s.role is not Role.POD_LOG or s.rec.is_error:
-                continue
             ns = s.namespace or self.target.namespace
-            if not ns:
+            if s.role is not Role.POD_LOG or s.rec.is_error or not ns:
                 continue
             out = s.rec.output[-200_000:]
+            pod = ObjRef("Pod", s.name, s.namespace)
             for svc in _cluster_names(out, ns)[:2]:
-                calls += self.look_at(svc, f"the logs cannot resolve {svc.name}.{svc.namespace}: does the Service exist?")
-                if svc not in self.extra_seeds:
-                    self.extra_seeds.append(svc)
-                    self.parents.setdefault(svc, ObjRef("Pod", s.name, s.namespace))
+                calls += self._lead(
+                    svc, pod, f"the logs cannot resolve {svc.name}.{svc.namespace}: is there a Service?"
+                )
             if _DNS_ERROR.search(out):
                 calls += self._call(
                     Role.LIST, "DNS lookups fail: does a NetworkPolicy block egress?",
                     api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
                 )  # fmt: skip
-            for line in out.splitlines()[-300:]:
-                if not _CONNECT.search(line):
-                    continue
-                m = _HOST_PORT.search(line)
-                if m and not re.fullmatch(r"[\d.]+", m.group(1)) and m.group(1) not in ("localhost", "http", "https"):
-                    host = m.group(1).split(".")
-                    # `svc.ns.svc...` names a Service; `pod.svc.ns.svc...` a pod behind its governing Service.
-                    at = 1 if host[3:4] == ["svc"] else 0
-                    svc_ns = host[at + 1] if host[at + 2 : at + 3] == ["svc"] else ns
-                    svc = ObjRef("Service", host[at], svc_ns)
-                    calls += self.look_at(svc, f"does the service {m.group(1)} the logs cannot reach exist?")
-                    if svc not in self.extra_seeds:
-                        self.extra_seeds.append(svc)
-                    calls += self._call(
-                        Role.LIST, "services of the namespace", api_version="v1", kind="Service", namespace=svc_ns
-                    )
-                    break
+            target = _unreachable_service(out, ns)
+            if target is not None:
+                svc, host = target
+                calls += self._lead(svc, pod, f"does the service {host} the logs cannot reach exist?")
+                calls += self._call(
+                    Role.LIST, "services of the namespace", api_version="v1", kind="Service", namespace=svc.namespace
+                )
         for s in self.seen:
             if s.role is Role.LIST and s.kind == "NetworkPolicy" and not s.rec.is_error and s.namespace:
                 for row in parse.table(s.rec.output)[:3]:
                     if row.get("NAME"):
                         calls += self.look_at(ObjRef("NetworkPolicy", row.get("NAME"), s.namespace), "read the policy")
         return calls
+
+    def _lead(self, obj: ObjRef, found_by: ObjRef, why: str) -> list[ToolCall]:
+        """An object a log names: described, walked on from, and chained to the pod whose log named it."""
+        if obj not in self.extra_seeds:
+            self.extra_seeds.append(obj)
+            self.parents.setdefault(obj, found_by)
+        return self.look_at(obj, why)
 
     def missing_names(self) -> list[ToolCall]:
         """An output says `<kind> "x" not found` (a sync error, a mount, an env reference): list that kind where
@@ -532,7 +532,9 @@ class Walk:
         calls: list[ToolCall] = []
         for pattern, api, kind in _RUNBOOK_KINDS:
             if re.search(pattern, self.state.runbook[:100_000]):
-                calls += self._call(Role.LIST, f"the runbook mentions {kind}s", api_version=api, kind=kind, namespace=ns)
+                calls += self._call(
+                    Role.LIST, f"the runbook mentions {kind}s", api_version=api, kind=kind, namespace=ns
+                )
         return calls
 
 
@@ -552,8 +554,10 @@ def _node_pod_namespaces(describe: str) -> list[str]:
 
 # `name.svc.cluster.local` names in lines that failed to resolve: `[pod.]service.namespace.svc[.cluster.local]`.
 _CLUSTER_NAME = re.compile(r"(?<![-\w.])(?:[a-z0-9][-a-z0-9]*\.)?([a-z0-9][-a-z0-9]*)\.([a-z0-9][-a-z0-9]*)\.svc\b")
-_UNRESOLVED = re.compile(r"(?i)UnknownHost|no such host|NXDOMAIN|could not resolve|not resolve|Name or service not known|"
-                         r"Temporary failure in name resolution|getaddrinfo")  # fmt: skip
+_UNRESOLVED = re.compile(
+    r"(?i)UnknownHost|no such host|NXDOMAIN|could not resolve|not resolve|Name or service not known|"
+    r"Temporary failure in name resolution|getaddrinfo"
+)
 
 
 def _cluster_names(log: str, ns: str) -> list[ObjRef]:
@@ -567,6 +571,21 @@ def _cluster_names(log: str, ns: str) -> list[ObjRef]:
             if svc not in found:
                 found.append(svc)
     return found
+
+
+def _unreachable_service(log: str, ns: str) -> tuple[ObjRef, str] | None:
+    """The Service behind the first `host:port` a log fails to connect to (refused, timed out, unreachable)."""
+    for line in log.splitlines()[-300:]:
+        if not _CONNECT.search(line):
+            continue
+        m = _HOST_PORT.search(line)
+        if m and not re.fullmatch(r"[\d.]+", m.group(1)) and m.group(1) not in ("localhost", "http", "https"):
+            host = m.group(1).split(".")
+            # `svc.ns.svc...` names a Service; `pod.svc.ns.svc...` a pod behind its governing Service.
+            at = 1 if host[3:4] == ["svc"] else 0
+            svc_ns = host[at + 1] if host[at + 2 : at + 3] == ["svc"] else ns
+            return ObjRef("Service", host[at], svc_ns), m.group(1)
+    return None
 
 
 def _about_namespace(alert: dict[str, Any]) -> bool:

@@ -65,14 +65,14 @@ def references(text: str, obj: ObjRef) -> Refs:
         elif r.name:
             add(r.kind, r.name, r.namespace if r.namespace is not None else obj.namespace, r.relation)
         elif r.resource:
-            kind = kind_of(r.resource.split(".")[0]) if not r.kind else kind_of(r.kind)
-            if kind is not None:
-                links.append(Link(ObjRef(kind.name, "*", None), r.relation or "remaining"))
+            remaining = kind_of(r.kind or r.resource.split(".")[0])
+            if remaining is not None:
+                links.append(Link(ObjRef(remaining.name, "*", None), r.relation or "remaining"))
     for line in text.splitlines():
         governing = _SERVICE_NAME.match(line) if obj.kind == "StatefulSet" else None
         if governing:
             add("Service", governing.group(1), obj.namespace, "governing service (serviceName)")
         for m in _MESSAGE_REF.finditer(line):
-            kind = "ResourceQuota" if m.group(1) else (m.group(2) or "")
-            add(kind, m.group(1) or m.group(3) or "", obj.namespace, "named in a message")
+            named = "ResourceQuota" if m.group(1) else (m.group(2) or "")
+            add(named, m.group(1) or m.group(3) or "", obj.namespace, "named in a message")
     return Refs(links, selector)

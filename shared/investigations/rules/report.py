@@ -103,11 +103,9 @@ def _analysis(
 def _healthy(walk: Walk, found: list[Finding]) -> list[str]:
     """Objects that were described and that no finding is about: what was ruled out."""
     about = " ".join([f.subject + " " + f.cause for f in found] + [str(e.args) for f in found for e in f.evidence])
-    return [
-        f"{o.kind} `{o.name}`"
-        for o in list(walk.described)[:12]
-        if o.name not in about and o.kind != "Namespace"
-    ][:5]
+    return [f"{o.kind} `{o.name}`" for o in list(walk.described)[:12] if o.name not in about and o.kind != "Namespace"][
+        :5
+    ]
 
 
 def _confidence(lead: Finding, found: list[Finding]) -> str:
@@ -190,10 +188,7 @@ def _windows(state: InvestigationState) -> str:
     """The time windows of the metric queries made, so a reader knows which period the data covers."""
     box = Toolbox(state.tools)
     spans = {
-        m.groups()
-        for c in state.calls
-        if box.role_of(c.tool) is Role.METRICS_QUERY
-        for m in _WINDOW.finditer(c.output)
+        m.groups() for c in state.calls if box.role_of(c.tool) is Role.METRICS_QUERY for m in _WINDOW.finditer(c.output)
     }
     if not spans:
         return ""

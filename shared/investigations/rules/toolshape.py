@@ -9,13 +9,13 @@ A role is one thing the planner wants done (describe any object, list objects, r
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from shared.investigations.rules.state import ToolCall, ToolSpec
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """Things the planner asks for."""
 
     DESCRIBE = "describe"  # any object by kind + name (+ namespace)
@@ -33,7 +33,7 @@ class Role(str, Enum):
     TRACE = "trace"  # one trace by id
 
 
-class Slot(str, Enum):
+class Slot(StrEnum):
     """Arguments the planner fills, whatever the tool calls them."""
 
     API_VERSION = "api_version"
@@ -78,7 +78,8 @@ class Shape(NamedTuple):
 def shape_of(spec: ToolSpec) -> Shape:
     """Read one tool's schema."""
     schema = spec.input_schema if isinstance(spec.input_schema, dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    raw_props = schema.get("properties")
+    props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
     slots: dict[Slot, str] = {}
     extra: set[str] = set()
     text = [spec.description]
@@ -93,54 +94,110 @@ def shape_of(spec: ToolSpec) -> Shape:
             extra.add(str(prop))
         else:
             slots[slot] = str(prop)
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    raw_required = schema.get("required")
+    required: list[Any] = raw_required if isinstance(raw_required, list) else []
     words = frozenset(re.findall(r"[a-z]+", " ".join(text)[:4000].lower()))
     return Shape(spec, slots, frozenset(str(r) for r in required), words, frozenset(extra))
 
 
 def _fits(shape: Shape, role: Role) -> int:
     """How well a tool fits a role: 0 = not at all, higher is better."""
-    s, w = shape.slots, shape.words
-    unfillable = {r for r in shape.required if r not in s.values()}
-    if unfillable and role not in (Role.NODE_LOG,):
+    unfillable = {r for r in shape.required if r not in shape.slots.values()}
+    if unfillable and role != Role.NODE_LOG:
         return 0
-    has = s.__contains__
+    if role in (Role.DESCRIBE, Role.LIST):
+        return _generic_fit(shape, role)
+    if Slot.KIND in shape.slots:
+        return 0  # the generic tools above; the roles below are for tools of one kind
+    return _FITS[role](shape, _Words(shape))
+
+
+def _generic_fit(shape: Shape, role: Role) -> int:
+    has, w = shape.slots.__contains__, shape.words
     if role is Role.DESCRIBE:
         return 10 + has(Slot.API_VERSION) if has(Slot.KIND) and has(Slot.NAME) and not _is_list(w) else 0
-    if role is Role.LIST:
-        return 10 + has(Slot.LABELS) if has(Slot.KIND) and not _requires(shape, Slot.NAME) and _is_list(w) else 0
-    if has(Slot.KIND):
-        return 0  # the generic tools above; the roles below are for tools of one kind
-    logs, events = "logs" in w or "log" in w, "events" in w or "event" in w
-    pods, nodes = "pod" in w or "pods" in w, "node" in w or "nodes" in w
-    usage = bool(w & {"consumption", "usage", "top", "utilization", "metrics"}) and not has(Slot.QUERY)
-    if role is Role.POD_LOG:
-        return 10 + has(Slot.PREVIOUS) + has(Slot.CONTAINER) if has(Slot.NAME) and logs and pods else 0
-    if role is Role.NODE_LOG:
-        return 10 if has(Slot.NAME) and logs and nodes and not pods and has(Slot.QUERY) else 0
-    if role is Role.POD_GET:
-        plain = not (logs or usage or events) and not has(Slot.PREVIOUS)
-        return 10 + has(Slot.NAMESPACE) if has(Slot.NAME) and pods and plain and not _is_list(w) else 0
-    if role is Role.POD_LIST:
-        plain = not (logs or usage or events)
-        return 10 + has(Slot.LABELS) if has(Slot.NAMESPACE) and pods and plain and _is_list(w) else 0
-    if role is Role.EVENTS:
-        return 10 + has(Slot.NAMESPACE) if events and not has(Slot.NAME) and not logs else 0
-    if role is Role.NAMESPACES:
-        only_ns = "namespaces" in w and not (pods or events or logs) and not has(Slot.NAMESPACE)
-        return 10 if only_ns and _is_list(w) else 0
-    if role is Role.POD_TOP:
-        return 10 if usage and pods and (has(Slot.NAMESPACE) or has(Slot.ALL_NAMESPACES)) else 0
-    if role is Role.NODE_TOP:
-        return 10 if usage and nodes and not pods else 0
-    if role is Role.METRICS_QUERY:
-        prom = bool(w & {"prometheus", "promql"})
-        return 10 + ("range" in w) if has(Slot.QUERY) and prom else 0
-    if role is Role.TRACES:
-        return 10 if "traces" in w and not has(Slot.TRACE_ID) else 0
-    if role is Role.TRACE:
-        return 10 if has(Slot.TRACE_ID) and "trace" in w else 0
-    return 0
+    return 10 + has(Slot.LABELS) if has(Slot.KIND) and not _requires(shape, Slot.NAME) and _is_list(w) else 0
+
+
+class _Words:
+    """What a tool's descriptions talk about."""
+
+    def __init__(self, shape: Shape) -> None:
+        w = shape.words
+        self.logs, self.events = "logs" in w or "log" in w, "events" in w or "event" in w
+        self.pods, self.nodes = "pod" in w or "pods" in w, "node" in w or "nodes" in w
+        self.usage = (
+            bool(w & {"consumption", "usage", "top", "utilization", "metrics"}) and Slot.QUERY not in shape.slots
+        )
+        self.listing = _is_list(w)
+        self.words = w
+
+
+def _fit_pod_log(sh: Shape, t: _Words) -> int:
+    has = sh.slots.__contains__
+    return 10 + has(Slot.PREVIOUS) + has(Slot.CONTAINER) if has(Slot.NAME) and t.logs and t.pods else 0
+
+
+def _fit_node_log(sh: Shape, t: _Words) -> int:
+    ok = Slot.NAME in sh.slots and Slot.QUERY in sh.slots and t.logs and t.nodes and not t.pods
+    return 10 if ok else 0
+
+
+def _fit_pod_get(sh: Shape, t: _Words) -> int:
+    plain = not (t.logs or t.usage or t.events) and Slot.PREVIOUS not in sh.slots
+    ok = Slot.NAME in sh.slots and t.pods and plain and not t.listing
+    return 10 + (Slot.NAMESPACE in sh.slots) if ok else 0
+
+
+def _fit_pod_list(sh: Shape, t: _Words) -> int:
+    ok = Slot.NAMESPACE in sh.slots and t.pods and not (t.logs or t.usage or t.events) and t.listing
+    return 10 + (Slot.LABELS in sh.slots) if ok else 0
+
+
+def _fit_events(sh: Shape, t: _Words) -> int:
+    return 10 + (Slot.NAMESPACE in sh.slots) if t.events and Slot.NAME not in sh.slots and not t.logs else 0
+
+
+def _fit_namespaces(sh: Shape, t: _Words) -> int:
+    only = "namespaces" in t.words and not (t.pods or t.events or t.logs) and Slot.NAMESPACE not in sh.slots
+    return 10 if only and t.listing else 0
+
+
+def _fit_pod_top(sh: Shape, t: _Words) -> int:
+    scoped = Slot.NAMESPACE in sh.slots or Slot.ALL_NAMESPACES in sh.slots
+    return 10 if t.usage and t.pods and scoped else 0
+
+
+def _fit_node_top(sh: Shape, t: _Words) -> int:
+    return 10 if t.usage and t.nodes and not t.pods else 0
+
+
+def _fit_metrics(sh: Shape, t: _Words) -> int:
+    prom = bool(t.words & {"prometheus", "promql"})
+    return 10 + ("range" in t.words) if Slot.QUERY in sh.slots and prom else 0
+
+
+def _fit_traces(sh: Shape, t: _Words) -> int:
+    return 10 if "traces" in t.words and Slot.TRACE_ID not in sh.slots else 0
+
+
+def _fit_trace(sh: Shape, t: _Words) -> int:
+    return 10 if Slot.TRACE_ID in sh.slots and "trace" in t.words else 0
+
+
+_FITS = {
+    Role.POD_LOG: _fit_pod_log,
+    Role.NODE_LOG: _fit_node_log,
+    Role.POD_GET: _fit_pod_get,
+    Role.POD_LIST: _fit_pod_list,
+    Role.EVENTS: _fit_events,
+    Role.NAMESPACES: _fit_namespaces,
+    Role.POD_TOP: _fit_pod_top,
+    Role.NODE_TOP: _fit_node_top,
+    Role.METRICS_QUERY: _fit_metrics,
+    Role.TRACES: _fit_traces,
+    Role.TRACE: _fit_trace,
+}
 
 
 def _is_list(words: frozenset[str]) -> bool:

@@ -9,6 +9,7 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from tests.support import scenarios
 
@@ -23,7 +24,7 @@ _SPLIT = re.compile(r"[\\|()\[\]{}?*+^$]+")
 # Platform messages a rule may match although only one scenario happens to print them: each is the wording of a
 # component every cluster runs, not a scenario's data.
 PLATFORM = {
-    "executable file not found in": "runc / containerd: exec: \"x\": executable file not found in $PATH",
+    "executable file not found in": 'runc / containerd: exec: "x": executable file not found in $PATH',
     "name or service not known": "glibc getaddrinfo EAI_NONAME, printed by every resolver client",
     "anti-affinity": "the scheduler's FailedScheduling wording (pod anti-affinity rules)",
     "executable file not found": "runc / containerd (the same message, matched without its tail)",
@@ -73,9 +74,9 @@ def fixture_texts() -> dict[str, str]:
     return {f.stem: _data(json.loads(f.read_text())).lower() for f in files}
 
 
-def _data(scenario: dict[str, object]) -> str:
+def _data(scenario: dict[str, Any]) -> str:
     """What a scenario serves: its alert, runbook and tool outputs (not its notes or expected answers)."""
-    outputs = [str(r.get("output", "")) for r in scenario.get("tool_responses", [])]  # type: ignore[union-attr]
+    outputs = [str(r.get("output", "")) for r in scenario.get("tool_responses", [])]
     return "\n".join([json.dumps(scenario.get("alert")), str(scenario.get("runbook_markdown") or ""), *outputs])
 
 
