@@ -262,9 +262,7 @@ def _events(ctx: Context) -> list[Finding]:
 
 
 def _scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
-    # (?<!\d): a count starts where the digits start (from every digit of a long run, \d+ rescanned the run).
-    found = re.findall(r"(?<!\d)\d+ (Insufficient [\w./-]+|Too many pods|node\(s\) [^,.]+)", e.message)
-    reasons = [r.rstrip(".") for r in found]
+    reasons = [reason for _, reason in scheduler_reasons(e.message)]
     if "unbound immediate PersistentVolumeClaims" in e.message:
         reasons.append("unbound PersistentVolumeClaim")
     what = ", ".join(dict.fromkeys(reasons)) or "no node fits"
@@ -287,6 +285,26 @@ def _scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
         remediation=fixes or ["Check the pod's requests, node selectors, affinity and taints against the nodes."],
         confidence=0.9,
     )
+
+
+def scheduler_reasons(message: str) -> list[tuple[int, str]]:
+    """The scheduler's `0/4 nodes are available: 1 node(s) had untolerated taint {a: b}, 3 Insufficient cpu.` as
+    (count, reason), most nodes first; the control-plane taint (nodes that never take workloads) last."""
+    body = message.split("are available:", 1)[-1].split(" preemption:", 1)[0].strip().rstrip(".")
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(body[:4000]):
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:4000])
+    out: list[tuple[int, str]] = []
+    for part in parts:
+        m = re.match(r"\s*(\d{1,6}) (.+)", part)
+        if m:
+            out.append((int(m.group(1)), m.group(2).strip().rstrip(".")))
+    return sorted(out, key=lambda cr: ("control-plane" in cr[1] or "master" in cr[1], -cr[0]))
 
 
 def _pod_doc(ctx: Context, name: str) -> str:
@@ -313,6 +331,16 @@ def _placement_fix(reason: str, pod: str) -> str:
             "the pod's anti-affinity rule leaves no node (more replicas than eligible nodes): add nodes, lower the "
             "replicas, or make the rule preferred instead of required"
         )
+    if "persistent volumes to bind" in reason:
+        return (
+            "no PersistentVolume can bind the pod's claim: with a StorageClass that does not provision volumes "
+            "(kubernetes.io/no-provisioner, local volumes) create a PersistentVolume for each claim, or use a "
+            "class with a dynamic provisioner"
+        )
+    if "unschedulable" in reason:
+        return "the nodes are cordoned (unschedulable): uncordon them or add nodes"
+    if "control-plane" in reason:
+        return f"({reason}: control-plane nodes take no workloads; expected)"
     if "volume node affinity" in reason:
         return "the pod's volume is bound to another zone or node: schedule in that zone or recreate the volume"
     return f"check taints, affinity and node selectors ({reason})"
@@ -610,6 +638,39 @@ def _volume_space(ctx: Context) -> list[Finding]:
     return out
 
 
+def _unprovisioned_claims(ctx: Context) -> list[Finding]:
+    """A Pending claim whose StorageClass provisions nothing (`kubernetes.io/no-provisioner`): it waits for a
+    PersistentVolume someone has to create."""
+    classes = {s.name: s.rec for s in ctx.seen if s.kind == "StorageClass" and s.role is Role.DESCRIBE}
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.kind != "PersistentVolumeClaim" or s.role is not Role.DESCRIBE:
+            continue
+        klass = parse.field_value(s.rec.output, "StorageClass")
+        sc = classes.get(klass)
+        provisioner = parse.field_value(sc.output, "Provisioner") if sc is not None else ""
+        if sc is None or parse.field_value(s.rec.output, "Status") != "Pending" or "no-provisioner" not in provisioner:
+            continue
+        out.append(
+            Finding(
+                rule="claim_unprovisioned",
+                subject=s.name,
+                cause=f"PersistentVolumeClaim {s.name} stays Pending: its StorageClass {klass} has no provisioner "
+                f"({provisioner}), so no volume is created for it, and no PersistentVolume matches it.",
+                evidence=[
+                    ev(s.rec, parse.line_matching(s.rec.output, r"^Status:")),
+                    ev(sc, parse.line_matching(sc.output, r"^Provisioner:")),
+                ],
+                remediation=[
+                    f"create a PersistentVolume of class {klass} for {s.name} (size and access mode of the claim, on "
+                    "a node that has the disk), or use a StorageClass with a dynamic provisioner"
+                ],
+                confidence=0.85,
+            )
+        )
+    return out
+
+
 def _object_states(ctx: Context) -> list[Finding]:
     """What each object's output says (object_state): conditions, containers, limits against use, dates against
     the alert's time, Warning events. Event listings count only for the objects this investigation is about."""
@@ -653,6 +714,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _ranked_logs,
     _object_states,
     _volume_space,
+    _unprovisioned_claims,
     _throttling,
     traces,
     latency,

@@ -18,7 +18,7 @@ def report(state: InvestigationState) -> dict[str, Any]:
     found = findings(state)
     causes = [f for f in found if not f.symptom]
     symptoms = [f for f in found if f.symptom]
-    lead = causes[0] if causes else (symptoms[0] if symptoms else None)
+    lead = _deepest(state, causes) if causes else (symptoms[0] if symptoms else None)
     t = target_of(state.alert)
     when = str(state.alert.get("starts_at") or "")
     subject = t.pod or t.deployment or t.job or t.statefulset or t.daemonset or t.node or t.namespace or ""
@@ -98,6 +98,18 @@ def _analysis(
     parts.append("\n**Fix:** " + "; ".join(f.rstrip(". ") for f in fixes) + ".\n")
     parts.append(f"\n**Confidence:** {_confidence(lead, ordered)}\n")
     return _fit("".join(parts))
+
+
+def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:
+    """The cause to lead with: among those nearly as sure as the surest (within 0.1), the one furthest along the
+    chain of objects (a claim's storage class explains the pod that waits for the claim, not the other way)."""
+    top = causes[0].confidence
+    near = [f for f in causes if f.confidence >= top - 0.1]
+    if len(near) == 1:
+        return near[0]
+    walk = Walk(state)
+    depth = {f.subject: len(walk.chain_to(f.subject)) for f in near if f.subject}
+    return max(near, key=lambda f: (depth.get(f.subject, 0), f.confidence))
 
 
 def _healthy(walk: Walk, found: list[Finding]) -> list[str]:
