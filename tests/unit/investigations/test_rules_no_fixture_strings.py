@@ -31,6 +31,8 @@ PLATFORM = {
     "context deadline exceeded": "Go's context.DeadlineExceeded error text, printed by every Go client and the kubelet",
     "password authentication failed": "PostgreSQL's error for a wrong password (FATAL:  password authentication ...)",
     "timed out waiting for connection": "connection pools' wording (HikariCP, database/sql, pgx) when none is free",
+    "persistent volumes to bind": "the scheduler's VolumeBinding plugin (ErrReasonBindConflict)",
+    "no-provisioner": "kubernetes.io/no-provisioner, the documented provisioner of local-volume StorageClasses",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }
