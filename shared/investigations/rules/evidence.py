@@ -13,6 +13,7 @@ from shared.investigations.rules.log_rules import http_errors, latency, log_line
 from shared.investigations.rules.log_signals import log_findings
 from shared.investigations.rules.object_state import state_findings
 from shared.investigations.rules.planner import NOT_FOUND, Walk, is_heartbeat
+from shared.investigations.rules.rbac import denials, granted_verbs
 from shared.investigations.rules.state import CallRecord, Finding, InvestigationState
 from shared.investigations.rules.toolshape import Role
 from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
@@ -671,6 +672,35 @@ def _unprovisioned_claims(ctx: Context) -> list[Finding]:
     return out
 
 
+def _rbac_gaps(ctx: Context) -> list[Finding]:
+    """A refused action next to the Role that should allow it: which verb that Role lacks on which resource."""
+    roles = [s for s in ctx.seen if s.kind in ("Role", "ClusterRole") and s.role is Role.DESCRIBE]
+    out: list[Finding] = []
+    for log in ctx.logs:
+        for d in denials(log.output[-200_000:]):
+            for s in roles:
+                verbs, quote = granted_verbs(s.rec.output[:200_000], d.resource)
+                if d.verb in verbs or "*" in verbs:
+                    continue
+                has = f"only {', '.join(sorted(verbs))}" if verbs else "nothing"
+                out.append(
+                    Finding(
+                        rule="rbac_missing_verb",
+                        subject=s.name,
+                        cause=f"Service account {d.account} may not {d.verb} {d.resource}: the {s.kind} {s.name} "
+                        f"bound to it allows {has} on {d.resource}; the `{d.verb}` verb is missing.",
+                        evidence=([ev(s.rec, quote)] if quote else []) + [ev(log, d.line)],
+                        remediation=[
+                            f"add `{d.verb}` to the verbs of {s.kind} {s.name}'s rule for {d.resource} "
+                            f"(`kubectl edit {s.kind.lower()} {s.name}"
+                            + (f" -n {s.namespace}`)" if s.namespace else "`)")
+                        ],
+                        confidence=0.92,
+                    )
+                )
+    return out
+
+
 def _object_states(ctx: Context) -> list[Finding]:
     """What each object's output says (object_state): conditions, containers, limits against use, dates against
     the alert's time, Warning events. Event listings count only for the objects this investigation is about."""
@@ -715,6 +745,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _object_states,
     _volume_space,
     _unprovisioned_claims,
+    _rbac_gaps,
     _throttling,
     traces,
     latency,

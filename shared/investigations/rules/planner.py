@@ -14,6 +14,7 @@ from typing import Any
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.objects import ObjRef, alert_objects, kind_of
+from shared.investigations.rules.rbac import denials
 from shared.investigations.rules.references import references
 from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, InvestigationState, ToolCall, call_key
@@ -416,6 +417,7 @@ class Walk:
                     Role.LIST, "DNS lookups fail: does a NetworkPolicy block egress?",
                     api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
                 )  # fmt: skip
+            calls += self.rbac(out)
             target = _unreachable_service(out, ns)
             if target is not None:
                 svc, host = target
@@ -428,6 +430,25 @@ class Walk:
                 for row in parse.table(s.rec.output)[:3]:
                     if row.get("NAME"):
                         calls += self.look_at(ObjRef("NetworkPolicy", row.get("NAME"), s.namespace), "read the policy")
+        return calls
+
+    def rbac(self, log: str) -> list[ToolCall]:
+        """A service account the API refuses: the namespace's RoleBindings, then the bindings and Roles they name."""
+        calls: list[ToolCall] = []
+        for d in denials(log)[:1]:
+            why = f"which Role does {d.account} have? it may not {d.verb} {d.resource}"
+            calls += self._call(Role.LIST, why, api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding",
+                                namespace=d.namespace)  # fmt: skip
+            for s in self.seen:
+                if s.role is not Role.LIST or s.kind != "RoleBinding" or s.rec.is_error:
+                    continue
+                for row in parse.table(s.rec.output)[:3]:
+                    binding = ObjRef("RoleBinding", row.get("NAME"), d.namespace)
+                    calls += self._lead(binding, ObjRef("ServiceAccount", d.account, d.namespace), why)
+                    kind, _, name = row.get("ROLE").partition("/")
+                    role = ObjRef(kind, name, d.namespace if kind == "Role" else None) if name else None
+                    if role is not None:
+                        calls += self._lead(role, binding, f"the verbs {binding.name} grants")
         return calls
 
     def _lead(self, obj: ObjRef, found_by: ObjRef, why: str) -> list[ToolCall]:
