@@ -32,14 +32,13 @@ from shared.investigations.loop import Limits, Planned, status
 from shared.investigations.mcp_servers import ToolCatalogue, call_tool, list_tools
 from shared.investigations.memory_fit import memory_fit
 from shared.investigations.models import (
-    MAX_ITERATIONS,
     ROUTE,
     TERMINAL_STATUSES,
     CallEntry,
     InvestigationPath,
     InvestigationRecord,
-    Iteration,
     MemoryHint,
+    PlannedReasoning,
     RunbookInfo,
     ServerStatus,
     ToolsOffered,
@@ -537,13 +536,9 @@ async def plan(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
 
 
 def _keep_reasoning(record: InvestigationRecord, n: int, reasoning: str) -> None:
-    """Why iteration n's calls were chosen, on that iteration (created here when its calls are not yet in)."""
-    current = next((it for it in record.iterations if it.n == n), None)
-    if current is None and len(record.iterations) < MAX_ITERATIONS:
-        current = Iteration(n=n)
-        record.iterations.append(current)
-    if current is not None:
-        current.reasoning = reasoning[:4_000]
+    """Why iteration n's calls were chosen: kept on the record until the iteration's first call lands (the store
+    moves it there), so a plan the loop then refuses (repeated calls) leaves no empty iteration behind."""
+    record.planned_reasoning = PlannedReasoning(n=n, text=reasoning[:4_000])
 
 
 def _json(value: Any) -> str:

@@ -143,6 +143,13 @@ class Iteration(_Part):
     )
 
 
+class PlannedReasoning(_Part):
+    """The plan's reasoning for iteration `n`, kept until that iteration exists (its first call is recorded)."""
+
+    n: int = Field(ge=1, le=MAX_ITERATIONS)
+    text: str = Field(max_length=4_000)
+
+
 class Timings(_Part):
     started_at: str | None = None
     finished_at: str | None = None
@@ -187,6 +194,9 @@ class InvestigationRecord(_Part):
     tools: ToolsOffered = Field(default_factory=ToolsOffered)
     memory: MemoryHint | None = None
     iterations: list[Iteration] = Field(default_factory=list, max_length=MAX_ITERATIONS)
+    planned_reasoning: PlannedReasoning | None = Field(
+        None, description="Why the next iteration's calls were chosen, until its first call is recorded."
+    )
     report: dict[str, Any] | None = Field(
         None, description="The structured report, with its analysis Markdown under `analysis`."
     )

@@ -341,6 +341,9 @@ class InvestigationStore:
             if iteration is None:
                 iteration = Iteration(n=n)
                 record.iterations = sorted([*record.iterations, iteration], key=lambda it: it.n)
+            planned = record.planned_reasoning
+            if planned is not None and planned.n == n:
+                iteration.reasoning, record.planned_reasoning = planned.text, None
             # Parallel calls land in any order; the record lists them as planned (i2-c1, i2-c2, ...).
             calls = [*(c for c in iteration.calls if c.key != entry.key), entry]
             iteration.calls = sorted(calls, key=lambda c: (len(c.key), c.key))

@@ -663,8 +663,10 @@ def _unprovisioned_claims(ctx: Context) -> list[Finding]:
                     ev(sc, parse.line_matching(sc.output, r"^Provisioner:")),
                 ],
                 remediation=[
-                    f"create a PersistentVolume of class {klass} for {s.name} (size and access mode of the claim, on "
-                    "a node that has the disk), or use a StorageClass with a dynamic provisioner"
+                    (
+                        f"create a PersistentVolume of class {klass} for {s.name} (size and access mode of the claim, "
+                        "on a node that has the disk), or use a StorageClass with a dynamic provisioner"
+                    )
                 ],
                 confidence=0.85,
             )

@@ -11,7 +11,8 @@ import re
 from typing import NamedTuple
 
 FORBIDDEN = re.compile(
-    r'system:serviceaccount:([a-z0-9][-a-z0-9]*):([a-z0-9][-a-z0-9.]*)\\?"? cannot ([a-z]+) resource \\?"([a-z0-9.-]+)\\?"'
+    r"system:serviceaccount:([a-z0-9][-a-z0-9]*):([a-z0-9][-a-z0-9.]*)"
+    r'\\?"? cannot ([a-z]+) resource \\?"([a-z0-9.-]+)\\?"'
 )
 
 
@@ -30,8 +31,11 @@ def denials(log: str) -> list[Denial]:
     found: dict[tuple[str, str, str, str], Denial] = {}
     for line in log.splitlines()[-2000:]:
         m = FORBIDDEN.search(line[:2000])
-        if m and m.groups() not in found:
-            found[m.groups()] = Denial(*m.groups(), line=line.strip()[:300])
+        if m is None:
+            continue
+        key = (m.group(1), m.group(2), m.group(3), m.group(4))
+        if key not in found:
+            found[key] = Denial(*key, line=line.strip()[:300])
     return list(found.values())[:5]
 
 

@@ -6,7 +6,7 @@ from shared.investigations.rules.rbac import denials, granted_verbs
 
 LOG = (
     "I0102 10:00:00 starting\n"
-    'E0102 10:00:01 reflector.go:138] Failed to watch *v1.Pod: failed to list *v1.Pod: pods is forbidden: User '
+    "E0102 10:00:01 reflector.go:138] Failed to watch *v1.Pod: failed to list *v1.Pod: pods is forbidden: User "
     '"system:serviceaccount:shop:reader" cannot list resource "pods" in API group "" in the namespace "shop"\n'
     'E0102 10:00:02 forbidden: User "system:serviceaccount:shop:reader" cannot list resource "pods" again\n'
 )
