@@ -703,6 +703,39 @@ def _rbac_gaps(ctx: Context) -> list[Finding]:
     return out
 
 
+# The node lifecycle controller's taints on a node it stopped hearing from.
+_LOST_NODE_TAINT = re.compile(r"node\.kubernetes\.io/(unreachable|not-ready):(NoExecute|NoSchedule)")
+
+
+def _lost_nodes(ctx: Context) -> list[Finding]:
+    """A node the control plane marked unreachable / not-ready: what that does to its pods."""
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.kind != "Node" or s.role is not Role.DESCRIBE:
+            continue
+        line = parse.line_matching(s.rec.output[:200_000], _LOST_NODE_TAINT.pattern)
+        m = _LOST_NODE_TAINT.search(line)
+        if not m:
+            continue
+        out.append(
+            Finding(
+                rule="node_tainted_lost",
+                subject=s.name,
+                cause=f"The node controller marked Node {s.name} {m.group(1)} (taint node.kubernetes.io/"
+                f"{m.group(1)}:{m.group(2)}): no new pods land on it, and with NoExecute its pods are evicted "
+                "(rescheduled elsewhere) once their toleration expires (300 s by default).",
+                evidence=[ev(s.rec, line)],
+                remediation=[
+                    f"bring {s.name} back (power, network, `systemctl restart kubelet` and `journalctl -u kubelet`) "
+                    "or drain and remove it so its pods run elsewhere"
+                ],
+                confidence=0.6,
+                symptom=True,
+            )
+        )
+    return out
+
+
 def _object_states(ctx: Context) -> list[Finding]:
     """What each object's output says (object_state): conditions, containers, limits against use, dates against
     the alert's time, Warning events. Event listings count only for the objects this investigation is about."""
@@ -748,6 +781,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _volume_space,
     _unprovisioned_claims,
     _rbac_gaps,
+    _lost_nodes,
     _throttling,
     traces,
     latency,

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from shared.investigations.rules.evidence import findings
+from shared.investigations.rules.object_state import read_object
 from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
 from shared.investigations.rules.toolshape import Role, Toolbox
@@ -115,9 +116,23 @@ def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:
 def _healthy(walk: Walk, found: list[Finding]) -> list[str]:
     """Objects that were described and that no finding is about: what was ruled out."""
     about = " ".join([f.subject + " " + f.cause for f in found] + [str(e.args) for f in found for e in f.evidence])
-    return [f"{o.kind} `{o.name}`" for o in list(walk.described)[:12] if o.name not in about and o.kind != "Namespace"][
-        :5
-    ]
+    ruled_out = [o for o in list(walk.described)[:12] if o.name not in about and o.kind != "Namespace"]
+    return [f"{o.kind} `{o.name}`{_health_note(walk.described[o].output, o.kind)}" for o in ruled_out[:5]]
+
+
+def _health_note(output: str, kind: str) -> str:
+    """What shows an object is healthy (` (2/2 replicas available)`, ` (Ready)`, ` (Bound)`), or ""."""
+    view = read_object(output, kind)
+    desired = view.fact("replicas_desired")
+    have = view.fact("replicas_available") or view.fact("replicas_ready")
+    if desired and have:
+        return f" ({have}/{desired} replicas available)"
+    ready = next((c for c in view.conditions if c.type == "Ready"), None)
+    if ready is not None and ready.status == "True":
+        return " (Ready)"
+    if view.phase in ("Bound", "Running", "Active", "Succeeded"):
+        return f" ({view.phase})"
+    return ""
 
 
 def _confidence(lead: Finding, found: list[Finding]) -> str:
