@@ -202,22 +202,7 @@ def _events(ctx: Context) -> list[Finding]:
         elif e.reason == "FailedScheduling":
             out.append(_scheduling(rec, e, ctx))
         elif re.search(r"(?i)(liveness|readiness|startup) probe failed", e.message):
-            probe = re.search(r"(?i)(liveness|readiness|startup)", e.message)
-            out.append(
-                Finding(
-                    rule="probe",
-                    subject=e.obj_name,
-                    cause=f"The {probe.group(1).lower() if probe else ''} probe of {e.obj_name} fails: {e.message}",
-                    evidence=[ev(rec, e.message)],
-                    remediation=[
-                        (
-                            "Check the probe's path, port and timeout against the app; raise initialDelaySeconds or "
-                            "timeoutSeconds if the app is slow to answer, or fix the endpoint."
-                        )
-                    ],
-                    confidence=0.75,
-                )
-            )
+            out.append(_probe(rec, e, next((r for r in ctx.pods if r.args.get("name") == e.obj_name), None)))
         elif e.reason == "BackoffLimitExceeded" or "backoff limit" in e.message:
             out.append(
                 Finding(
@@ -306,6 +291,51 @@ def scheduler_reasons(message: str) -> list[tuple[int, str]]:
         if m:
             out.append((int(m.group(1)), m.group(2).strip().rstrip(".")))
     return sorted(out, key=lambda cr: ("control-plane" in cr[1] or "master" in cr[1], -cr[0]))
+
+
+_PROBE_LINE = re.compile(r"^\s*(Liveness|Readiness|Startup):\s+(\S+)\s+(\S+)")
+
+
+def _probe(rec: CallRecord, e: parse.Event, pod_rec: CallRecord | None) -> Finding:
+    """A failing probe, read against the pod's own spec: a port nothing listens on, a path that answers 404/5xx,
+    a timeout, each with its fix; the generic advice when the pod's spec was not read."""
+    pod = pod_rec.output[:200_000] if pod_rec is not None else ""
+    kind_m = re.search(r"(?i)(liveness|readiness|startup)", e.message)
+    kind = kind_m.group(1).capitalize() if kind_m else "Liveness"
+    spec = next((m for line in pod.splitlines() if (m := _PROBE_LINE.match(line)) and m.group(1) == kind), None)
+    target = spec.group(3) if spec else ""  # http://:8080/healthz or :8080
+    probe_port = (re.search(r":(\d{1,5})", target) or re.search(r"(\d{1,5})", target) or [None, ""])[1]
+    ports = set(re.findall(r"^\s*Port:\s+(\d{1,5})/", pod, re.MULTILINE))
+    status = re.search(r"statuscode: (\d{3})", e.message)
+    evidence = [ev(rec, e.message)] + ([ev(pod_rec, spec.group(0).strip())] if spec and pod_rec else [])
+    where = f"The {kind.lower()} probe of {e.obj_name}"
+    if probe_port and ports and probe_port not in ports and re.search(r"(?i)refused|no route|reset", e.message):
+        shown = ", ".join(sorted(ports))
+        cause = f"{where} checks port {probe_port}, but the container listens on port {shown}: the probe fails"
+        fix = f"point the {kind.lower()} probe at the port the app listens on ({shown}), not {probe_port}"
+        conf = 0.85
+    elif status:
+        path = target.split(":", 2)[-1].partition("/")[2] if "/" in target else ""
+        cause = f"{where} gets HTTP {status.group(1)} from `/{path}`: the app does not answer that path as healthy"
+        fix = f"point the {kind.lower()} probe at the path the app serves its health on (not `/{path}`), or serve it"
+        conf = 0.8
+    elif re.search(r"(?i)timeout|deadline exceeded|timed out", e.message):
+        cause = f"{where} times out: the app answers slower than the probe's timeout"
+        fix = (
+            "raise timeoutSeconds (and initialDelaySeconds, or add a startupProbe for slow starts), or speed up the app"
+        )
+        conf = 0.75
+    else:
+        cause = f"{where} fails: {e.message}"
+        fix = (
+            "check the probe's path, port and timeout against the app; raise initialDelaySeconds or timeoutSeconds if "
+            "the app is slow to answer, or fix the endpoint"
+        )
+        conf = 0.7
+    return Finding(
+        rule="probe", subject=e.obj_name, cause=f"{cause} ({e.message[:160]}).", evidence=evidence, remediation=[fix],
+        confidence=conf,
+    )  # fmt: skip
 
 
 def _pod_doc(ctx: Context, name: str) -> str:
