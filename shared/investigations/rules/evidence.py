@@ -11,6 +11,7 @@ from shared.investigations.rules import parse
 from shared.investigations.rules.context import Context, alert_lines, ev
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.log_signals import log_findings
+from shared.investigations.rules.netpol import blocks_ingress, labels, matches, read_policy
 from shared.investigations.rules.object_state import state_findings
 from shared.investigations.rules.planner import NOT_FOUND, Walk, is_heartbeat
 from shared.investigations.rules.rbac import denials, granted_verbs
@@ -756,13 +757,130 @@ def _lost_nodes(ctx: Context) -> list[Finding]:
                 "(rescheduled elsewhere) once their toleration expires (300 s by default).",
                 evidence=[ev(s.rec, line)],
                 remediation=[
-                    f"bring {s.name} back (power, network, `systemctl restart kubelet` and `journalctl -u kubelet`) "
-                    "or drain and remove it so its pods run elsewhere"
+                    (
+                        f"bring {s.name} back (power, network, `systemctl restart kubelet` and `journalctl -u kubelet`) "
+                        "or drain and remove it so its pods run elsewhere"
+                    )
                 ],
                 confidence=0.6,
                 symptom=True,
             )
         )
+    return out
+
+
+def _policies_dropping(ctx: Context) -> list[Finding]:
+    """A client whose connections time out or are refused, a NetworkPolicy on the target that admits only other
+    pods: which label the policy wants that the client lacks."""
+    rows = {r.get("NAME"): r for rec in ctx.lists for r in parse.table(rec.output) if r.get("LABELS")}
+    pod_labels = {name: labels(r.get("LABELS")) or {} for name, r in rows.items()}
+    failing = [
+        log for log in ctx.logs if re.search(r"(?i)time ?out|timed out|refused|unreachable", log.output[-100_000:])
+    ]
+    out: list[Finding] = []
+    for s in ctx.seen:
+        policy = read_policy(s.rec.output) if s.kind == "NetworkPolicy" and s.role is Role.DESCRIBE else None
+        if policy is None:
+            continue
+        targets = [n for n, lab in pod_labels.items() if matches(policy.selector, lab)]
+        for log in failing:
+            client = str(log.args.get("name") or "")
+            if (
+                client not in pod_labels
+                or not targets
+                or not blocks_ingress(policy, pod_labels[targets[0]], pod_labels[client])
+            ):
+                continue
+            wanted = ", ".join(f"{k}={v}" for peer in policy.ingress_from if peer for k, v in peer.items())
+            has = ",".join(f"{k}={v}" for k, v in pod_labels[client].items() if k != "pod-template-hash")
+            out.append(
+                Finding(
+                    rule="network_policy_blocks",
+                    subject=policy.name,
+                    cause=f"NetworkPolicy {policy.name} lets into pods {_show(policy.selector)} only traffic from pods "
+                    f"labelled {wanted or 'nothing'}; pod {client} ({has}) is not, so its connections are dropped.",
+                    evidence=[ev(s.rec, policy.quote or "PodSelector:"), ev(log, _last_match(log.output))],
+                    remediation=[
+                        (
+                            f"allow the client in NetworkPolicy {policy.name} (add a `from` podSelector that matches "
+                            f"{client}'s labels, e.g. {has.split(',')[-1] if has else 'its app label'}), or label the "
+                            f"client with {wanted or 'the label the policy expects'}"
+                        )
+                    ],
+                    confidence=0.85,
+                )
+            )
+            break
+    return out
+
+
+def _show(selector: dict[str, str] | None) -> str:
+    return ",".join(f"{k}={v}" for k, v in selector.items()) if selector else "(all)"
+
+
+def _last_match(output: str) -> str:
+    return next(
+        (
+            ln.strip()
+            for ln in reversed(output.splitlines()[-500:])
+            if re.search(r"(?i)time ?out|timed out|refused", ln)
+        ),
+        "",
+    )
+
+
+_UNRESOLVED_HOST = re.compile(
+    r"(?i)(?:host='|resolve '|lookup |resolve host:? |getaddrinfo \w+ )([a-z0-9][-a-z0-9.]{0,252})|"
+    r"([a-z0-9][-a-z0-9.]{0,252}): (?:Name or service not known|no such host|Temporary failure)"
+)
+
+
+def _configured_hosts(ctx: Context) -> list[Finding]:
+    """A host the logs cannot resolve, configured in a ConfigMap (or the pod's env): where to fix it."""
+    bad: dict[str, tuple[CallRecord, str]] = {}
+    for log in ctx.logs:
+        for line in log.output[-100_000:].splitlines()[-500:]:
+            if not re.search(r"(?i)resolv|NameResolution|no such host|not known|getaddrinfo", line):
+                continue
+            for m in _UNRESOLVED_HOST.finditer(line[:1000]):
+                host = (m.group(1) or m.group(2) or "").rstrip(".")
+                if host and host not in bad and not re.fullmatch(r"[\d.]+", host):
+                    bad[host] = (log, line.strip())
+    services = sorted(
+        {
+            r.get("NAME")
+            for s in ctx.seen
+            if s.kind == "Service" and s.role is Role.LIST
+            for r in parse.table(s.rec.output)
+        }
+        - {""}
+    )
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.kind not in ("ConfigMap", "Pod") or s.role not in (Role.DESCRIBE, Role.POD_GET) or s.rec.is_error:
+            continue
+        for host, (log, said) in bad.items():
+            line = parse.line_matching(s.rec.output[:200_000], rf"(?<![-\w.]){re.escape(host)}(?![-\w])")
+            if not line or line == said:
+                continue
+            where = f"{s.kind} {s.name}"
+            hint = f" (Services in the namespace: {', '.join(services[:6])})" if services else ""
+            out.append(
+                Finding(
+                    rule="configured_bad_host",
+                    subject=s.name,
+                    cause=f"The host `{host}` that the logs cannot resolve is configured in {where}: `{line[:160]}`; "
+                    "no Service of that name answers.",
+                    evidence=[ev(s.rec, line), ev(log, said)],
+                    remediation=[
+                        (
+                            f"fix the host in {where} to the Service the app should call{hint}, then restart the pods "
+                            "(environment from a ConfigMap is read at start)"
+                        )
+                    ],
+                    confidence=0.85,
+                )
+            )
     return out
 
 
@@ -812,6 +930,8 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     _unprovisioned_claims,
     _rbac_gaps,
     _lost_nodes,
+    _policies_dropping,
+    _configured_hosts,
     _throttling,
     traces,
     latency,

@@ -32,6 +32,7 @@ _DNS_ERROR = re.compile(
 # The name starts where the dotted name starts (`\b` also after each `-` or `.` inside it, and each such start
 # rescanned the rest: quadratic).
 _HOST_PORT = re.compile(r"(?<![-.\w/@])([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,5})\b")
+_TIMEOUTS = re.compile(r"(?i)connection time ?out|connect(?:ion)? timed out|i/o timeout|ETIMEDOUT")
 _CONNECT = re.compile(r"(?i)connect|connection|refused|timed? ?out|unreachable|no route")
 # Kinds whose description is worth a call when an output points at them (Secrets are never read).
 _FOLLOW = frozenset(
@@ -211,16 +212,25 @@ class Walk:
                 )
             ):
                 continue
-            if r.kind in ("ConfigMap", "ServiceAccount") and not re.search(
-                r"(?i)not found|FailedMount|CreateContainerConfigError|forbidden", rec.output
+            if r.kind in ("ConfigMap", "ServiceAccount") and not (
+                re.search(r"(?i)not found|FailedMount|CreateContainerConfigError|forbidden", rec.output)
+                or (r.kind == "ConfigMap" and self._cannot_reach(obj))
             ):
-                continue
+                continue  # a config map that loads matters only when the pod cannot reach what it configures
             if r.kind == "ReplicaSet" and obj.kind == "Pod":
                 continue  # the pod is the ReplicaSet's; its Deployment (via the RS) adds little over the pod
             if r.kind == "ReplicaSet" and not unhealthy:
                 continue
             out.append(r)
         return out
+
+    def _cannot_reach(self, pod: ObjRef) -> bool:
+        """The pod's logs show a name that does not resolve or a connection that fails."""
+        return any(
+            s.role is Role.POD_LOG and s.name == pod.name and not s.rec.is_error
+            and (_DNS_ERROR.search(s.rec.output[-100_000:]) or _TIMEOUTS.search(s.rec.output[-100_000:]))
+            for s in self.seen
+        )  # fmt: skip
 
     def after_describe(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
         """Calls an object's own state asks for: a workload's pods, a pod's failing containers' logs."""
@@ -408,13 +418,16 @@ class Walk:
                 continue
             out = s.rec.output[-200_000:]
             pod = ObjRef("Pod", s.name, s.namespace)
+            if _DNS_ERROR.search(out) or _TIMEOUTS.search(out):
+                # Where does it get the name it cannot reach? Its spec (env, ConfigMaps) says.
+                calls += self._lead(pod, pod, f"pod {pod.name} cannot reach a name: where is it configured?")
             for svc in _cluster_names(out, ns)[:2]:
                 calls += self._lead(
                     svc, pod, f"the logs cannot resolve {svc.name}.{svc.namespace}: is there a Service?"
                 )
-            if _DNS_ERROR.search(out):
+            if _DNS_ERROR.search(out) or _TIMEOUTS.search(out):
                 calls += self._call(
-                    Role.LIST, "DNS lookups fail: does a NetworkPolicy block egress?",
+                    Role.LIST, "connections or DNS lookups fail: does a NetworkPolicy drop the traffic?",
                     api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
                 )  # fmt: skip
             calls += self.rbac(out)
