@@ -617,6 +617,7 @@ def _missing_references(ctx: Context) -> list[Finding]:
     return out
 
 
+_DISK_FULL = re.compile(r"(?i)no space left on device|ENOSPC|disk (?:is )?full|quota exceeded for volume")
 _SPACE_ALERT = re.compile(r"(?i)filling ?up|out of space|almost full|disk ?full|free space|% free|space left|inodes")
 
 
@@ -625,7 +626,10 @@ def _volume_space(ctx: Context) -> list[Finding]:
     alert = ctx.state.alert
     said = " ".join([str(alert.get("title") or ""), str(alert.get("description") or "")])
     said += " " + " ".join(str(v) for v in (alert.get("annotations") or {}).values())
-    if not _SPACE_ALERT.search(said):
+    full_logs = [log for log in ctx.logs if _DISK_FULL.search(log.output[-100_000:])]
+    if full_logs:
+        said = parse.line_matching(full_logs[0].output[-100_000:], _DISK_FULL.pattern) or said
+    elif not _SPACE_ALERT.search(said):
         return []
     classes = {
         s.name: s.rec for s in ctx.seen if s.kind == "StorageClass" and s.role is Role.DESCRIBE and not s.rec.is_error
@@ -651,7 +655,8 @@ def _volume_space(ctx: Context) -> list[Finding]:
             grow = f"StorageClass {klass} does not allow volume expansion: move the data to a larger volume"
         else:
             grow = (
-                f"grow the volume (raise spec.resources.requests.storage above {capacity} if {klass} allows expansion)"
+                f"expand the PVC: raise spec.resources.requests.storage above {capacity} (StorageClass {klass} must "
+                "allow volume expansion; otherwise move the data to a larger volume)"
             )
         out.append(
             Finding(
@@ -758,8 +763,8 @@ def _lost_nodes(ctx: Context) -> list[Finding]:
                 evidence=[ev(s.rec, line)],
                 remediation=[
                     (
-                        f"bring {s.name} back (power, network, `systemctl restart kubelet` and `journalctl -u kubelet`) "
-                        "or drain and remove it so its pods run elsewhere"
+                        f"bring {s.name} back (power, network, `systemctl restart kubelet` and `journalctl -u "
+                        "kubelet`) or drain and remove it so its pods run elsewhere"
                     )
                 ],
                 confidence=0.6,
