@@ -30,18 +30,25 @@ def findings(state: InvestigationState) -> list[Finding]:
     # its reading (a named category over "the application stops on an error") is kept; the first on a tie.
     best: dict[str, Finding] = {}
     for f in found:
-        first = f.evidence[0].quote if f.evidence else ""
+        first = _quote_key(f.evidence[0].quote) if f.evidence else ""
         if first and (first not in best or f.confidence > best[first].confidence):
             best[first] = f
     seen: set[tuple[str, str]] = set()
     unique: list[Finding] = []
     for f in found:
-        first = f.evidence[0].quote if f.evidence else ""
+        first = _quote_key(f.evidence[0].quote) if f.evidence else ""
         if (f.rule, f.subject) in seen or (first and best[first] is not f):
             continue
         seen.add((f.rule, f.subject))
         unique.append(f)
     return sorted(unique, key=lambda f: (f.symptom, -f.confidence))
+
+
+def _quote_key(quote: str) -> str:
+    """A quoted line as a message: the YAML `Message: "..."` of an event and its table row's message match."""
+    q = quote.strip()
+    q = q.split("Message:", 1)[1] if q.startswith("Message:") else q
+    return re.sub(r"\s+", " ", q.replace('\\"', '"').strip().strip("\"'")).lower()
 
 
 def _heartbeat(ctx: Context) -> list[Finding]:

@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 from shared.investigations.rules.evidence import findings
+from shared.investigations.rules import parse
+from shared.investigations.rules.log_signals import rank_log_lines
 from shared.investigations.rules.object_state import read_object
 from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
@@ -59,7 +61,10 @@ def _analysis(
     if lead is None:
         checked = ", ".join(dict.fromkeys(c.tool for c in state.calls)) or "nothing"
         errors = sum(c.is_error for c in state.calls)
-        healthy = _healthy(Walk(state), [])
+        walk = Walk(state)
+        healthy = _healthy(walk, [])
+        notable = _notable(walk, set())
+        lines = "".join(f"- {n}\n" for n in notable)
         now = (
             f"\n\n**What was checked looks healthy now:** {', '.join(healthy)}: no failing condition, "
             "waiting container or warning event. The condition may have cleared (a rollout that finished, a "
@@ -69,7 +74,13 @@ def _analysis(
         )
         return _fit(
             head + f"**No cause found.** {len(state.calls)} tool calls ({checked}; {errors} failed) showed no "
-            f"known failure pattern.{now}\n\n**Next:** "
+            f"known failure pattern.{now}\n\n"
+            + (
+                f"**Lines worth reading** (the most error-like and unusual in the logs and events):\n{lines}\n"
+                if lines
+                else ""
+            )
+            + "**Next:** "
             + (
                 "follow the runbook's diagnosis steps; "
                 if state.runbook
@@ -92,6 +103,9 @@ def _analysis(
     others = [f.cause for f in ordered[1:4]]
     if others:
         parts.append("\n**Also seen:** " + " ".join(others) + "\n")
+    notable = _notable(walk, quoted) if sum(len(p) for p in parts) < 1_200 else []
+    if notable:
+        parts.append("\n**Other lines worth reading:**\n" + "".join(f"- {n}\n" for n in notable))
     healthy = _healthy(walk, ordered)
     if healthy:
         parts.append("\n**Checked, nothing wrong found:** " + ", ".join(healthy) + ".\n")
@@ -111,6 +125,28 @@ def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:
     walk = Walk(state)
     depth = {f.subject: len(walk.chain_to(f.subject)) for f in near if f.subject}
     return max(near, key=lambda f: (depth.get(f.subject, 0), f.confidence))
+
+
+def _notable(walk: Walk, quoted: set[str]) -> list[str]:
+    """The logs' most error-like or unusual lines and the Warning events no finding quoted (at most 3): what a
+    person would read next when the rules name no cause, or name one and these may qualify it."""
+    ranked: list[tuple[float, str]] = []
+    for s in walk.seen:
+        if s.role is Role.POD_LOG and not s.rec.is_error:
+            for sig in rank_log_lines(s.rec.output, limit=3):
+                if sig.line not in quoted and (sig.level in ("error", "fatal", "warning") or sig.category != "rare"):
+                    ranked.append(
+                        (
+                            sig.score,
+                            f"`{s.name}` log: `{sig.line[:200]}`" + (f" (x{sig.count})" if sig.count > 1 else ""),
+                        )
+                    )
+        elif s.role is Role.EVENTS and not s.rec.is_error:
+            for e in parse.events(s.rec.output[:200_000]):
+                if e.type == "Warning" and e.message not in quoted:
+                    ranked.append((1.0, f"event {e.reason} on {e.obj}: `{e.message[:200]}`"))
+    ranked.sort(key=lambda sr: -sr[0])
+    return list(dict.fromkeys(text for _, text in ranked))[:3]
 
 
 def _healthy(walk: Walk, found: list[Finding]) -> list[str]:
