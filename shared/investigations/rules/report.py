@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shared.investigations.rules.evidence import findings
 from shared.investigations.rules import parse
+from shared.investigations.rules.evidence import findings
 from shared.investigations.rules.log_signals import rank_log_lines
 from shared.investigations.rules.object_state import read_object
 from shared.investigations.rules.planner import Walk
