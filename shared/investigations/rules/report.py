@@ -133,18 +133,17 @@ def _notable(walk: Walk, quoted: set[str]) -> list[str]:
     ranked: list[tuple[float, str]] = []
     for s in walk.seen:
         if s.role is Role.POD_LOG and not s.rec.is_error:
-            for sig in rank_log_lines(s.rec.output, limit=3):
-                if sig.line not in quoted and (sig.level in ("error", "fatal", "warning") or sig.category != "rare"):
-                    ranked.append(
-                        (
-                            sig.score,
-                            f"`{s.name}` log: `{sig.line[:200]}`" + (f" (x{sig.count})" if sig.count > 1 else ""),
-                        )
-                    )
+            ranked += [
+                (sig.score, f"`{s.name}` log: `{sig.line[:200]}`" + (f" (x{sig.count})" if sig.count > 1 else ""))
+                for sig in rank_log_lines(s.rec.output, limit=3)
+                if sig.line not in quoted and (sig.level in ("error", "fatal", "warning") or sig.category != "rare")
+            ]
         elif s.role is Role.EVENTS and not s.rec.is_error:
-            for e in parse.events(s.rec.output[:200_000]):
-                if e.type == "Warning" and e.message not in quoted:
-                    ranked.append((1.0, f"event {e.reason} on {e.obj}: `{e.message[:200]}`"))
+            ranked += [
+                (1.0, f"event {e.reason} on {e.obj}: `{e.message[:200]}`")
+                for e in parse.events(s.rec.output[:200_000])
+                if e.type == "Warning" and e.message not in quoted
+            ]
     ranked.sort(key=lambda sr: -sr[0])
     return list(dict.fromkeys(text for _, text in ranked))[:3]
 
