@@ -676,6 +676,7 @@ async def write_report(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
             # Cancelled while the report was being written (the activity had started): it stays cancelled.
             return
         rec.report, rec.path, rec.path_reason = report, path, path_reason
+        rec.memory = memory  # with the verdict: attached only when it fits this investigation's evidence
         # The last iteration's partial analysis: no later plan wrote it (the LLM's final report stands for it).
         if rec.iterations and last_partial and not rec.iterations[-1].partial_analysis:
             rec.iterations[-1].partial_analysis = last_partial[:32_000]

@@ -21,6 +21,8 @@ _COMMON = frozenset(
     errors failed failing fails failure warning reason message status state restart restarts restarted running
     alert alerts firing check fix issue problem logs log line lines event events the its their your there
     because shown quoted output tool call calls apps resource resources kube true false none null unknown
+    exit code back backoff crashloopbackoff crash crashing loop kubelet restarting terminated waiting started
+    last container's pod's times count ready readiness liveness probe killing killed
     """.split()
 )
 _WORD = re.compile(r"[a-z][a-z0-9_]{3,39}")

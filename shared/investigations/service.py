@@ -79,6 +79,7 @@ class IterationView(BaseModel):
     n: int
     calls: list[CallView]
     partial_analysis: str | None = None
+    reasoning: str | None = Field(None, description="Why this iteration's calls were chosen (model or rules).")
 
 
 class InvestigationView(BaseModel):
@@ -379,6 +380,7 @@ def _view(record: InvestigationRecord, status: str, progress: dict[str, Any], er
             IterationView(
                 n=it.n,
                 partial_analysis=it.partial_analysis,
+                reasoning=it.reasoning,
                 calls=[
                     CallView(
                         key=c.key,

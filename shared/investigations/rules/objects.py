@@ -197,27 +197,31 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
     labels = {str(k): str(v) for k, v in (alert.get("labels") or {}).items() if v not in (None, "")}
     alertname = (labels.get("alertname") or str(alert.get("title") or "")).lower()
     scrape_job = labels.get("job", "")
-    namespace = labels.get("namespace") or labels.get("exported_namespace") or _str(alert.get("namespace"))
+    # Without honorLabels the series' own namespace is `exported_namespace`; `namespace` is the scraped target's.
+    namespace = labels.get("exported_namespace") or labels.get("namespace") or _str(alert.get("namespace"))
     found: list[ObjRef] = []
 
     def add(obj: ObjRef | None) -> None:
         if obj is not None and obj not in found and not _is_exporter(obj.name, scrape_job):
             found.append(obj)
 
+    operator = next((k for rx, k, _ in _OPERATOR_KINDS if rx.search(alertname)), None)
+    operator_alert = bool(operator and labels.get("name"))
     for key, value in labels.items():
         kind = _label_kind(key, value, alertname, scrape_job)
-        if kind is not None:
+        # An operator's alert is about its custom resource; the pod, container and service labels are the
+        # operator's own scrape target.
+        if kind is not None and not (operator_alert and key in ("pod", "service")):
             add(ref(kind, value, namespace))
-    operator = next((k for rx, k, _ in _OPERATOR_KINDS if rx.search(alertname)), None)
-    if operator and labels.get("name"):
-        add(ref(operator, labels["name"], labels.get("exported_namespace") or namespace))
+    if operator and operator_alert:
+        add(ref(operator, labels["name"], namespace))
     text = _alert_text(alert)
     for obj in text_objects(text, namespace):
         add(obj)
     if namespace is None:
         namespace = next((o.namespace for o in found if o.namespace), None)
     container = labels.get("container")
-    if container and _is_exporter(container, scrape_job):
+    if container and (_is_exporter(container, scrape_job) or operator_alert):
         container = None
     if namespace:
         add(ObjRef("Namespace", namespace))

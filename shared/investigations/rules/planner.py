@@ -83,15 +83,18 @@ def _valid(call: ToolCall, state: InvestigationState) -> bool:
     spec = next((t for t in state.tools if t.name == call.tool), None)
     if spec is None:
         return False
-    schema = spec.input_schema or {}
-    props: dict[str, Any] = schema.get("properties") or {}
-    if any(k not in call.args for k in schema.get("required") or []):
+    schema = spec.input_schema if isinstance(spec.input_schema, dict) else {}
+    raw = schema.get("properties")
+    props: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    required = schema.get("required")
+    if isinstance(required, list) and any(k not in call.args for k in required):
         return False
     types = {"string": str, "boolean": bool, "integer": int, "object": dict}
     for key, value in call.args.items():
         if props and key not in props:
             return False
-        want = types.get(str((props.get(key) or {}).get("type", "")))
+        prop = props.get(key)
+        want = types.get(str(prop.get("type", ""))) if isinstance(prop, dict) else None
         if want is not None and not isinstance(value, want):
             return False
     return True
@@ -149,7 +152,8 @@ class Walk:
             for obj in seeds:
                 if obj.kind == "Pod":
                     calls += self._call(Role.POD_TOP, "CPU use", name=obj.name, namespace=obj.namespace)
-        calls += self.follow(seeds + self.extra_seeds)
+        namespaces = [o for o in self.target.objects if o.kind == "Namespace" and _about_namespace(self.state.alert)]
+        calls += self.follow(seeds + namespaces + self.extra_seeds)
         found_in_logs = len(self.extra_seeds)
         calls += self.from_logs()
         calls += self.follow(self.extra_seeds[found_in_logs:])
