@@ -2,9 +2,9 @@
 
 Debug memory is asked with the alert's own words before anything is looked at, so a match on those words
 (`CrashLoopBackOff`, the namespace) says little: two crash loops can have unrelated causes. A known fix is
-attached to the report when its incident shares at least two distinctive terms with what this investigation
-found (the cause, the quoted lines) beyond the alert's own words, or when debug memory matched the error
-signature exactly; otherwise it is kept in `debug_memory` with the reason it was not attached.
+attached to the report when its incident shares distinctive terms with what this investigation found (the
+cause, the quoted lines) beyond the alert's own words (two words, or one identifier such as `DEPLOY_ENV` or
+`x509`), or when debug memory matched the error signature exactly; otherwise it is kept in `debug_memory` with the reason it was not attached.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ def terms(texts: Iterable[str]) -> set[str]:
     return out
 
 
+def _weight(term: str) -> int:
+    """An identifier (`deploy_env`, `oomkilled`, `x509`) says more than a word: it counts twice."""
+    return 2 if ("_" in term or any(c.isdigit() for c in term) or len(term) >= 10) else 1
+
+
 def memory_fit(memory: dict[str, Any], report: dict[str, Any], alert_text: str) -> Fit:
     """Judge one recommended fix against one report (its root cause, evidence quotes and findings)."""
     if memory.get("exact_signature_match"):
@@ -57,7 +62,7 @@ def memory_fit(memory: dict[str, Any], report: dict[str, Any], alert_text: str) 
     shared = sorted(found & theirs)
     if not report.get("root_cause"):
         return Fit(False, "not attached: this investigation found no cause to compare the known fix with", [])
-    if len(shared) >= 2:
+    if sum(_weight(t) for t in shared) >= 2:
         return Fit(True, "it shares what this investigation found: " + ", ".join(shared[:6]), shared)
     said = f" (only: {shared[0]})" if shared else ""
     return Fit(
