@@ -4,7 +4,8 @@ Debug memory is asked with the alert's own words before anything is looked at, s
 (`CrashLoopBackOff`, the namespace) says little: two crash loops can have unrelated causes. A known fix is
 attached to the report when its incident shares distinctive terms with what this investigation found (the
 cause, the quoted lines) beyond the alert's own words (two words, or one identifier such as `DEPLOY_ENV` or
-`x509`), or when debug memory matched the error signature exactly; otherwise it is kept in `debug_memory` with the reason it was not attached.
+`x509`), or when debug memory matched the error signature exactly; otherwise it is kept in `debug_memory`
+with the reason it was not attached.
 """
 
 from __future__ import annotations
