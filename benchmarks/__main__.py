@@ -23,6 +23,7 @@ from benchmarks import (
     memory_ranking,
     neubird,
     perf_roundtrip,
+    rule_engine,
     slowlog_parser,
     spx_trace,
     tasks_chat,
@@ -38,6 +39,7 @@ NAMES = (
     "mcp_overhead",
     "durable_engine",
     "investigations",
+    "rule_engine",
     "hostile_inputs",
     "hostile_outside_content",
     "perf_roundtrip",
@@ -45,7 +47,7 @@ NAMES = (
     "neubird",
     "tasks_chat",
 )
-_NEED_STACK = set(NAMES) - {"cold_start", "slowlog_parser", "spx_trace"}
+_NEED_STACK = set(NAMES) - {"cold_start", "slowlog_parser", "spx_trace", "rule_engine"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         results += slowlog_parser.run()
     if "spx_trace" in want:
         results += spx_trace.run()
+    if "rule_engine" in want:
+        results += rule_engine.run()
     if want & _NEED_STACK:
         results += _with_stack(want)
     out = ROOT / "benchmarks" / "results"
