@@ -212,8 +212,8 @@ def _quota(m: re.Match[str], a: About) -> Meaning:
         f"ResourceQuota `{quota}` is exhausted (requested {requested}, used {used}, limited {limited})",
         [
             (
-                f"Raise the hard limit of ResourceQuota `{quota}` ({limited}), or lower the requests / remove unused "
-                "objects in the namespace."
+                f"Raise the quota (the hard limit of ResourceQuota `{quota}`, {limited}), or lower the requests / "
+                "remove unused objects in the namespace."
             )
         ],
         confidence=0.85,
