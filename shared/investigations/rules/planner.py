@@ -13,27 +13,14 @@ import re
 from typing import Any
 
 from shared.investigations.rules import parse
-from shared.investigations.rules.objects import ObjRef, alert_objects, kind_of
-from shared.investigations.rules.rbac import denials
+from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
+from shared.investigations.rules.objects import ObjRef
+from shared.investigations.rules.pod_listing import PodListing
 from shared.investigations.rules.references import references
-from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, InvestigationState, ToolCall, call_key
-from shared.investigations.rules.toolshape import Role, Toolbox
+from shared.investigations.rules.toolshape import Role
 
 _HEARTBEAT_NAMES = {"watchdog", "deadmansswitch", "deadmanssnitch", "heartbeat", "infoinhibitor"}
-_FAILING_STATUS = re.compile(
-    r"(?i)error|crash|backoff|pending|failed|init:|oomkilled|unknown|terminating|evicted|containercreating|"
-    r"createcontainer|notready|0/\d"
-)
-_DNS_ERROR = re.compile(
-    r"(?i)NameResolutionError|Failed to resolve|Temporary failure in name resolution|NXDOMAIN|no such host|"
-    r"could not resolve host|Name or service not known|getaddrinfo|server misbehaving"
-)
-# The name starts where the dotted name starts (`\b` also after each `-` or `.` inside it, and each such start
-# rescanned the rest: quadratic).
-_HOST_PORT = re.compile(r"(?<![-.\w/@])([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,5})\b")
-_TIMEOUTS = re.compile(r"(?i)connection time ?out|connect(?:ion)? timed out|i/o timeout|ETIMEDOUT")
-_CONNECT = re.compile(r"(?i)connect|connection|refused|timed? ?out|unreachable|no route")
 # Kinds whose description is worth a call when an output points at them (Secrets are never read).
 _FOLLOW = frozenset(
     "Pod Deployment StatefulSet DaemonSet ReplicaSet Job CronJob HorizontalPodAutoscaler Service Ingress "
@@ -42,9 +29,6 @@ _FOLLOW = frozenset(
 )
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
 _MAX_DEPTH = 3
-# `namespaces "x" not found`, `configmap "x" not found`, `services "x" not found` (API and kubelet wording).
-NOT_FOUND = re.compile(r"\b([a-z][a-z.]{1,60}) \\?\"([a-z0-9][-a-z0-9.]{0,252})\\?\" not found")
-_MAX_PODS = 3
 
 
 def is_heartbeat(alert: dict[str, Any]) -> bool:
@@ -100,29 +84,9 @@ def _valid(call: ToolCall, state: InvestigationState) -> bool:
     return True
 
 
-class Walk:
-    """The investigation so far, as a graph: objects described, what they point at, pods found, logs read."""
-
-    def __init__(self, state: InvestigationState) -> None:
-        self.state = state
-        self.box = Toolbox(state.tools)
-        self.target = alert_objects(state.alert)
-        self.seen = [Seen(c, self.box) for c in state.calls]
-        self.described: dict[ObjRef, CallRecord] = {}
-        self.failed: set[ObjRef] = set()
-        # Which object led to which (child -> parent), filled by `follow`: the report's chain of cause.
-        self.parents: dict[ObjRef, ObjRef] = {}
-        # Objects found on the way that count as the alert's own (the Ingress that serves a probed host).
-        self.extra_seeds: list[ObjRef] = []
-        self._candidates: list[ToolCall] | None = None
-        # Pods the last object's listings showed (described by pods_from_rows), to walk on from.
-        self.found_pods: list[ObjRef] = []
-        for s in self.seen:
-            o = s.obj()
-            if o is not None:
-                (self.failed.add(o) if s.rec.is_error else self.described.setdefault(o, s.rec))
-
-    # ---- the order of the walk ---------------------------------------------------------------------------
+class Walk(PodListing, LogLeads):
+    """The walk outward from the alert's objects: the calls worth making (`explore`) and, on the way, the chain of
+    objects that led to each (`parents`). The graph it extends is `WalkGraph`'s; pod and log steps are inherited."""
 
     def explore(self) -> list[ToolCall]:
         """The walk, once: the candidate calls, and on the way the chain of objects (`parents`)."""
@@ -232,7 +196,7 @@ class Walk:
         """The pod's logs show a name that does not resolve or a connection that fails."""
         return any(
             s.role is Role.POD_LOG and s.name == pod.name and not s.rec.is_error
-            and (_DNS_ERROR.search(s.rec.output[-100_000:]) or _TIMEOUTS.search(s.rec.output[-100_000:]))
+            and (DNS_ERROR.search(s.rec.output[-100_000:]) or TIMEOUTS.search(s.rec.output[-100_000:]))
             for s in self.seen
         )  # fmt: skip
 
@@ -262,48 +226,6 @@ class Walk:
                         kind=r.kind, namespace=obj.name,
                     )  # fmt: skip
         return calls
-
-    # ---- pods --------------------------------------------------------------------------------------------
-
-    def pods_of(self, owner: ObjRef, selector: str | None) -> list[ToolCall]:
-        """List the owner's pods (by its selector, else the namespace's pods filtered by name prefix), then
-        describe and read the failing ones."""
-        ns = owner.namespace
-        if owner.kind == "Job":
-            selector = f"job-name={owner.name}"  # every pod of a Job carries it; the controller-uid changes
-        if not ns:
-            return []
-        calls: list[ToolCall] = []
-        listing = self._pod_listing(ns, selector)
-        if selector:
-            calls += self._pod_list_call(ns, selector, f"pods of {owner.kind} {owner.name}")
-        if (not selector) or (listing is not None and not parse.table(listing.output)):
-            # No selector, or it matched nothing: the namespace's pods, narrowed by name below.
-            calls += self._pod_list_call(ns, None, f"pods in {ns} (to find those of {owner.kind} {owner.name})")
-            listing = self._pod_listing(ns, None) or listing
-        if listing is None:
-            return calls
-        rows = [r for r in parse.table(listing.output) if r.get("NAME")]
-        if owner.kind == "Service":
-            # A selector that matches no pod is the finding itself; the namespace's listing (with labels) is
-            # there to compare, not a list of pods to read.
-            return calls
-        if owner.kind != "Service":
-            # A workload's pods are named after it; a listing that answered more than the selector asked for
-            # (or the namespace's whole listing) is narrowed to them.
-            rows = [r for r in rows if r.get("NAME").startswith(owner.name + "-") or r.get("NAME") == owner.name]
-        return calls + self.pods_from_rows(rows, ns, f"{owner.kind} {owner.name}")
-
-    def namespace_pods(self, ns: str) -> list[ToolCall]:
-        """An alert that names only a namespace (and maybe an app): its pods, those of the app first."""
-        calls = self._pod_list_call(ns, None, f"pods of {ns}")
-        listing = self._pod_listing(ns, None)
-        if listing is None:
-            return calls
-        rows = [r for r in parse.table(listing.output) if r.get("NAME")]
-        apps = self.target.apps
-        mine = [r for r in rows if any(r.get("NAME").startswith(a + "-") or r.get("NAME") == a for a in apps)]
-        return calls + self.pods_from_rows(mine or rows, ns, f"namespace {ns}")
 
     def hosts(self) -> list[ToolCall]:
         """A probed URL's host: the Ingress that serves it (listed across namespaces), then that Ingress."""
@@ -337,185 +259,6 @@ class Walk:
                         if node not in self.extra_seeds:
                             self.extra_seeds.append(node)
         return calls
-
-    def pods_from_rows(
-        self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS, failing_only: bool = False
-    ) -> list[ToolCall]:
-        """The failing pods of a listing (else the first ones): describe them and read their logs."""
-        failing = [r for r in rows if _FAILING_STATUS.search(r.get("STATUS") + " " + r.get("READY"))]
-        calls: list[ToolCall] = []
-        for row in (failing if failing or failing_only else rows)[:limit]:
-            pod = ObjRef("Pod", row.get("NAME"), ns)
-            self.found_pods.append(pod)
-            restarts = row.get("RESTARTS").split(" ")[0]
-            status = row.get("STATUS")
-            if status == "Pending" or (failing and pod not in self.described):
-                calls += self.look_at(pod, f"pod {pod.name} of {whose} ({status})")
-            if status not in ("Pending", "Evicted", "ContainerStatusUnknown", "Completed", "OutOfcpu", "OutOfmemory"):
-                previous = restarts not in ("", "0") and status != "Error"
-                calls += self._log_call(pod, None, previous, f"logs of pod {pod.name} ({status})")
-        return calls
-
-    def _pod_listing(self, ns: str, selector: str | None) -> CallRecord | None:
-        for s in self.seen:
-            if s.rec.is_error or s.namespace != ns:
-                continue
-            is_pods = s.role is Role.POD_LIST or (s.role is Role.LIST and s.kind == "Pod")
-            if is_pods and (s.labels or None) == selector:
-                return s.rec
-        return None
-
-    def _pod_list_call(self, ns: str, selector: str | None, why: str) -> list[ToolCall]:
-        if self.box.has(Role.POD_LIST):
-            return self._call(Role.POD_LIST, why, namespace=ns, labels=selector)
-        return self._call(Role.LIST, why, api_version="v1", kind="Pod", namespace=ns, labels=selector)
-
-    def pod_logs(self, pod: ObjRef, container: str | None, first: bool = False) -> list[ToolCall]:
-        """The alerted pod's logs: the last crashed run first (the current run of a crash loop says little)."""
-        return self._log_call(pod, container, True, "logs of the last crash of the alerted pod")
-
-    def failing_container_logs(self, pod: ObjRef, rec: CallRecord) -> list[ToolCall]:
-        """Logs of each container that fails (waiting, terminated with an error, restarting), init ones too;
-        a running pod that the alert names gets its current logs."""
-        calls: list[ToolCall] = []
-        containers = parse.containers(rec.output) or parse.yaml_containers(rec.output)
-        for c in containers:
-            reason = c.state_reason() or c.last_reason()
-            restarts = c.value("Restart Count") not in ("", "0")
-            bad = reason and reason not in ("Running", "Completed", "PodInitializing", "ContainerCreating")
-            if bad or (c.init and reason and reason != "Completed") or restarts:
-                calls += self._log_call(pod, c.name, restarts, f"logs of failing container {c.name}")
-        never_started = parse.field_value(rec.output, "Status") == "Pending" and not any(
-            c.state_reason() or c.last_reason() for c in containers
-        )
-        if (pod in self.target.objects or not calls) and not never_started:
-            calls += self._log_call(pod, None, False, f"current logs of pod {pod.name}")
-        return calls
-
-    def _log_call(self, pod: ObjRef, container: str | None, previous: bool, why: str) -> list[ToolCall]:
-        if not pod.namespace:
-            return []
-        if previous and self._no_previous(pod):
-            previous = False
-        return self._call(
-            Role.POD_LOG, why, name=pod.name, namespace=pod.namespace, container=container,
-            previous=True if previous else None,
-        )  # fmt: skip
-
-    def _no_previous(self, pod: ObjRef) -> bool:
-        """A log call for the previous run already failed: there is no earlier run to read."""
-        return any(
-            s.role is Role.POD_LOG and s.rec.is_error and s.previous and s.name == pod.name
-            and re.search(r"(?i)previous terminated container|not found", s.rec.output)
-            for s in self.seen
-        )  # fmt: skip
-
-    # ---- logs point at other objects -----------------------------------------------------------------------
-
-    def from_logs(self) -> list[ToolCall]:
-        """What logs point at: cluster names that do not resolve and hosts that refuse or time out -> that
-        Service; DNS failures -> the namespace's NetworkPolicies (and each policy)."""
-        calls: list[ToolCall] = []
-        for s in self.seen:
-            ns = s.namespace or self.target.namespace
-            if s.role is not Role.POD_LOG or s.rec.is_error or not ns:
-                continue
-            out = s.rec.output[-200_000:]
-            pod = ObjRef("Pod", s.name, s.namespace)
-            if _DNS_ERROR.search(out) or _TIMEOUTS.search(out):
-                # Where does it get the name it cannot reach? Its spec (env, ConfigMaps) says.
-                calls += self._lead(pod, pod, f"pod {pod.name} cannot reach a name: where is it configured?")
-            for svc in _cluster_names(out, ns)[:2]:
-                calls += self._lead(
-                    svc, pod, f"the logs cannot resolve {svc.name}.{svc.namespace}: is there a Service?"
-                )
-            if _DNS_ERROR.search(out) or _TIMEOUTS.search(out):
-                calls += self._call(
-                    Role.LIST, "connections or DNS lookups fail: does a NetworkPolicy drop the traffic?",
-                    api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
-                )  # fmt: skip
-            calls += self.rbac(out)
-            target = _unreachable_service(out, ns)
-            if target is not None:
-                svc, host = target
-                calls += self._lead(svc, pod, f"does the service {host} the logs cannot reach exist?")
-                calls += self._call(
-                    Role.LIST, "services of the namespace", api_version="v1", kind="Service", namespace=svc.namespace
-                )
-        for s in self.seen:
-            if s.role is Role.LIST and s.kind == "NetworkPolicy" and not s.rec.is_error and s.namespace:
-                for row in parse.table(s.rec.output)[:3]:
-                    if row.get("NAME"):
-                        calls += self.look_at(ObjRef("NetworkPolicy", row.get("NAME"), s.namespace), "read the policy")
-        return calls
-
-    def rbac(self, log: str) -> list[ToolCall]:
-        """A service account the API refuses: the namespace's RoleBindings, then the bindings and Roles they name."""
-        calls: list[ToolCall] = []
-        for d in denials(log)[:1]:
-            why = f"which Role does {d.account} have? it may not {d.verb} {d.resource}"
-            calls += self._call(Role.LIST, why, api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding",
-                                namespace=d.namespace)  # fmt: skip
-            for s in self.seen:
-                if s.role is not Role.LIST or s.kind != "RoleBinding" or s.rec.is_error:
-                    continue
-                for row in parse.table(s.rec.output)[:3]:
-                    binding = ObjRef("RoleBinding", row.get("NAME"), d.namespace)
-                    calls += self._lead(binding, ObjRef("ServiceAccount", d.account, d.namespace), why)
-                    kind, _, name = row.get("ROLE").partition("/")
-                    role = ObjRef(kind, name, d.namespace if kind == "Role" else None) if name else None
-                    if role is not None:
-                        calls += self._lead(role, binding, f"the verbs {binding.name} grants")
-        return calls
-
-    def _lead(self, obj: ObjRef, found_by: ObjRef, why: str) -> list[ToolCall]:
-        """An object a log names: described, walked on from, and chained to the pod whose log named it."""
-        if obj not in self.extra_seeds:
-            self.extra_seeds.append(obj)
-            self.parents.setdefault(obj, found_by)
-        return self.look_at(obj, why)
-
-    def missing_names(self) -> list[ToolCall]:
-        """An output says `<kind> "x" not found` (a sync error, a mount, an env reference): list that kind where
-        it should be, so a name that is close to an existing one shows up as a typo."""
-        calls: list[ToolCall] = []
-        for s in self.seen:
-            if s.rec.is_error:
-                continue
-            for plural, name in NOT_FOUND.findall(s.rec.output[:200_000])[:3]:
-                k = kind_of(plural.split(".")[0])
-                if k is None or k.name in ("Pod", "ReplicaSet"):
-                    continue
-                if k.name == "Namespace":
-                    why = f"namespace {name} is not found: which ones exist?"
-                    calls += self._call(Role.NAMESPACES, why) or self._call(
-                        Role.LIST, why, api_version="v1", kind="Namespace"
-                    )
-                elif s.namespace or self.target.namespace:
-                    ns = s.namespace or self.target.namespace
-                    calls += self._call(Role.LIST, f"{k.name} {name} is not found: which ones exist in {ns}?",
-                                        api_version=k.api_version, kind=k.name, namespace=ns)  # fmt: skip
-        return calls
-
-    # ---- building calls ------------------------------------------------------------------------------------
-
-    def look_at(self, obj: ObjRef, why: str) -> list[ToolCall]:
-        """Describe one object with the generic describe tool, or a pod with the pod tool."""
-        retry = obj in self.failed and obj in self.target.objects  # the alert's own pod: its tool may know it
-        if obj.kind == "Pod" and (not self.box.has(Role.DESCRIBE) or retry):
-            calls = self._call(Role.POD_GET, f"get {why}", name=obj.name, namespace=obj.namespace)
-            if calls or obj in self.failed:
-                return calls
-        if obj.kind == "Secret":
-            return []
-        return self._call(
-            Role.DESCRIBE, f"describe {why}", api_version=obj.api_version, kind=obj.kind, name=obj.name,
-            namespace=obj.namespace,
-        )  # fmt: skip
-
-    def _call(self, role: Role, why: str, **values: Any) -> list[ToolCall]:
-        call = self.box.call(role, why, **values)
-        return [call] if call is not None else []
 
     def _namespaces(self) -> list[str]:
         seen: list[str] = []
@@ -588,42 +331,6 @@ def _node_pod_namespaces(describe: str) -> list[str]:
     words = [line.split() for line in block.splitlines()[:500] if line.startswith("  ")]
     found = list(dict.fromkeys(w[0] for w in words if len(w) >= 2 and w[0] not in ("Namespace", "---------")))
     return [n for n in found if n not in _SYSTEM_NAMESPACES]
-
-
-# `name.svc.cluster.local` names in lines that failed to resolve: `[pod.]service.namespace.svc[.cluster.local]`.
-_CLUSTER_NAME = re.compile(r"(?<![-\w.])(?:[a-z0-9][-a-z0-9]*\.)?([a-z0-9][-a-z0-9]*)\.([a-z0-9][-a-z0-9]*)\.svc\b")
-_UNRESOLVED = re.compile(
-    r"(?i)UnknownHost|no such host|NXDOMAIN|could not resolve|not resolve|Name or service not known|"
-    r"Temporary failure in name resolution|getaddrinfo"
-)
-
-
-def _cluster_names(log: str, ns: str) -> list[ObjRef]:
-    """Services whose cluster DNS names the log could not resolve."""
-    found: list[ObjRef] = []
-    for line in log.splitlines()[-500:]:
-        if not _UNRESOLVED.search(line):
-            continue
-        for m in _CLUSTER_NAME.finditer(line[:1000]):
-            svc = ObjRef("Service", m.group(1), m.group(2) or ns)
-            if svc not in found:
-                found.append(svc)
-    return found
-
-
-def _unreachable_service(log: str, ns: str) -> tuple[ObjRef, str] | None:
-    """The Service behind the first `host:port` a log fails to connect to (refused, timed out, unreachable)."""
-    for line in log.splitlines()[-300:]:
-        if not _CONNECT.search(line):
-            continue
-        m = _HOST_PORT.search(line)
-        if m and not re.fullmatch(r"[\d.]+", m.group(1)) and m.group(1) not in ("localhost", "http", "https"):
-            host = m.group(1).split(".")
-            # `svc.ns.svc...` names a Service; `pod.svc.ns.svc...` a pod behind its governing Service.
-            at = 1 if host[3:4] == ["svc"] else 0
-            svc_ns = host[at + 1] if host[at + 2 : at + 3] == ["svc"] else ns
-            return ObjRef("Service", host[at], svc_ns), m.group(1)
-    return None
 
 
 def _about_namespace(alert: dict[str, Any]) -> bool:

@@ -1,0 +1,95 @@
+"""Why the scheduler places a pod nowhere (`0/4 nodes are available: ...`) and the fix for each reason, with the
+pod's own node selector or the taint it does not tolerate."""
+
+from __future__ import annotations
+
+import re
+
+from shared.investigations.rules import parse
+from shared.investigations.rules.context import Context, ev
+from shared.investigations.rules.state import CallRecord, Finding
+
+
+def scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
+    reasons = [reason for _, reason in scheduler_reasons(e.message)]
+    if "unbound immediate PersistentVolumeClaims" in e.message:
+        reasons.append("unbound PersistentVolumeClaim")
+    what = ", ".join(dict.fromkeys(reasons)) or "no node fits"
+    fixes = []
+    for r in reasons:
+        if r == "unbound PersistentVolumeClaim":
+            fixes.append("bind the pod's PersistentVolumeClaim (see the claim's events: StorageClass, provisioner)")
+        elif r.startswith("Insufficient"):
+            res = r.split(" ", 1)[1]
+            fixes.append(f"lower the {res} request or add nodes with enough {res} (e.g. a node pool that has it)")
+        elif r == "Too many pods":
+            fixes.append("add nodes or raise the nodes' max pods")
+        else:
+            fixes.append(_placement_fix(r, _pod_doc(ctx, e.obj_name)))
+    return Finding(
+        rule="scheduling",
+        subject=e.obj_name,
+        cause=f"Pod {e.obj_name} cannot be scheduled (Pending, FailedScheduling): {what}.",
+        evidence=[ev(rec, e.message)],
+        remediation=fixes or ["Check the pod's requests, node selectors, affinity and taints against the nodes."],
+        confidence=0.9,
+    )
+
+
+def scheduler_reasons(message: str) -> list[tuple[int, str]]:
+    """The scheduler's `0/4 nodes are available: 1 node(s) had untolerated taint {a: b}, 3 Insufficient cpu.` as
+    (count, reason), most nodes first; the control-plane taint (nodes that never take workloads) last."""
+    body = message.split("are available:", 1)[-1].split(" preemption:", 1)[0].strip().rstrip(".")
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(body[:4000]):
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:4000])
+    out: list[tuple[int, str]] = []
+    for part in parts:
+        m = re.match(r"\s*(\d{1,6}) (.+)", part)
+        if m:
+            out.append((int(m.group(1)), m.group(2).strip().rstrip(".")))
+    return sorted(out, key=lambda cr: ("control-plane" in cr[1] or "master" in cr[1], -cr[0]))
+
+
+def _pod_doc(ctx: Context, name: str) -> str:
+    return next((rec.output for rec in ctx.pods if rec.args.get("name") == name), "")
+
+
+def _placement_fix(reason: str, pod: str) -> str:
+    """The fix for a placement constraint no node meets, with the pod's own selector or the node's taint."""
+    if "affinity/selector" in reason or "node selector" in reason:
+        selector = parse.field_value(pod, "Node-Selectors")
+        if selector and selector != "<none>":
+            return (
+                f"no node has the label `{selector}` that the pod's nodeSelector requires: add the label to a node "
+                f"(`kubectl label node <node> {selector}`) or remove or fix the nodeSelector (or node affinity)"
+            )
+        return "no node matches the pod's node selector or affinity: label a node to match, or relax the rule"
+    if "taint" in reason:
+        return (
+            f"the nodes carry a taint the pod does not tolerate ({reason}): add a matching toleration or remove "
+            "the taint"
+        )
+    if "anti-affinity" in reason:
+        return (
+            "the pod's anti-affinity rule leaves no node (more replicas than eligible nodes): add nodes, lower the "
+            "replicas, or make the rule preferred instead of required"
+        )
+    if "persistent volumes to bind" in reason:
+        return (
+            "no PersistentVolume can bind the pod's claim: with a StorageClass that does not provision volumes "
+            "(kubernetes.io/no-provisioner, local volumes) create a PersistentVolume for each claim, or use a "
+            "class with a dynamic provisioner"
+        )
+    if "unschedulable" in reason:
+        return "the nodes are cordoned (unschedulable): uncordon them or add nodes"
+    if "control-plane" in reason:
+        return f"({reason}: control-plane nodes take no workloads; expected)"
+    if "volume node affinity" in reason:
+        return "the pod's volume is bound to another zone or node: schedule in that zone or recreate the volume"
+    return f"check taints, affinity and node selectors ({reason})"

@@ -1,0 +1,43 @@
+"""What each object's output and each log read say on their own (object_state, log_signals), for every object
+and log the walk read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from shared.investigations.rules.context import Context
+from shared.investigations.rules.log_signals import log_findings
+from shared.investigations.rules.object_state import state_findings
+from shared.investigations.rules.state import Finding
+from shared.investigations.rules.toolshape import Role
+
+
+def object_states(ctx: Context) -> list[Finding]:
+    """What each object's output says (object_state): conditions, containers, limits against use, dates against
+    the alert's time, Warning events. Event listings count only for the objects this investigation is about."""
+    when = _alert_time(ctx.state.alert)
+    out: list[Finding] = []
+    for s in ctx.seen:
+        if s.role in (Role.DESCRIBE, Role.POD_GET):
+            out += state_findings(s.rec, when)
+        elif s.role is Role.EVENTS:
+            out += [f for f in state_findings(s.rec, when) if ctx.related(f.subject.split("/", 1)[-1].split(" ")[0])]
+    return out
+
+
+def _alert_time(alert: dict[str, object]) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(str(alert.get("starts_at") or ""))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def ranked_logs(ctx: Context) -> list[Finding]:
+    """What each log read says, ranked by error-likeness and rarity (log_signals): the first error after a start,
+    the most repeated error, connection/DNS/pool/permission failures, with the cause and fix of their category."""
+    out: list[Finding] = []
+    for rec in ctx.logs:
+        pod = str(next((s.name for s in ctx.seen if s.rec is rec), "") or rec.args.get("name") or "the container")
+        out += log_findings(rec, f"Pod {pod}")
+    return out
