@@ -4,11 +4,14 @@ look at."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from functools import lru_cache
+from typing import NamedTuple
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.objects import ObjRef, kind_of
-from shared.investigations.rules.rbac import denials
+from shared.investigations.rules.rbac import Denial, denials
 from shared.investigations.rules.state import ToolCall
 from shared.investigations.rules.toolshape import Role
 from shared.investigations.rules.walk_graph import WalkGraph
@@ -23,7 +26,16 @@ _HOST_PORT = re.compile(r"(?<![-.\w/@])([a-z][-a-z0-9]*(?:\.[-a-z0-9]+)*):(\d{2,
 TIMEOUTS = re.compile(r"(?i)connection time ?out|connect(?:ion)? timed out|i/o timeout|ETIMEDOUT")
 _CONNECT = re.compile(r"(?i)connect|connection|refused|timed? ?out|unreachable|no route")
 # `namespaces "x" not found`, `configmap "x" not found`, `services "x" not found` (API and kubelet wording).
-NOT_FOUND = re.compile(r"\b([a-z][a-z.]{1,60}) \\?\"([a-z0-9][-a-z0-9.]{0,252})\\?\" not found")
+# A kind starts where its word starts (after anything but a letter or a dot: from every letter of a long dotted
+# run, the kind's `{1,60}` rescanned the run).
+NOT_FOUND = re.compile(r"(?<![a-z.])([a-z][a-z.]{1,60}) \\?\"([a-z0-9][-a-z0-9.]{0,252})\\?\" not found")
+
+
+@lru_cache(maxsize=256)
+def not_found_names(text: str) -> tuple[tuple[str, str, str], ...]:
+    """`(kind word, name, the matched text)` of each `<kind> "name" not found` in an output, at most 50, read
+    once per output (the walk and the rules ask at every iteration)."""
+    return tuple((m.group(1), m.group(2), m.group(0)) for m in itertools.islice(NOT_FOUND.finditer(text), 50))
 
 
 # `name.svc.cluster.local` names in lines that failed to resolve: `[pod.]service.namespace.svc[.cluster.local]`.
@@ -47,20 +59,21 @@ class LogLeads(WalkGraph):
                 continue
             out = s.rec.output[-200_000:]
             pod = ObjRef("Pod", s.name, s.namespace)
-            if DNS_ERROR.search(out) or TIMEOUTS.search(out):
+            facts = log_facts(out, ns)
+            if facts.unreachable:
                 # Where does it get the name it cannot reach? Its spec (env, ConfigMaps) says.
                 calls += self._lead(pod, pod, f"pod {pod.name} cannot reach a name: where is it configured?")
-            for svc in _cluster_names(out, ns)[:2]:
+            for svc in facts.cluster_names[:2]:
                 calls += self._lead(
                     svc, pod, f"the logs cannot resolve {svc.name}.{svc.namespace}: is there a Service?"
                 )
-            if DNS_ERROR.search(out) or TIMEOUTS.search(out):
+            if facts.unreachable:
                 calls += self._call(
                     Role.LIST, "connections or DNS lookups fail: does a NetworkPolicy drop the traffic?",
                     api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
                 )  # fmt: skip
-            calls += self.rbac(out)
-            target = _unreachable_service(out, ns)
+            calls += self.rbac(facts.denials)
+            target = facts.service
             if target is not None:
                 svc, host = target
                 calls += self._lead(svc, pod, f"does the service {host} the logs cannot reach exist?")
@@ -74,10 +87,10 @@ class LogLeads(WalkGraph):
                         calls += self.look_at(ObjRef("NetworkPolicy", row.get("NAME"), s.namespace), "read the policy")
         return calls
 
-    def rbac(self, log: str) -> list[ToolCall]:
+    def rbac(self, refused: tuple[Denial, ...]) -> list[ToolCall]:
         """A service account the API refuses: the namespace's RoleBindings, then the bindings and Roles they name."""
         calls: list[ToolCall] = []
-        for d in denials(log)[:1]:
+        for d in refused[:1]:
             why = f"which Role does {d.account} have? it may not {d.verb} {d.resource}"
             calls += self._call(Role.LIST, why, api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding",
                                 namespace=d.namespace)  # fmt: skip
@@ -107,7 +120,7 @@ class LogLeads(WalkGraph):
         for s in self.seen:
             if s.rec.is_error:
                 continue
-            for plural, name in NOT_FOUND.findall(s.rec.output[:200_000])[:3]:
+            for plural, name, _ in not_found_names(s.rec.output[:200_000])[:3]:
                 k = kind_of(plural.split(".")[0])
                 if k is None or k.name in ("Pod", "ReplicaSet"):
                     continue
@@ -121,6 +134,22 @@ class LogLeads(WalkGraph):
                     calls += self._call(Role.LIST, f"{k.name} {name} is not found: which ones exist in {ns}?",
                                         api_version=k.api_version, kind=k.name, namespace=ns)  # fmt: skip
         return calls
+
+
+class LogFacts(NamedTuple):
+    """What one log points at, read once per log text (the walk asks again at every iteration)."""
+
+    unreachable: bool  # a name that does not resolve, or a connection that times out
+    cluster_names: tuple[ObjRef, ...]
+    denials: tuple[Denial, ...]
+    service: tuple[ObjRef, str] | None
+
+
+@lru_cache(maxsize=256)
+def log_facts(log: str, ns: str) -> LogFacts:
+    """The leads in one log: unresolvable cluster names, RBAC refusals, the first unreachable host's Service."""
+    unreachable = bool(DNS_ERROR.search(log) or TIMEOUTS.search(log))
+    return LogFacts(unreachable, tuple(_cluster_names(log, ns)), tuple(denials(log)), _unreachable_service(log, ns))
 
 
 def _cluster_names(log: str, ns: str) -> list[ObjRef]:

@@ -3,7 +3,27 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def memo_by_text(fn: Callable[P, list[T]]) -> Callable[P, list[T]]:
+    """Remember a reader's answer for the same output text (and arguments): every iteration of an investigation
+    re-reads the outputs of the calls before it, and a report reads each several times. The cache holds the
+    answer as a tuple and hands out a fresh list, so a caller that changes its list changes nothing cached.
+    Strings cache their hash, so a 256 KB output is hashed once."""
+    cached = lru_cache(maxsize=256)(lambda *args, **kwargs: tuple(fn(*args, **kwargs)))
+
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> list[T]:
+        return list(cached(*args, **kwargs))
+
+    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    return wrapper
 
 
 class Row:
@@ -33,7 +53,7 @@ _TABLE_HEADER = re.compile(r"(NAME|NAMESPACE|LAST SEEN)\b")
 _CONTAINER_NAME = re.compile(r"([a-z0-9][-a-z0-9.]*):")
 
 
-def table(text: str) -> list[Row]:
+def _table(text: str) -> list[Row]:
     """Rows of a `kubectl get`-style table (columns aligned under an upper-case header); [] if none."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     for i, header in enumerate(lines):
@@ -65,7 +85,7 @@ _DESCRIBE_EVENT = re.compile(r"^\s+(Normal|Warning)\s+(\S+)\s+\S.*?\s{2,}(\S+)\s
 _YAML_ITEM = re.compile(r"^- ", re.MULTILINE)
 
 
-def events(text: str, default_obj: str = "") -> list[Event]:
+def _events(text: str, default_obj: str = "") -> list[Event]:
     """Events from a `kubectl events` table, the real server's YAML list, or a describe's Events section."""
     found: list[Event] = []
     rows = table(text)
@@ -176,7 +196,7 @@ class Container:
         return out
 
 
-def containers(describe: str) -> list[Container]:
+def _containers(describe: str) -> list[Container]:
     """Container blocks of a `kubectl describe pod|deployment|job` text."""
     found: list[Container] = []
     section: bool | None = None  # True: init containers, False: containers, None: outside
@@ -208,6 +228,7 @@ def field_value(text: str, key: str) -> str:
     return m.group(1).strip() if m else ""
 
 
+@lru_cache(maxsize=1024)
 def line_matching(text: str, pattern: str, flags: int = 0) -> str:
     """The first line matching a regex, stripped, or ""."""
     rx = re.compile(pattern, flags)
@@ -233,7 +254,7 @@ def words(text: str) -> list[str]:
 _STATUS_SECTION = re.compile(r"^([ \t]*)(initContainerStatuses|containerStatuses):[ \t\r]*$", re.MULTILINE)
 
 
-def yaml_containers(text: str) -> list[Container]:
+def _yaml_containers(text: str) -> list[Container]:
     """Container statuses of a pod in YAML (what kubernetes-mcp-server's pods_get returns), read into the
     same shape as a description's container blocks so that one set of rules reads both."""
     found: list[Container] = []
@@ -296,3 +317,10 @@ def _status_item(item: str, init: bool, whole: str) -> Container:
             lines.append("Limits:")
             lines += ["  " + ln.strip().replace('"', "") for ln in limits.group(1).splitlines()]
     return Container(name, init, lines)
+
+
+# The readers every rule and the planner call on the same outputs, remembered by text (see memo_by_text).
+table = memo_by_text(_table)
+events = memo_by_text(_events)
+containers = memo_by_text(_containers)
+yaml_containers = memo_by_text(_yaml_containers)

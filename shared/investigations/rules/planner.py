@@ -10,6 +10,7 @@ Tools are chosen by what they accept (`toolshape`), never by name.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from shared.investigations.rules import parse
@@ -349,6 +350,7 @@ _UNHEALTHY = re.compile(
 )
 
 
+@lru_cache(maxsize=256)
 def _unhealthy(output: str) -> bool:
     return any(_UNHEALTHY.search(line) for line in output[:200_000].splitlines())
 

@@ -8,7 +8,7 @@ import re
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import Context, ev
-from shared.investigations.rules.log_leads import NOT_FOUND
+from shared.investigations.rules.log_leads import not_found_names
 from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import CallRecord, Finding
 from shared.investigations.rules.toolshape import Role
@@ -77,6 +77,9 @@ _NAME_COLUMN = re.compile(r"^[ \t-]*(?:name|Name|NAME):[ \t]+['\"]?([a-z0-9][-a-
 
 def near_miss_names(ctx: Context) -> list[Finding]:
     """`<kind> "x" not found` where an object of almost the same name exists: a typo in a reference."""
+    said = [(rec, m) for rec in ctx.state.calls if not rec.is_error for m in not_found_names(rec.output[:200_000])]
+    if not said:
+        return []  # no output names a missing object: nothing to compare (and no names to collect)
     known: set[str] = set()
     for rec in ctx.state.calls:
         if rec.is_error:
@@ -85,36 +88,39 @@ def near_miss_names(ctx: Context) -> list[Finding]:
         known |= {m.group(1) for line in rec.output[:200_000].splitlines() if (m := _NAME_COLUMN.match(line))}
     out: list[Finding] = []
     seen: set[str] = set()
-    for rec in ctx.state.calls:
-        if rec.is_error:
-            continue  # our own call's not-found is not a reference someone wrote
-        for m in NOT_FOUND.finditer(rec.output[:200_000]):
-            plural, missing = m.group(1), m.group(2)
-            if missing in known or missing in seen or plural.split(".")[0] in ("pods", "pod", "replicasets"):
-                continue
-            # A pod's name extends its ReplicaSet's: a longer name that starts with the missing one is another object.
-            others = sorted(n for n in known - {missing} if not n.startswith(missing + "-"))
-            close = difflib.get_close_matches(missing, others, n=1, cutoff=0.85)
-            if not close:
-                continue
-            seen.add(missing)
-            line = parse.line_matching(rec.output, re.escape(missing) + r".{0,4} not found")
-            out.append(
-                Finding(
-                    rule="name_typo",
-                    subject=missing,
-                    cause=f'{plural} "{missing}" is not found, but "{close[0]}" exists: the reference to {missing} '
-                    f"is a typo for {close[0]}.",
-                    evidence=[ev(rec, line or m.group(0))],
-                    remediation=[
-                        (
-                            f"Fix the name: replace `{missing}` with `{close[0]}` where it is referenced "
-                            "(manifest, values, pod spec), then sync or roll out again."
-                        )
-                    ],
-                    confidence=0.85,
-                )
+    # Bounded: a hostile output can name thousands of missing objects and list thousands of names.
+    names = sorted(known)[:5_000]
+    tried: set[str] = set()
+    for rec, m in said:  # our own call's not-found (is_error) is not a reference someone wrote: left out above
+        plural, missing, matched = m
+        if missing in known or missing in tried or plural.split(".")[0] in ("pods", "pod", "replicasets"):
+            continue
+        if len(tried) >= 10:
+            break
+        tried.add(missing)
+        # A pod's name extends its ReplicaSet's: a longer name that starts with the missing one is another object.
+        others = [n for n in names if n != missing and not n.startswith(missing + "-")]
+        close = difflib.get_close_matches(missing, others, n=1, cutoff=0.85)
+        if not close:
+            continue
+        seen.add(missing)
+        line = parse.line_matching(rec.output, re.escape(missing) + r".{0,4} not found")
+        out.append(
+            Finding(
+                rule="name_typo",
+                subject=missing,
+                cause=f'{plural} "{missing}" is not found, but "{close[0]}" exists: the reference to {missing} '
+                f"is a typo for {close[0]}.",
+                evidence=[ev(rec, line or matched)],
+                remediation=[
+                    (
+                        f"Fix the name: replace `{missing}` with `{close[0]}` where it is referenced "
+                        "(manifest, values, pod spec), then sync or roll out again."
+                    )
+                ],
+                confidence=0.85,
             )
+        )
     return out
 
 

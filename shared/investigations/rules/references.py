@@ -10,6 +10,7 @@ into `ObjRef`s with the relation that says how they were found.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from shared.investigations.rules.object_state import read_object
@@ -48,7 +49,14 @@ _SERVICE_NAME = re.compile(r"^[ \t]*\"?serviceName\"?:[ \t]*\"?([a-z0-9][-a-z0-9
 
 
 def references(text: str, obj: ObjRef) -> Refs:
-    """The objects `obj`'s output names, in the order they are worth following."""
+    """The objects `obj`'s output names, in the order they are worth following (remembered by text: the walk
+    asks again at every iteration)."""
+    found = _references(text, obj)
+    return Refs(list(found.links), found.selector)
+
+
+@lru_cache(maxsize=256)
+def _references(text: str, obj: ObjRef) -> Refs:
     text = text[:_MAX_SCAN]
     view = read_object(text, obj.kind)
     links: list[Link] = []
