@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from shared.investigations.rules import parse
 from shared.investigations.rules.object_view import kube_yaml, read_describe, read_structured
 from shared.investigations.rules.object_view.view import ObjectEvent, ObjectView
@@ -10,12 +12,14 @@ MAX_CHARS = kube_yaml.MAX_CHARS
 _YAML_TOP_KEYS = ("apiVersion:", "kind:", "metadata:", "spec:", "status:", "items:", "- ")
 
 
+@lru_cache(maxsize=256)
 def read_object(text: str, kind: str = "") -> ObjectView:
     """What one object's output says: `kubectl describe` text, YAML or JSON (only the first MAX_CHARS are read).
 
     `kind` is the kind the caller asked for (e.g. a call's `kind` argument); the output's own kind wins. An events
     listing (a `kubectl events` table or kubernetes-mcp-server's YAML list) gives a view of kind "EventList" whose
-    events each name their object. Never raises: what cannot be read is left empty.
+    events each name their object. Never raises: what cannot be read is left empty. Remembered by text and kind
+    (the walk, the rules and the report read each output several times): callers must not change the view.
     """
     truncated = len(text) > MAX_CHARS
     if truncated:
@@ -47,10 +51,17 @@ def _read(text: str, kind: str) -> ObjectView:
 
 
 def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        s = line.strip()
+    """The first line that says something (not blank, a comment or `---`), found without splitting the whole text
+    (a 256 KB output of blank lines was split into 256k lines on every read)."""
+    pos = len(text) - len(text.lstrip())  # leading blanks skipped in C, not line by line
+    pos = text.rfind("\n", 0, pos) + 1
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        s = text[pos:end].strip()
         if s and not s.startswith("#") and s != "---":
             return s
+        pos = end + 1
     return ""
 
 
