@@ -22,6 +22,7 @@ from shared.investigations.rules.reference_rules import (
 from shared.investigations.rules.state import Finding, InvestigationState
 from shared.investigations.rules.state_rules import object_states, ranked_logs
 from shared.investigations.rules.volume_rules import unprovisioned_claims, volume_space
+from shared.investigations.rules.workload_rules import held_rollouts
 
 
 def findings(state: InvestigationState) -> list[Finding]:
@@ -72,6 +73,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     lost_nodes,
     policies_dropping,
     configured_hosts,
+    held_rollouts,
     throttling,
     traces,
     latency,

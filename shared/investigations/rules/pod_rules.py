@@ -166,17 +166,22 @@ def exit_codes(ctx: Context) -> list[Finding]:
             if code and code not in ("0", "137"):
                 logs = [lg for lg in ctx.logs if lg.args.get("name") == pod and lg.output.strip()]
                 lines = logs[0].output.splitlines() if logs else []
-                tail = [ln.strip() for ln in lines if ln.strip() and "has not logged any message" not in ln][-2:]
+                tail = [ln.strip() for ln in lines[-200:] if ln.strip() and "has not logged any message" not in ln][-4:]
+                # What a program prints just before it exits with an error is its own account of why: a cause
+                # candidate, below anything a rule recognises.
                 out.append(
                     Finding(
                         rule="exit_code",
                         subject=pod,
                         cause=f"Container {c.name} of pod {pod} exits with code {code}"
-                        + (f"; its last log lines: {' / '.join(tail)}" if tail else "."),
+                        + (f"; what it printed last says why: {' / '.join(t[:200] for t in tail)}" if tail else "."),
                         evidence=[ev(rec, c.line_with(r"Exit Code:"))] + [ev(logs[0], t) for t in tail if logs],
-                        remediation=["Read the error above and fix the application or its configuration."],
-                        confidence=0.4,
-                        symptom=True,
+                        remediation=[
+                            "Fix what those last lines say (configuration, the contents of a mounted volume, a "
+                            "dependency, the code), then let the pod restart."
+                        ],
+                        confidence=0.5 if tail else 0.4,
+                        symptom=not tail,
                     )
                 )
     return out
