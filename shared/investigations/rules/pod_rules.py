@@ -177,8 +177,10 @@ def exit_codes(ctx: Context) -> list[Finding]:
                         + (f"; what it printed last says why: {' / '.join(t[:200] for t in tail)}" if tail else "."),
                         evidence=[ev(rec, c.line_with(r"Exit Code:"))] + [ev(logs[0], t) for t in tail if logs],
                         remediation=[
-                            "Fix what those last lines say (configuration, the contents of a mounted volume, a "
-                            "dependency, the code), then let the pod restart."
+                            (
+                                "Fix what those last lines say (configuration, the contents of a mounted volume, a "
+                                "dependency, the code), then let the pod restart."
+                            )
                         ],
                         confidence=0.5 if tail else 0.4,
                         symptom=not tail,

@@ -33,9 +33,11 @@ def held_rollouts(ctx: Context) -> list[Finding]:
                     "the update never finishes.",
                     evidence=[ev(s.rec, partition.group(0).strip())],
                     remediation=[
-                        f"when the new revision is good, lower the partition to 0 (`kubectl patch statefulset {s.name} "
-                        '-p \'{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}\'`) so the remaining '
-                        "pods roll too"
+                        (
+                            f"when the new revision is good, lower the partition to 0 (`kubectl patch statefulset {s.name} "
+                            '-p \'{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}\'`) so the remaining '
+                            "pods roll too"
+                        )
                     ],
                     confidence=0.8,
                 )

@@ -33,6 +33,8 @@ PLATFORM = {
     "timed out waiting for connection": "connection pools' wording (HikariCP, database/sql, pgx) when none is free",
     "persistent volumes to bind": "the scheduler's VolumeBinding plugin (ErrReasonBindConflict)",
     "no-provisioner": "kubernetes.io/no-provisioner, the documented provisioner of local-volume StorageClasses",
+    "rate-limit": "registries' and APIs' wording for 429 answers (rate-limit headers, Docker Hub's pull limit)",
+    "max-old-space-size": "Node.js's heap size flag (--max-old-space-size)",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }
