@@ -34,7 +34,8 @@ def held_rollouts(ctx: Context) -> list[Finding]:
                     evidence=[ev(s.rec, partition.group(0).strip())],
                     remediation=[
                         (
-                            f"when the new revision is good, lower the partition to 0 (`kubectl patch statefulset {s.name} "
+                            "when the new revision is good, lower the partition to 0 "
+                            f"(`kubectl patch statefulset {s.name} "
                             '-p \'{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}\'`) so the remaining '
                             "pods roll too"
                         )
