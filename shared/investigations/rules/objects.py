@@ -219,13 +219,15 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
     for obj in text_objects(text, namespace):
         add(obj)
     if namespace is None:
-        namespace = next((o.namespace for o in found if o.namespace), None)
+        namespace = next((o.namespace for o in found if o.namespace), None) or text_namespace(text)
     container = labels.get("container")
     if container and (_is_exporter(container, scrape_job) or operator_alert):
         container = None
     if namespace:
         add(ObjRef("Namespace", namespace))
-    apps = tuple(dict.fromkeys(v for k in _APP_LABELS if (v := labels.get(k)) and _NAME.fullmatch(v)))
+    apps = tuple(
+        dict.fromkeys([*(v for k in _APP_LABELS if (v := labels.get(k)) and _NAME.fullmatch(v)), *text_apps(text)])
+    )
     probed = " ".join([*labels.values(), text])
     hosts = tuple(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
     instance_host = _instance_node(labels, alertname, found)
@@ -302,14 +304,38 @@ _KIND_PHRASE = re.compile(
     r"(/|\s+(?:named\s+)?([`'\"]?))([a-z0-9][-a-z0-9_.]*(?:/[a-z0-9][-a-z0-9_.]*)?)"
 )
 _IN_NAMESPACE = re.compile(
-    r"(?i)\bin (?:the )?namespace[s]? [`'\"]?([a-z0-9][-a-z0-9]*)|\bnamespace[=:] ?([a-z0-9][-a-z0-9]*)"
+    r"(?i)\bin (?:the )?namespace[s]? [`'\"]?([a-z0-9][-a-z0-9]*)|\bnamespace[=:] ?[`'\"]?([a-z0-9][-a-z0-9]*)|"
+    r"\b(?:in|of) (?:the )?[`'\"]?([a-z0-9][-a-z0-9]*)[`'\"]? namespace\b"
 )
+# Words prose puts where a name could stand ("in the same namespace", "app is down").
+_NOT_NAMES = frozenset(
+    "a an the this that same its their every each any all other is are was has have been being not no of in on "
+    "for to with by from and or which running failing failed down up".split()
+)
+# Words that name an application rather than a kind: its pods are named after it.
+_APP_PHRASE = re.compile(
+    r"(?i)\b(?:app|application|workload|microservice)[:=]? [`'\"]?([a-z0-9][-a-z0-9]*)[`'\"]?|"
+    r"(?<![-\w])[`'\"]?([a-z0-9]+-[-a-z0-9]*)[`'\"]? "
+    r"(?:workload|app|application|microservice|service|deployment|pods?)\b"
+)
+
+
+def text_namespace(text: str) -> str | None:
+    """The namespace a text names (`in namespace x`, `namespace: x`, `in the x namespace`), or None."""
+    m = _IN_NAMESPACE.search(text)
+    found = (m.group(1) or m.group(2) or m.group(3)) if m else None
+    return found if found and found.lower() not in _NOT_NAMES else None
+
+
+def text_apps(text: str) -> list[str]:
+    """Application names a text gives (`app foo-api`, `workload ledger`): pods are usually named after them."""
+    names = [m.group(1) or m.group(2) for m in _APP_PHRASE.finditer(text)]
+    return [n for n in names if n.lower() not in _NOT_NAMES][:3]
 
 
 def text_objects(text: str, namespace: str | None = None) -> list[ObjRef]:
     """Objects named in prose: `Pod ns/name`, `deployment web`, `hpa/web`, `PersistentVolumeClaim "data-0"`."""
-    ns_match = _IN_NAMESPACE.search(text)
-    text_ns = (ns_match.group(1) or ns_match.group(2)) if ns_match else None
+    text_ns = text_namespace(text)
     out: list[ObjRef] = []
     for m in _KIND_PHRASE.finditer(text):
         word, sep, quote, token = m.group(1), m.group(2), m.group(3), m.group(4).rstrip(".")
