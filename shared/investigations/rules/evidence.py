@@ -13,6 +13,7 @@ from shared.investigations.rules.log_rules import http_errors, latency, log_line
 from shared.investigations.rules.network_rules import policies_dropping
 from shared.investigations.rules.node_rules import lost_nodes
 from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, throttling
+from shared.investigations.rules.quota_rules import quota_consumers
 from shared.investigations.rules.reference_rules import (
     configured_hosts,
     missing_references,
@@ -74,6 +75,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     policies_dropping,
     configured_hosts,
     held_rollouts,
+    quota_consumers,
     throttling,
     traces,
     latency,

@@ -17,6 +17,7 @@ from shared.investigations.rules import parse
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
 from shared.investigations.rules.objects import ObjRef
 from shared.investigations.rules.pod_listing import PodListing
+from shared.investigations.rules.quota_rules import consumers_kind, nearly_full
 from shared.investigations.rules.references import references
 from shared.investigations.rules.state import CallRecord, InvestigationState, ToolCall, call_key
 from shared.investigations.rules.toolshape import Role
@@ -219,6 +220,14 @@ class Walk(PodListing, LogLeads):
                 if listing is not None:
                     rows = parse.table(listing.output)
                     calls += self.pods_from_rows(rows, ns, f"node {obj.name}", limit=2, failing_only=True)
+        elif obj.kind == "ResourceQuota" and obj.namespace:
+            # What uses the quota up: the kind that counts against each resource near its limit.
+            for resource, *_ in nearly_full(rec.output[:200_000])[:2]:
+                kind = consumers_kind(resource)
+                if kind is not None:
+                    api = "v1"
+                    calls += self._call(Role.LIST, f"what uses {resource} of quota {obj.name}", api_version=api,
+                                        kind=kind, namespace=obj.namespace)  # fmt: skip
         elif obj.kind == "Namespace":
             for r in references(rec.output, obj).objects:
                 if r.name == "*":
