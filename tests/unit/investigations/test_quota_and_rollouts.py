@@ -34,10 +34,13 @@ def _state(alert: dict, calls: list[rules.CallRecord]) -> rules.InvestigationSta
 
 
 def test_quantities_and_what_uses_a_resource() -> None:
-    assert quantity("1Ti") == 2**40 and quantity("9250m") == 9.25 and quantity("lots") is None
+    assert quantity("1Ti") == 2**40
+    assert quantity("9250m") == 9.25
+    assert quantity("lots") is None
     assert consumers_kind("requests.storage") == "PersistentVolumeClaim"
     assert consumers_kind("gold.storageclass.storage.k8s.io/requests.storage") == "PersistentVolumeClaim"
-    assert consumers_kind("limits.memory") == "Pod" and consumers_kind("services") is None
+    assert consumers_kind("limits.memory") == "Pod"
+    assert consumers_kind("services") is None
     assert [r[0] for r in nearly_full(QUOTA)] == ["requests.cpu", "requests.storage"]
 
 
@@ -51,15 +54,17 @@ def test_a_nearly_full_quota_lists_its_largest_consumers() -> None:
     state.calls.append(rules.CallRecord(tool="resources_list", args=listing, output=CLAIMS, iteration=1))
     found = [f for f in rules.findings(state) if f.rule == "quota_nearly_full"]
     storage = next(f for f in found if "requests.storage" in f.cause)
-    assert "900Gi of 1Ti" in storage.cause and "db-0 (500Gi)" in storage.cause
+    assert "900Gi of 1Ti" in storage.cause
+    assert "db-0 (500Gi)" in storage.cause
     assert storage.cause.index("db-0") < storage.cause.index("db-1")
 
 
 def test_a_statefulset_partition_holds_the_rollout() -> None:
-    alert = {"title": "KubeStatefulSetUpdateNotRolledOut",
-             "labels": {"alertname": "KubeStatefulSetUpdateNotRolledOut", "namespace": "team", "statefulset": "search"}}  # fmt: skip
+    labels = {"alertname": "KubeStatefulSetUpdateNotRolledOut", "namespace": "team", "statefulset": "search"}
+    alert = {"title": labels["alertname"], "labels": labels}
     args = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "search", "namespace": "team"}
     state = _state(alert, [rules.CallRecord(tool="resources_get", args=args, output=STATEFULSET)])
     (held,) = [f for f in rules.findings(state) if f.rule == "rollout_partition"]
-    assert "partition of 3" in held.cause and "search-0 to search-2" in held.cause
+    assert "partition of 3" in held.cause
+    assert "search-0 to search-2" in held.cause
     assert held.evidence[0].quote == "Partition:        3"
