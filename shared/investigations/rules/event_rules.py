@@ -66,22 +66,46 @@ def event_findings(ctx: Context) -> list[Finding]:
         elif re.search(
             r"(?i)ProvisioningFailed|FailedMount|FailedAttachVolume|unbound immediate", e.reason + e.message
         ):
+            meaning, fix = _volume_meaning(e.message)
             out.append(
                 Finding(
                     rule="volume",
                     subject=e.obj_name,
-                    cause=f"{e.obj_name}: volume problem ({e.reason}): {e.message}",
+                    cause=f"{e.obj_name}: volume problem ({e.reason}): {e.message}"
+                    + (f"; {meaning}" if meaning else ""),
                     evidence=[ev(rec, e.message)],
-                    remediation=[
-                        (
-                            "Check the PersistentVolumeClaim: its StorageClass exists and can provision, or a matching "
-                            "PersistentVolume is available; fix the claim or the class."
-                        )
-                    ],
-                    confidence=0.8,
+                    remediation=[fix],
+                    confidence=0.85 if meaning else 0.8,
                 )
             )
     return out
+
+
+def _volume_meaning(message: str) -> tuple[str, str]:
+    """What a volume event's wording means, and its fix; ("", the generic fix) when the wording is not known."""
+    if "Multi-Attach error" in message:
+        return (
+            (
+                "the volume is ReadWriteOnce (one node at a time) and still attached to another pod's node: a rolling "
+                "update starts the new pod before the old one lets go"
+            ),
+            (
+                "for a Deployment with a ReadWriteOnce volume use strategy Recreate (or maxSurge: 0), or move to a "
+                "ReadWriteMany volume; delete the old pod if it is stuck"
+            ),
+        )
+    if re.search(r"mount\.<type> helper program|mount\.nfs|mount\.cifs|wrong fs type, bad option", message):
+        return (
+            "the node cannot mount this filesystem type: its mount helper (the NFS/CIFS client) is not installed",
+            (
+                "install the filesystem's client on the nodes (nfs-common / nfs-utils for NFS, cifs-utils for CIFS) or "
+                "use nodes whose image has it"
+            ),
+        )
+    return "", (
+        "Check the PersistentVolumeClaim: its StorageClass exists and can provision, or a matching "
+        "PersistentVolume is available; fix the claim or the class."
+    )
 
 
 _PROBE_LINE = re.compile(r"^\s*(Liveness|Readiness|Startup):\s+(\S+)\s+(\S+)")

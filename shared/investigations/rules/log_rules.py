@@ -82,6 +82,18 @@ def _last_fatal(output: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+# Lines that carry on the one before: `[1]: reason`, `Caused by: ...`, `reason: ...`, an indented detail.
+_CONTINUATION = re.compile(r"^(?:\s*\[\d{1,3}\]\s*:|\s*Caused by:|\s*reason:|\s+\S)")
+
+
+def _reason_after(output: str, line: str) -> str:
+    """The line that explains a fatal one (`bootstrap checks failed` then `[1]: max virtual memory areas ...`)."""
+    lines = output.splitlines()[-200:]
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == line), -1)
+    follow = lines[at + 1] if 0 <= at < len(lines) - 1 else ""
+    return follow.strip()[:300] if follow.strip() and _CONTINUATION.match(follow) else ""
+
+
 def log_lines(ctx: Context) -> list[Finding]:
     """Causes written in the logs: expired certificates, syntax errors, missing commands and variables."""
     out: list[Finding] = []
@@ -107,12 +119,14 @@ def log_lines(ctx: Context) -> list[Finding]:
             out.append(f)
         fatal = _last_fatal(rec.output)
         if fatal and not any(f.subject == pod and f.evidence and f.evidence[0].quote == fatal for f in out):
+            why = _reason_after(rec.output, fatal)
             out.append(
                 Finding(
                     rule="fatal_log",
                     subject=pod,
-                    cause=f"Pod {pod}: the application stops on an error its log names: {fatal}",
-                    evidence=[ev(rec, fatal)],
+                    cause=f"Pod {pod}: the application stops on an error its log names: {fatal}"
+                    + (f" — {why}" if why else ""),
+                    evidence=[ev(rec, fatal)] + ([ev(rec, why)] if why else []),
                     remediation=["Fix what that log line names (configuration, a dependency, the code), then restart."],
                     confidence=0.55,
                 )
