@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from shared.investigations.rules.access_rules import rbac_gaps
 from shared.investigations.rules.alert_rules import heartbeat
+from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.event_rules import event_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
@@ -76,6 +77,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     configured_hosts,
     held_rollouts,
     quota_consumers,
+    requests_over_allocatable,
     throttling,
     traces,
     latency,

@@ -31,6 +31,7 @@ _FOLLOW = frozenset(
 )
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
 _MAX_DEPTH = 3
+_INSUFFICIENT = re.compile(r"Insufficient [\w./-]+")
 
 
 def is_heartbeat(alert: dict[str, Any]) -> bool:
@@ -203,38 +204,60 @@ class Walk(PodListing, LogLeads):
         )  # fmt: skip
 
     def after_describe(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
-        """Calls an object's own state asks for: a workload's pods, a pod's failing containers' logs."""
-        calls: list[ToolCall] = []
+        """Calls an object's own state asks for: a workload's pods, a pod's failing containers' logs, an unhealthy
+        node's pods, a quota's consumers, what a terminating namespace still holds."""
         if obj.kind == "Pod":
-            calls += self.failing_container_logs(obj, rec)
-        elif obj.kind in _WORKLOADS or obj.kind == "CronJob":
-            refs = references(rec.output, obj)
-            calls += self.pods_of(obj, refs.selector)
-        elif obj.kind == "Node" and _unhealthy(rec.output):
-            calls += self._call(Role.LIST, f"pods on node {obj.name}", api_version="v1", kind="Pod",
-                                fields=f"spec.nodeName={obj.name}")  # fmt: skip
-            for ns in _node_pod_namespaces(rec.output)[:2]:
-                calls += self._call(Role.EVENTS, f"events where node {obj.name}'s pods run", namespace=ns)
-                calls += self._pod_list_call(ns, None, f"pods of {ns} on node {obj.name}")
-                listing = self._pod_listing(ns, None)
-                if listing is not None:
-                    rows = parse.table(listing.output)
-                    calls += self.pods_from_rows(rows, ns, f"node {obj.name}", limit=2, failing_only=True)
-        elif obj.kind == "ResourceQuota" and obj.namespace:
-            # What uses the quota up: the kind that counts against each resource near its limit.
-            for resource, *_ in nearly_full(rec.output[:200_000])[:2]:
-                kind = consumers_kind(resource)
-                if kind is not None:
-                    api = "v1"
-                    calls += self._call(Role.LIST, f"what uses {resource} of quota {obj.name}", api_version=api,
-                                        kind=kind, namespace=obj.namespace)  # fmt: skip
-        elif obj.kind == "Namespace":
-            for r in references(rec.output, obj).objects:
-                if r.name == "*":
-                    calls += self._call(
-                        Role.LIST, f"{r.kind}s left in namespace {obj.name}", api_version=r.api_version,
-                        kind=r.kind, namespace=obj.name,
-                    )  # fmt: skip
+            more = self.node_capacity() if _INSUFFICIENT.search(rec.output[:200_000]) else []
+            return self.failing_container_logs(obj, rec) + more
+        if obj.kind in _WORKLOADS or obj.kind == "CronJob":
+            return self.pods_of(obj, references(rec.output, obj).selector)
+        if obj.kind == "Node" and _unhealthy(rec.output):
+            return self._node_pods(obj, rec)
+        if obj.kind == "ResourceQuota" and obj.namespace:
+            return self._quota_consumers(obj, rec)
+        if obj.kind == "Namespace":
+            return [
+                c
+                for r in references(rec.output, obj).objects
+                if r.name == "*"
+                for c in self._call(
+                    Role.LIST, f"{r.kind}s left in namespace {obj.name}", api_version=r.api_version, kind=r.kind,
+                    namespace=obj.name,
+                )
+            ]  # fmt: skip
+        return []
+
+    def _node_pods(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """An unhealthy node's pods (by field selector) and, in their namespaces, the events and the failing ones."""
+        calls = self._call(Role.LIST, f"pods on node {obj.name}", api_version="v1", kind="Pod",
+                           fields=f"spec.nodeName={obj.name}")  # fmt: skip
+        for ns in _node_pod_namespaces(rec.output)[:2]:
+            calls += self._call(Role.EVENTS, f"events where node {obj.name}'s pods run", namespace=ns)
+            calls += self._pod_list_call(ns, None, f"pods of {ns} on node {obj.name}")
+            listing = self._pod_listing(ns, None)
+            if listing is not None:
+                rows = parse.table(listing.output)
+                calls += self.pods_from_rows(rows, ns, f"node {obj.name}", limit=2, failing_only=True)
+        return calls
+
+    def _quota_consumers(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """What uses a quota up: the kind that counts against each resource near its limit."""
+        calls: list[ToolCall] = []
+        for resource, *_ in nearly_full(rec.output[:200_000])[:2]:
+            kind = consumers_kind(resource)
+            if kind is not None:
+                calls += self._call(Role.LIST, f"what uses {resource} of quota {obj.name}", api_version="v1",
+                                    kind=kind, namespace=obj.namespace)  # fmt: skip
+        return calls
+
+    def node_capacity(self) -> list[ToolCall]:
+        """A pod no node has room for: the nodes, then one of them (its Allocatable says what any pod can get)."""
+        calls = self._call(Role.LIST, "which nodes are there, and how big?", api_version="v1", kind="Node")
+        for s in self.seen:
+            if s.role is Role.LIST and s.kind == "Node" and not s.rec.is_error:
+                ready = [r for r in parse.table(s.rec.output) if r.get("NAME") and r.get("STATUS").startswith("Ready")]
+                if ready:
+                    calls += self.look_at(ObjRef("Node", ready[0].get("NAME")), "a node's allocatable resources")
         return calls
 
     def hosts(self) -> list[ToolCall]:
