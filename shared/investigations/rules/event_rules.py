@@ -129,6 +129,16 @@ def probe(rec: CallRecord, e: parse.Event, pod_rec: CallRecord | None) -> Findin
         cause = f"{where} checks port {probe_port}, but the container listens on port {shown}: the probe fails"
         fix = f"point the {kind.lower()} probe at the port the app listens on ({shown}), not {probe_port}"
         conf = 0.85
+    elif re.search(r"(?i)connection refused", e.message):
+        cause = (
+            f"{where} finds nothing listening on port {probe_port or 'its port'} yet: the app is still starting "
+            "(slow start) or has stopped when the probe runs"
+        )
+        fix = (
+            f"if the app is slow to start, add a startupProbe (or raise initialDelaySeconds / failureThreshold) so "
+            f"the {kind.lower()} probe waits for it; if it stopped, read its logs"
+        )
+        conf = 0.7
     elif status:
         path = target.split(":", 2)[-1].partition("/")[2] if "/" in target else ""
         cause = f"{where} gets HTTP {status.group(1)} from `/{path}`: the app does not answer that path as healthy"

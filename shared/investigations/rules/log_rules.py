@@ -14,6 +14,17 @@ from shared.investigations.rules.vocabulary import KNOWN_COMMANDS
 _LOG_RULES: tuple[tuple[str, str, str, str, float], ...] = (
     # rule, regex, cause template ({q} is the quoted line), remediation, confidence
     (
+        "dns_forwarding_loop",
+        r"\[FATAL\] plugin/loop: Loop .{1,200} detected for zone",
+        "CoreDNS forwards queries back to itself (a forwarding loop), so it exits: {q}",
+        (
+            "CoreDNS's upstream is the node's /etc/resolv.conf, which points at a local stub resolver "
+            "(systemd-resolved 127.0.0.53): point the kubelet's --resolv-conf at the real file "
+            "(/run/systemd/resolve/resolv.conf) or give CoreDNS's forward plugin real upstream DNS servers."
+        ),
+        0.9,
+    ),
+    (
         "cert_expired",
         r"(?i)certificate (has )?expired|x509: certificate has expired|ExpiredCert|cert(ificate)? expired",
         "The TLS/SSL certificate has expired (certificate expired): {q}",
