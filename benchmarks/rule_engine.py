@@ -7,7 +7,7 @@ against a baseline run in the same loop on the same data: the iteration's state 
 (`InvestigationState.model_validate_json(state.model_dump_json())`), the least the plan activity does to
 read its input. Ratio = engine time / baseline time, median over the scenarios' iterations.
 
-Budget BUDGET: measured 20-40 on the 2-core machine (the walk reads each output once per iteration: describe
+Budget BUDGET: measured 17-27 (p90 25-45) on the 2-core machine (the walk reads each output once per iteration: describe
 text, YAML, logs); the plan activity's own overhead (loading the run, the record, the outputs) is measured by
 the `investigations` benchmark, whose budget this must not break. Also reported: the mean calls per
 investigation (the engine now makes more calls than the keyword rules did).

@@ -56,6 +56,7 @@ def _files() -> list[Path]:
         *scenarios.scenario_files(),
         *scenarios.scenario_files(scenarios.HELDOUT),
         *sorted(corpus.glob("*/*.json")),
+        *sorted((scenarios.FIXTURES.parent / "investigations_blind").glob("*.json")),
     ]
 
 

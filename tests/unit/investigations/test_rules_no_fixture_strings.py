@@ -60,6 +60,7 @@ def _strings(path: Path) -> list[str]:
 
 def candidates(text: str) -> set[str]:
     """The parts of a string literal that could be fixture data: names, and phrases of 25+ characters."""
+    text = re.sub(r"\[[^\]]*\]", " ", text)  # a regex's character classes ([a-z0-9]) are not names
     found = set(_NAME.findall(text))
     for part in _SPLIT.split(text):
         part = part.strip()
@@ -74,6 +75,7 @@ def fixture_texts() -> dict[str, str]:
         *scenarios.scenario_files(),
         *scenarios.scenario_files(scenarios.HELDOUT),
         *sorted(CORPUS.glob("*/*.json")),
+        *sorted((CORPUS.parent / "investigations_blind").glob("*.json")),
     ]
     return {f.stem: _data(json.loads(f.read_text())).lower() for f in files}
 

@@ -53,8 +53,9 @@ def test_rule_path_generalises_to_the_held_out_scenarios() -> None:
 
 
 HELDOUT_FLOOR = 0.98
-DEV_FLOOR = 0.0
-TEST_FLOOR = 0.0
+DEV_FLOOR = 0.72
+TEST_FLOOR = 0.46
+BLIND_FLOOR = 0.64
 
 
 def test_an_error_the_rules_have_no_rule_for_is_still_named_from_the_log() -> None:
@@ -101,7 +102,8 @@ def test_the_last_fatal_line_of_a_traceback_is_the_one_quoted() -> None:
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "investigations_corpus"
 # The corpus converted from public material (tests/fixtures/investigations_corpus/README.md), split by sha256(id)
 # before the rules were run on it. The rules were tuned on dev/ only; test/ is reported, never tuned to.
-# Floors: the means measured at the end of issue #26, minus 0.03 (a regression floor, not a target).
+# Floors: the means measured at the end of issue #26 (dev 0.759, test 0.494, blind 0.673) minus about 0.03: a
+# regression floor, not a target.
 CORPUS_FLOORS = {"dev": DEV_FLOOR, "test": TEST_FLOOR}
 
 
@@ -112,3 +114,12 @@ def test_rule_path_on_the_public_corpus(half: str) -> None:
     mean, lines = _table(files)
     print("\n" + "\n".join(lines) + f"\n{half} mean {mean:.3f}")
     assert mean >= CORPUS_FLOORS[half]
+
+
+def test_rule_path_on_the_blind_set() -> None:
+    """Scenarios written by a session that never saw the rules (tests/fixtures/investigations_blind/README.md)."""
+    files = sorted((CORPUS.parent / "investigations_blind").glob("*.json"))
+    assert len(files) == 15
+    mean, lines = _table(files)
+    print("\n" + "\n".join(lines) + f"\nblind mean {mean:.3f}")
+    assert mean >= BLIND_FLOOR
