@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import ParamSpec, TypeVar
+from functools import lru_cache, wraps
+from typing import TypeVar
 
-P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def memo_by_text(fn: Callable[P, list[T]]) -> Callable[P, list[T]]:
-    """Remember a reader's answer for the same output text (and arguments): every iteration of an investigation
-    re-reads the outputs of the calls before it, and a report reads each several times. The cache holds the
-    answer as a tuple and hands out a fresh list, so a caller that changes its list changes nothing cached.
-    Strings cache their hash, so a 256 KB output is hashed once."""
-    cached = lru_cache(maxsize=256)(lambda *args, **kwargs: tuple(fn(*args, **kwargs)))
+def memo_by_text(fn: Callable[..., list[T]]) -> Callable[..., list[T]]:
+    """Remember a reader's answer for the same output text (and arguments, positional only): every iteration of
+    an investigation re-reads the outputs of the calls before it, and a report reads each several times. The
+    cache holds the answer as a tuple and hands out a fresh list, so a caller that changes its list changes
+    nothing cached. Strings cache their hash, so a 256 KB output is hashed once."""
 
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> list[T]:
-        return list(cached(*args, **kwargs))
+    @lru_cache(maxsize=256)
+    def cached(*args: Hashable) -> tuple[T, ...]:
+        return tuple(fn(*args))
 
-    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    @wraps(fn)
+    def wrapper(*args: Hashable) -> list[T]:
+        return list(cached(*args))
+
     return wrapper
 
 

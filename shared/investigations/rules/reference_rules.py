@@ -91,8 +91,8 @@ def near_miss_names(ctx: Context) -> list[Finding]:
     # Bounded: a hostile output can name thousands of missing objects and list thousands of names.
     names = sorted(known)[:5_000]
     tried: set[str] = set()
-    for rec, m in said:  # our own call's not-found (is_error) is not a reference someone wrote: left out above
-        plural, missing, matched = m
+    for rec, hit in said:  # our own call's not-found (is_error) is not a reference someone wrote: left out above
+        plural, missing, matched = hit
         if missing in known or missing in tried or plural.split(".")[0] in ("pods", "pod", "replicasets"):
             continue
         if len(tried) >= 10:
