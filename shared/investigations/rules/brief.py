@@ -5,12 +5,14 @@ so a model starts from the evidence rather than from the raw outputs alone."""
 from __future__ import annotations
 
 from shared.investigations.rules.evidence import findings
+from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.planner import Walk, next_calls
 from shared.investigations.rules.state import InvestigationState
 
 _MAX_CHARS = 4_000
 
 
+@evaluation
 def brief(state: InvestigationState) -> str:
     """A bounded Markdown summary: objects (alert's and followed), signals (cause + quoted line), next calls."""
     walk = Walk(state)

@@ -11,6 +11,7 @@ from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.event_rules import event_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
+from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.network_rules import policies_dropping
 from shared.investigations.rules.node_rules import lost_nodes
 from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, throttling
@@ -27,6 +28,7 @@ from shared.investigations.rules.volume_rules import unprovisioned_claims, volum
 from shared.investigations.rules.workload_rules import held_rollouts
 
 
+@evaluation
 def findings(state: InvestigationState) -> list[Finding]:
     """Every finding the evidence rules draw from the calls made, strongest first (deterministic order)."""
     ctx = Context(state)

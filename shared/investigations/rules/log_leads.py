@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from functools import lru_cache
 from typing import NamedTuple
 
 from shared.investigations.rules import parse
+from shared.investigations.rules.memo import remembered
 from shared.investigations.rules.objects import ObjRef, kind_of
 from shared.investigations.rules.rbac import Denial, denials
 from shared.investigations.rules.state import ToolCall
@@ -31,7 +31,7 @@ _CONNECT = re.compile(r"(?i)connect|connection|refused|timed? ?out|unreachable|n
 NOT_FOUND = re.compile(r"(?<![a-z.])([a-z][a-z.]{1,60}) \\?\"([a-z0-9][-a-z0-9.]{0,252})\\?\" not found")
 
 
-@lru_cache(maxsize=256)
+@remembered
 def not_found_names(text: str) -> tuple[tuple[str, str, str], ...]:
     """`(kind word, name, the matched text)` of each `<kind> "name" not found` in an output, at most 50, read
     once per output (the walk and the rules ask at every iteration)."""
@@ -145,7 +145,7 @@ class LogFacts(NamedTuple):
     service: tuple[ObjRef, str] | None
 
 
-@lru_cache(maxsize=256)
+@remembered
 def log_facts(log: str, ns: str) -> LogFacts:
     """The leads in one log: unresolvable cluster names, RBAC refusals, the first unreachable host's Service."""
     unreachable = bool(DNS_ERROR.search(log) or TIMEOUTS.search(log))

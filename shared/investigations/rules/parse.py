@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from functools import lru_cache, wraps
+from functools import wraps
 from typing import TypeVar
+
+from shared.investigations.rules.memo import remembered
 
 T = TypeVar("T")
 
@@ -17,7 +19,7 @@ def memo_by_text(fn: Callable[..., list[T]]) -> Callable[..., list[T]]:
     cache holds the answer as a tuple and hands out a fresh list, so a caller that changes its list changes
     nothing cached. Strings cache their hash, so a 256 KB output is hashed once."""
 
-    @lru_cache(maxsize=256)
+    @remembered
     def cached(*args: Hashable) -> tuple[T, ...]:
         return tuple(fn(*args))
 
@@ -230,7 +232,7 @@ def field_value(text: str, key: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-@lru_cache(maxsize=1024)
+@remembered
 def line_matching(text: str, pattern: str, flags: int = 0) -> str:
     """The first line matching a regex, stripped, or ""."""
     rx = re.compile(pattern, flags)

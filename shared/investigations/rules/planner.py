@@ -10,11 +10,11 @@ Tools are chosen by what they accept (`toolshape`), never by name.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
+from shared.investigations.rules.memo import evaluation, remembered
 from shared.investigations.rules.objects import ObjRef
 from shared.investigations.rules.pod_listing import PodListing
 from shared.investigations.rules.quota_rules import consumers_kind, nearly_full
@@ -41,11 +41,13 @@ def is_heartbeat(alert: dict[str, Any]) -> bool:
     return name in _HEARTBEAT_NAMES or bool(re.search(r"(?i)always (be )?firing", text))
 
 
+@evaluation
 def first_calls(state: InvestigationState) -> list[ToolCall]:
     """The calls of the first iteration, from the alert's labels and runbook alone."""
     return next_calls(state)
 
 
+@evaluation
 def next_calls(state: InvestigationState) -> list[ToolCall]:
     """The calls of the next iteration (empty: stop). Never repeats a call, stays within the budget."""
     budget = state.budget
@@ -382,7 +384,7 @@ _UNHEALTHY = re.compile(
 )
 
 
-@lru_cache(maxsize=256)
+@remembered
 def _unhealthy(output: str) -> bool:
     return any(_UNHEALTHY.search(line) for line in output[:200_000].splitlines())
 

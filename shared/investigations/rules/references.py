@@ -10,9 +10,9 @@ into `ObjRef`s with the relation that says how they were found.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import NamedTuple
 
+from shared.investigations.rules.memo import remembered
 from shared.investigations.rules.object_state import read_object
 from shared.investigations.rules.objects import ObjRef, kind_of, ref
 
@@ -55,7 +55,7 @@ def references(text: str, obj: ObjRef) -> Refs:
     return Refs(list(found.links), found.selector)
 
 
-@lru_cache(maxsize=256)
+@remembered
 def _references(text: str, obj: ObjRef) -> Refs:
     text = text[:_MAX_SCAN]
     view = read_object(text, obj.kind)

@@ -8,6 +8,7 @@ from typing import Any
 from shared.investigations.rules import parse
 from shared.investigations.rules.evidence import findings
 from shared.investigations.rules.log_signals import rank_log_lines
+from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.object_state import read_object
 from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
@@ -16,6 +17,7 @@ from shared.investigations.rules.toolshape import Role, Toolbox
 _MAX_ANALYSIS = 2000
 
 
+@evaluation
 def report(state: InvestigationState) -> dict[str, Any]:
     """The report of the rule path: `analysis` (Markdown, <= 2,000 characters) plus the structured fields."""
     found = findings(state)

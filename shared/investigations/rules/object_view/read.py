@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from shared.investigations.rules import parse
+from shared.investigations.rules.memo import remembered
 from shared.investigations.rules.object_view import kube_yaml, read_describe, read_structured
 from shared.investigations.rules.object_view.view import ObjectEvent, ObjectView
 
@@ -12,7 +11,7 @@ MAX_CHARS = kube_yaml.MAX_CHARS
 _YAML_TOP_KEYS = ("apiVersion:", "kind:", "metadata:", "spec:", "status:", "items:", "- ")
 
 
-@lru_cache(maxsize=256)
+@remembered
 def read_object(text: str, kind: str = "") -> ObjectView:
     """What one object's output says: `kubectl describe` text, YAML or JSON (only the first MAX_CHARS are read).
 
