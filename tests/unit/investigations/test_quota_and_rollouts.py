@@ -68,3 +68,24 @@ def test_a_statefulset_partition_holds_the_rollout() -> None:
     assert "partition of 3" in held.cause
     assert "search-0 to search-2" in held.cause
     assert held.evidence[0].quote == "Partition:        3"
+
+
+def test_an_hpa_at_its_maximum_names_the_request_behind_its_utilisation() -> None:
+    """184% for 92m of use means a request of about 50m: modest use read as overload."""
+    hpa = """Name:                                                  web
+Namespace:                                             shop
+Reference:                                             Deployment/web
+Metrics:                                               ( current / target )
+  resource cpu on pods  (as a percentage of request):  184% (92m) / 70%
+Min replicas:                                          2
+Max replicas:                                          12
+Deployment pods:                                       12 current / 12 desired
+"""
+    labels = {"alertname": "KubeHpaMaxedOut", "namespace": "shop", "horizontalpodautoscaler": "web"}
+    args = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "name": "web", "namespace": "shop"}
+    state = _state({"title": "KubeHpaMaxedOut", "labels": labels}, [
+        rules.CallRecord(tool="resources_get", args=args, output=hpa)
+    ])  # fmt: skip
+    (maxed,) = [f for f in rules.findings(state) if f.rule == "hpa_maxed"]
+    assert "92m CPU against a request of about 50m" in maxed.cause
+    assert "request was lowered" in maxed.cause

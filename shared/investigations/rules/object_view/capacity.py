@@ -31,6 +31,28 @@ def metric_label(m: Metric) -> str:
     return name
 
 
+# `184% (92m) / 70%`: a utilisation with the usage it stands for (millicores).
+_UTILISATION = re.compile(r"(\d{1,6})% \((\d{1,9})m\)")
+
+
+def _small_request(quote: str, resource: str) -> str:
+    """What a utilisation says about the request behind it: 184% for 92m of use means a 50m request. A request
+    that small makes modest use look like overload (often a request lowered by a change), so it is said."""
+    m = _UTILISATION.search(quote)
+    if not m or int(m.group(1)) == 0:
+        return ""
+    used, pct = int(m.group(2)), int(m.group(1))
+    request = round(used * 100 / pct)
+    note = f" Each pod uses {used}m {resource} against a request of about {request}m"
+    if request <= 100:
+        note += (
+            ": a request that small makes modest use read as overload. Check whether the CPU request was lowered "
+            "(the pod template's resources.requests), and restore it before raising maxReplicas."
+        )
+        return note
+    return note + "."
+
+
 def autoscaler(rec: CallRecord, view: ObjectView) -> list[Finding]:
     """An HPA pinned at its maximum with load above target, one that cannot reach its desired count, or one
     that cannot read its metrics."""
@@ -50,7 +72,7 @@ def autoscaler(rec: CallRecord, view: ObjectView) -> list[Finding]:
             cause = (
                 f"{label(view)} is pinned at its maximum of {most} replicas while {resource} is {m.current} against"
                 f" a {m.target} target: it cannot add pods to {target}, so the load per pod stays above target."
-            )
+            ) + _small_request(m.quote, resource)
             fixes = [
                 (
                     f"Raise maxReplicas of {view.name} above {most} (and check the cluster has room for more pods of "
