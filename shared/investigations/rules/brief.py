@@ -15,7 +15,7 @@ _MAX_CHARS = 4_000
 @evaluation
 def brief(state: InvestigationState) -> str:
     """A bounded Markdown summary: objects (alert's and followed), signals (cause + quoted line), next calls."""
-    walk = Walk(state)
+    walk = Walk.of(state)
     walk.explore()
     lines = ["Objects the alert names: " + (", ".join(o.label() for o in walk.target.objects) or "none")]
     if walk.target.apps or walk.target.hosts:

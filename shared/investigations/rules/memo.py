@@ -30,6 +30,27 @@ def remembered(fn: Callable[P, R]) -> Callable[P, R]:
     return cached  # type: ignore[return-value]
 
 
+class _Store(dict[Any, Any]):
+    """A dict emptied with the caches (for values that are not pure functions of hashable arguments)."""
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
+_STORE = _Store()
+_CACHES.append(_STORE)
+
+
+def per_evaluation(key: Any, make: Callable[[], R]) -> R:
+    """The value made for `key` in the current evaluation (made once); outside one, made afresh every time, so
+    nothing is kept when no evaluation runs to clear it."""
+    if _running == 0:
+        return make()
+    if key not in _STORE:
+        _STORE[key] = make()
+    return _STORE[key]  # type: ignore[no-any-return]
+
+
 def evaluation(fn: Callable[P, R]) -> Callable[P, R]:
     """An entry point of the rules: caches live while it (or an enclosing one) runs."""
 

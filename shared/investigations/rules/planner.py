@@ -14,7 +14,7 @@ from typing import Any
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
-from shared.investigations.rules.memo import evaluation, remembered
+from shared.investigations.rules.memo import evaluation, per_evaluation, remembered
 from shared.investigations.rules.objects import ObjRef
 from shared.investigations.rules.pod_listing import PodListing
 from shared.investigations.rules.quota_rules import consumers_kind, nearly_full
@@ -58,7 +58,7 @@ def next_calls(state: InvestigationState) -> list[ToolCall]:
         return []
     done = {call_key(c.tool, c.args) for c in state.calls}
     chosen: list[ToolCall] = []
-    for call in Walk(state).explore():
+    for call in Walk.of(state).explore():
         if call.key() not in done and _valid(call, state):
             done.add(call.key())
             chosen.append(call)
@@ -93,6 +93,11 @@ class Walk(PodListing, LogLeads):
     """The walk outward from the alert's objects: the calls worth making (`explore`) and, on the way, the chain of
     objects that led to each (`parents`). The graph it extends is `WalkGraph`'s; pod and log steps are inherited."""
 
+    @classmethod
+    def of(cls, state: InvestigationState) -> Walk:
+        """The walk of a state, built once per evaluation (the planner, the rules and the report all ask)."""
+        return per_evaluation(("walk", id(state), len(state.calls)), lambda: cls(state))
+
     def explore(self) -> list[ToolCall]:
         """The walk, once: the candidate calls, and on the way the chain of objects (`parents`)."""
         if self._candidates is None:
@@ -106,7 +111,7 @@ class Walk(PodListing, LogLeads):
         for obj in seeds:
             calls += self.look_at(obj, "the alerted " + obj.kind)
             if obj.kind == "Pod":
-                calls += self.pod_logs(obj, self.target.container, first=True)
+                calls += self.pod_logs(obj, self.target.container)
         for ns in self._namespaces():
             calls += self._call(Role.EVENTS, f"recent events in {ns}", namespace=ns)
         if not seeds:

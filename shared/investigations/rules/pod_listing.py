@@ -93,7 +93,7 @@ class PodListing(WalkGraph):
             return self._call(Role.POD_LIST, why, namespace=ns, labels=selector)
         return self._call(Role.LIST, why, api_version="v1", kind="Pod", namespace=ns, labels=selector)
 
-    def pod_logs(self, pod: ObjRef, container: str | None, first: bool = False) -> list[ToolCall]:
+    def pod_logs(self, pod: ObjRef, container: str | None) -> list[ToolCall]:
         """The alerted pod's logs: the last crashed run first (the current run of a crash loop says little)."""
         return self._log_call(pod, container, True, "logs of the last crash of the alerted pod")
 

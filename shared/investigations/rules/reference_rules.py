@@ -87,7 +87,6 @@ def near_miss_names(ctx: Context) -> list[Finding]:
         known |= {r.get("NAME") for r in parse.table(rec.output[:200_000]) if r.get("NAME")}
         known |= {m.group(1) for line in rec.output[:200_000].splitlines() if (m := _NAME_COLUMN.match(line))}
     out: list[Finding] = []
-    seen: set[str] = set()
     # Bounded: a hostile output can name thousands of missing objects and list thousands of names.
     names = sorted(known)[:5_000]
     tried: set[str] = set()
@@ -103,7 +102,6 @@ def near_miss_names(ctx: Context) -> list[Finding]:
         close = difflib.get_close_matches(missing, others, n=1, cutoff=0.85)
         if not close:
             continue
-        seen.add(missing)
         line = parse.line_matching(rec.output, re.escape(missing) + r".{0,4} not found")
         out.append(
             Finding(
@@ -131,7 +129,7 @@ _OWNED = frozenset({"ReplicaSet", "Pod", "Job", "Endpoints"})
 def missing_references(ctx: Context) -> list[Finding]:
     """An object that another one refers to and that does not exist: a claim's storage class, an ingress's
     service, an HPA's target, a pod's config map or claim."""
-    walk = Walk(ctx.state)
+    walk = Walk.of(ctx.state)
     walk.explore()
     out: list[Finding] = []
     for s in walk.seen:

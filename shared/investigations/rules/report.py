@@ -63,7 +63,7 @@ def _analysis(
     if lead is None:
         checked = ", ".join(dict.fromkeys(c.tool for c in state.calls)) or "nothing"
         errors = sum(c.is_error for c in state.calls)
-        walk = Walk(state)
+        walk = Walk.of(state)
         healthy = _healthy(walk, [])
         notable = _notable(walk, set())
         lines = "".join(f"- {n}\n" for n in notable)
@@ -90,7 +90,7 @@ def _analysis(
             )
             + "look at recent changes (deployments, config) and the logs of the affected workload."
         )
-    walk = Walk(state)
+    walk = Walk.of(state)
     parts = [head, f"**Root cause:** {lead.cause}\n"]
     chain = walk.chain_to(lead.subject) if lead.subject else []
     if len(chain) > 1:
@@ -124,7 +124,7 @@ def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:
     near = [f for f in causes if f.confidence >= top - 0.1]
     if len(near) == 1:
         return near[0]
-    walk = Walk(state)
+    walk = Walk.of(state)
     depth = {f.subject: len(walk.chain_to(f.subject)) for f in near if f.subject}
     return max(near, key=lambda f: (depth.get(f.subject, 0), f.confidence))
 
