@@ -22,6 +22,7 @@ from shared.investigations.rules.reference_rules import (
     near_miss_names,
     service_selectors,
 )
+from shared.investigations.rules.runtime_memory import heap_over_limit
 from shared.investigations.rules.state import Finding, InvestigationState
 from shared.investigations.rules.state_rules import object_states, ranked_logs
 from shared.investigations.rules.volume_rules import unprovisioned_claims, volume_space
@@ -65,6 +66,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     service_selectors,
     near_miss_names,
     heartbeat,
+    heap_over_limit,
     container_states,
     event_findings,
     log_lines,

@@ -340,6 +340,7 @@ def _index(triggers: tuple[Trigger, ...]) -> dict[str, tuple[tuple[int, str], ..
 
 
 _BY_FIRST_WORD = _index(TRIGGERS)
+_COPES = re.compile(r"disabled|skipping|using (?:the )?default|defaulting to|falling back|fallback|optional|ignored")
 
 
 def classify(line: str) -> tuple[str, int]:
@@ -354,5 +355,7 @@ def classify(line: str) -> tuple[str, int]:
     for rank, keyword in candidates:
         pos = lower.find(keyword)
         if pos >= 0 and TRIGGERS[rank].confirmed(text, lower):
+            if TRIGGERS[rank].category == "missing_config" and _COPES.search(lower):
+                continue  # "X not set, tracing disabled": the app does without an optional setting
             return TRIGGERS[rank].category, pos
     return "", -1

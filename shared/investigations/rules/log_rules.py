@@ -143,9 +143,10 @@ def log_lines(ctx: Context) -> list[Finding]:
                 )
             )
         m = _ENV_VAR.search(rec.output)
-        if m:
-            var = next(g for g in m.groups() if g and g.isupper())
-            line = parse.line_matching(rec.output, re.escape(var))
+        var = next(g for g in m.groups() if g and g.isupper()) if m else ""
+        line = parse.line_matching(rec.output, re.escape(var)) if var else ""
+        # "X not set, tracing disabled": an optional setting the app does without is not why it fails.
+        if line and not _OPTIONAL.search(line):
             out.append(
                 Finding(
                     rule="env_missing",
@@ -159,6 +160,10 @@ def log_lines(ctx: Context) -> list[Finding]:
             )
     return out
 
+
+_OPTIONAL = re.compile(
+    r"(?i)disabled|skipping|using (?:the )?default|defaulting to|falling back|fallback|optional|ignored"
+)
 
 _CONN = re.compile(
     r"(?i)(connection refused|no available connection|failed to connect|could not connect|can't connect|"

@@ -316,7 +316,9 @@ _NOT_NAMES = frozenset(
 _APP_PHRASE = re.compile(
     r"(?i)\b(?:app|application|workload|microservice)[:=]? [`'\"]?([a-z0-9][-a-z0-9]*)[`'\"]?|"
     r"(?<![-\w])[`'\"]?([a-z0-9]+-[-a-z0-9]*)[`'\"]? "
-    r"(?:workload|app|application|microservice|service|deployment|pods?)\b"
+    r"(?:workload|app|application|microservice|service|deployment|pods?)\b|"
+    r"\b(?:containers?|pods?|replicas?|instances?) of [`'\"]?([a-z0-9][-a-z0-9]*)|"
+    r"(?<![-\w/])[`'\"]?([a-z0-9]+-[-a-z0-9]*)[`'\"]? in (?:the )?namespace\b"
 )
 
 
@@ -329,8 +331,8 @@ def text_namespace(text: str) -> str | None:
 
 def text_apps(text: str) -> list[str]:
     """Application names a text gives (`app foo-api`, `workload ledger`): pods are usually named after them."""
-    names = [m.group(1) or m.group(2) for m in _APP_PHRASE.finditer(text)]
-    return [n for n in names if n.lower() not in _NOT_NAMES][:3]
+    names = [next(g for g in m.groups() if g) for m in _APP_PHRASE.finditer(text)]
+    return list(dict.fromkeys(n for n in names if n.lower() not in _NOT_NAMES))[:3]
 
 
 def text_objects(text: str, namespace: str | None = None) -> list[ObjRef]:

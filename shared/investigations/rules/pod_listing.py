@@ -65,7 +65,7 @@ class PodListing(WalkGraph):
         self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS, failing_only: bool = False
     ) -> list[ToolCall]:
         """The failing pods of a listing (else the first ones): describe them and read their logs."""
-        failing = [r for r in rows if _FAILING_STATUS.search(r.get("STATUS") + " " + r.get("READY"))]
+        failing = [r for r in rows if _failing(r)]
         calls: list[ToolCall] = []
         for row in (failing if failing or failing_only else rows)[:limit]:
             pod = ObjRef("Pod", row.get("NAME"), ns)
@@ -132,3 +132,13 @@ class PodListing(WalkGraph):
             and re.search(r"(?i)previous terminated container|not found", s.rec.output)
             for s in self.seen
         )  # fmt: skip
+
+
+def _failing(row: parse.Row) -> bool:
+    """A listed pod worth reading: a failing status, not ready, or restarting. A finished pod (Completed) is
+    0/1 ready by design and is not failing."""
+    status = row.get("STATUS")
+    if status in ("Completed", "Succeeded"):
+        return False
+    restarts = row.get("RESTARTS").split(" ")[0]
+    return bool(_FAILING_STATUS.search(status + " " + row.get("READY"))) or restarts not in ("", "0")

@@ -201,18 +201,22 @@ def configured_hosts(ctx: Context) -> list[Finding]:
             line = parse.line_matching(s.rec.output[:200_000], rf"(?<![-\w.]){re.escape(host)}(?![-\w])")
             if not line or line == said:
                 continue
+            key = _key_of(s.rec.output[:200_000], line)
             where = f"{s.kind} {s.name}"
+            change = f"update {key} in {where}" if key else f"fix the host in {where}"
             hint = f" (Services in the namespace: {', '.join(services[:6])})" if services else ""
             out.append(
                 Finding(
                     rule="configured_bad_host",
                     subject=s.name,
-                    cause=f"The host `{host}` that the logs cannot resolve is configured in {where}: `{line[:160]}`; "
+                    cause=f"The host `{host}` that the logs cannot resolve is configured in {where}"
+                    + (f" ({key})" if key else "")
+                    + f": `{line[:160]}`; "
                     "no Service of that name answers.",
                     evidence=[ev(s.rec, line), ev(log, said)],
                     remediation=[
                         (
-                            f"fix the host in {where} to the Service the app should call{hint}, then restart the pods "
+                            f"{change} to point at the Service the app should call{hint}, then restart the pods "
                             "(environment from a ConfigMap is read at start)"
                         )
                     ],
@@ -220,3 +224,26 @@ def configured_hosts(ctx: Context) -> list[Finding]:
                 )
             )
     return out
+
+
+_KEY_LINE = re.compile(r"^[ \t]*[\"']?([A-Za-z_][\w.-]{0,100})[\"']?:(?:[ \t]|$)")
+
+
+def _key_of(output: str, line: str) -> str:
+    """The setting a value belongs to: `KEY: value` on its own line (YAML, env), or in a ConfigMap's description
+    the `KEY:` line above the `----` that precedes the value."""
+    same = _KEY_LINE.match(line)
+    if same and line.split(":", 1)[1].strip():
+        return same.group(1)
+    lines = output.splitlines()
+    try:
+        at = [x.strip() for x in lines].index(line.strip())
+    except ValueError:
+        return ""
+    for back in range(at - 1, max(-1, at - 30), -1):
+        prev = lines[back].strip()
+        if prev and set(prev) != {"-"} and prev.endswith(":") and " " not in prev:
+            return prev[:-1]
+        if prev and set(prev) != {"-"}:
+            return ""
+    return ""

@@ -27,7 +27,7 @@ def report(state: InvestigationState) -> dict[str, Any]:
     t = target_of(state.alert)
     when = str(state.alert.get("starts_at") or "")
     subject = t.pod or t.deployment or t.job or t.statefulset or t.daemonset or t.node or t.namespace or ""
-    ordered = ([lead] if lead else []) + [f for f in symptoms + causes if f is not lead]
+    ordered = _ordered(lead, causes, symptoms)
     structured: dict[str, Any] = {
         "root_cause": lead.cause if lead else None,
         "evidence": [e.model_dump() for f in ordered for e in f.evidence if e.quote],
@@ -115,6 +115,26 @@ def _analysis(
     parts.append("\n**Fix:** " + "; ".join(f.rstrip(". ") for f in fixes) + ".\n")
     parts.append(f"\n**Confidence:** {_confidence(lead, ordered)}\n")
     return _fit("".join(parts))
+
+
+def _ordered(lead: Finding | None, causes: list[Finding], symptoms: list[Finding]) -> list[Finding]:
+    """The lead, then the causes that tell the same story (they name its subject, or it names theirs: the
+    ConfigMap that configures the missing Service's name, the log line that fails to resolve it), then the
+    symptoms, then the other causes."""
+    if lead is None:
+        return symptoms + causes
+    story = [f for f in causes if f is not lead and _same_story(lead, f)]
+    rest = [f for f in causes if f is not lead and f not in story]
+    return [lead, *story, *symptoms, *rest]
+
+
+def _same_story(lead: Finding, other: Finding) -> bool:
+    """Another object's finding, nearly as sure, that names the lead's subject: a link in the same chain (not one
+    more event about the same pod, which backs the lead but adds nothing)."""
+    subject, theirs = lead.subject.lower(), other.subject.lower()
+    if len(subject) < 4 or subject in theirs or (theirs and theirs in subject):
+        return False
+    return other.confidence >= min(0.6, lead.confidence - 0.2) and subject in other.cause.lower()
 
 
 def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:

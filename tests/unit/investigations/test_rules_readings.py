@@ -1,0 +1,174 @@
+"""Readings added while generalising the rule path: each reads what an output says, on outputs written here in
+kubectl's layouts (object names are made up).
+
+- A runtime told to use more memory than its container may (`-Xmx`, `--max-old-space-size`, `GOMEMLIMIT`).
+- "X not set, tracing disabled" is an optional setting the app does without, not a missing one.
+- Prose that names an application (`Containers of web-api in namespace shop`).
+- A finished pod (Completed, 0/1 ready) is not a failing one; a restarting pod is.
+- A host configured in a ConfigMap's description is fixed at its key.
+- The report's evidence puts the links of the lead's chain before repeated symptoms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shared.investigations import rules
+from shared.investigations.rules.log_categories import classify
+from shared.investigations.rules.objects import alert_objects
+from tests.unit.investigations.test_walk import Investigation
+
+POD = """Name:             web-api-5d7c9f8b6d-2xkqp
+Namespace:        shop
+Status:           Running
+Controlled By:    ReplicaSet/web-api-5d7c9f8b6d
+Containers:
+  web-api:
+    Image:          registry.example/web-api:2.7.4
+    State:          Running
+      Started:      Wed, 01 Apr 2026 03:36:02 +0000
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+    Ready:          True
+    Restart Count:  4
+    Limits:
+      cpu:     2
+      memory:  {limit}
+    Requests:
+      cpu:      1
+      memory:   {limit}
+    Environment Variables from:
+      web-api-jvm  ConfigMap  Optional: false
+Events:  <none>
+"""
+
+ALERT: dict[str, Any] = {
+    "title": "KubePodCrashLooping",
+    "labels": {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "web-api-5d7c9f8b6d-2xkqp"},
+    "starts_at": "2026-04-01T03:40:00Z",
+}
+
+
+def _investigated(*answers: tuple[str, dict[str, Any], str]) -> Investigation:
+    inv = Investigation(ALERT)
+    inv.made(*answers)
+    return inv
+
+
+def _pod(limit: str) -> tuple[str, dict[str, Any], str]:
+    args = {"name": "web-api-5d7c9f8b6d-2xkqp", "namespace": "shop"}
+    return ("pods_get", args, POD.format(limit=limit))
+
+
+def _log(text: str) -> tuple[str, dict[str, Any], str]:
+    return ("pods_log", {"name": "web-api-5d7c9f8b6d-2xkqp", "namespace": "shop", "previous": True}, text)
+
+
+@pytest.mark.parametrize(
+    ("setting", "limit", "said"),
+    [
+        ("Picked up JAVA_TOOL_OPTIONS: -Xms3g -Xmx3g -XX:+UseG1GC", "2Gi", "3Gi"),
+        ("exec java -Xmx2048m -jar app.jar", "2Gi", "2Gi"),
+        ("node --max-old-space-size=4096 server.js", "3Gi", "4Gi"),
+        ("GOMEMLIMIT=1GiB", "1Gi", "1Gi"),
+    ],
+)
+def test_a_runtime_set_to_the_limit_or_above_is_the_cause_of_the_oom(setting: str, limit: str, said: str) -> None:
+    inv = _investigated(_pod(limit), _log(setting + "\nstarted\nrendering batch 12"))
+    found = [f for f in rules.findings(inv.state) if f.rule == "heap_over_limit"]
+    assert found, "the runtime's setting was not compared with the limit"
+    assert said in found[0].cause
+    assert limit in found[0].cause
+    assert any(setting in e.quote for e in found[0].evidence)
+    assert "below the limit" in found[0].remediation[0]
+
+
+def test_a_runtime_well_under_the_limit_is_not_blamed() -> None:
+    inv = _investigated(_pod("4Gi"), _log("Picked up JAVA_TOOL_OPTIONS: -Xmx2g\nstarted"))
+    assert not [f for f in rules.findings(inv.state) if f.rule == "heap_over_limit"]
+    assert [f for f in rules.findings(inv.state) if f.rule == "oom"]
+
+
+def test_the_heap_is_read_from_a_configmap_when_the_logs_do_not_print_it() -> None:
+    cm = "Name:  web-api-jvm\nNamespace: shop\n\nData\n====\nJAVA_TOOL_OPTIONS:\n----\n-Xms3g -Xmx3g\n"
+    inv = _investigated(
+        _pod("2Gi"),
+        _log("started\nrendering batch 12"),
+        ("resources_get", {"apiVersion": "v1", "kind": "ConfigMap", "name": "web-api-jvm", "namespace": "shop"}, cm),
+    )
+    found = [f for f in rules.findings(inv.state) if f.rule == "heap_over_limit"]
+    assert found
+    assert found[0].evidence[0].tool == "resources_get"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"level":"warn","msg":"OTEL_EXPORTER_OTLP_ENDPOINT not set, tracing disabled"}',
+        "WARN SENTRY_DSN is not set, error reporting disabled",
+        "CACHE_TTL not set, using default 300s",
+    ],
+)
+def test_an_optional_setting_the_app_does_without_is_not_a_missing_one(line: str) -> None:
+    assert classify(line)[0] != "missing_config"
+    inv = _investigated(_pod("2Gi"), _log(line + "\nlistening on :8080"))
+    assert not [f for f in rules.findings(inv.state) if f.rule in ("env_missing", "log_missing_config")]
+
+
+def test_a_required_setting_that_is_missing_still_is() -> None:
+    assert classify("FATAL DATABASE_URL is not set")[0] == "missing_config"
+
+
+@pytest.mark.parametrize(
+    ("text", "app"),
+    [
+        ("Containers of report-engine in namespace analytics restarted 7 times.", "report-engine"),
+        ("Pods of billing-worker keep restarting.", "billing-worker"),
+        ("ledger-sync in namespace finance has no ready replicas.", "ledger-sync"),
+    ],
+)
+def test_prose_names_the_application(text: str, app: str) -> None:
+    found = alert_objects({"title": "ContainerRestarts", "description": text, "labels": {"alertname": "X"}})
+    assert app in found.apps
+
+
+def test_a_completed_pod_is_not_read_as_failing_and_a_restarting_one_is() -> None:
+    listing = (
+        "NAME                          READY   STATUS      RESTARTS     AGE\n"
+        "web-api-5d7c9f8b6d-2xkqp      1/1     Running     4 (4m ago)   10h\n"
+        "web-ui-66c8d7f9b4-lq2wz       1/1     Running     0            6d\n"
+        "nightly-29582400-8xvdn        0/1     Completed   0            3h\n"
+    )
+    alert = {"title": "Restarts", "description": "Containers in namespace shop restart.", "labels": {"alertname": "R"}}
+    inv = Investigation(alert)
+    inv.made(("pods_list_in_namespace", {"namespace": "shop"}, listing))
+    names = {c.args.get("name") for c in inv.next()}
+    assert "web-api-5d7c9f8b6d-2xkqp" in names
+    assert "nightly-29582400-8xvdn" not in names
+
+
+def test_a_host_configured_in_a_configmap_is_fixed_at_its_key_and_leads_with_its_chain() -> None:
+    cm = (
+        "Name:         web-api-config\nNamespace:    shop\n\nData\n====\nLOG_FORMAT:\n----\njson\n\n"
+        "CACHE_ADDR:\n----\ncache-main.data.svc.cluster.local:6379\n"
+    )
+    log = (
+        '{"level":"warn","msg":"OTEL_EXPORTER_OTLP_ENDPOINT not set, tracing disabled"}\n'
+        '{"level":"error","msg":"ping failed","error":"dial tcp: lookup cache-main.data.svc.cluster.local on '
+        '10.96.0.10:53: no such host"}\n'
+    )
+    inv = _investigated(
+        _pod("2Gi"),
+        _log(log),
+        ("resources_get", {"apiVersion": "v1", "kind": "ConfigMap", "name": "web-api-config", "namespace": "shop"}, cm),
+    )
+    found = [f for f in rules.findings(inv.state) if f.rule == "configured_bad_host"]
+    assert found
+    assert "CACHE_ADDR" in found[0].cause
+    assert found[0].remediation[0].startswith("update CACHE_ADDR in ConfigMap web-api-config")
+    report = rules.report(inv.state)
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT" not in (report["root_cause"] or "")
+    assert "update CACHE_ADDR" in report["analysis"]
