@@ -14,6 +14,7 @@ from shared.investigations.rules.log_rules import http_errors, latency, log_line
 from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.network_rules import policies_dropping
 from shared.investigations.rules.node_rules import lost_nodes
+from shared.investigations.rules.placement_rules import volume_zone
 from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, throttling
 from shared.investigations.rules.quota_rules import quota_consumers
 from shared.investigations.rules.reference_rules import (
@@ -22,6 +23,7 @@ from shared.investigations.rules.reference_rules import (
     near_miss_names,
     service_selectors,
 )
+from shared.investigations.rules.revisions import template_changes
 from shared.investigations.rules.runtime_memory import heap_over_limit
 from shared.investigations.rules.state import Finding, InvestigationState
 from shared.investigations.rules.state_rules import object_states, ranked_logs
@@ -75,11 +77,13 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     object_states,
     volume_space,
     unprovisioned_claims,
+    volume_zone,
     rbac_gaps,
     lost_nodes,
     policies_dropping,
     configured_hosts,
     held_rollouts,
+    template_changes,
     quota_consumers,
     requests_over_allocatable,
     throttling,

@@ -53,7 +53,8 @@ class Row:
         return self.line[span[0] : span[1]].strip() if span is not None else ""
 
 
-_TABLE_HEADER = re.compile(r"(NAME|NAMESPACE|LAST SEEN)\b")
+# kubernetes-mcp-server lists cluster-scoped kinds with an `APIVERSION   KIND   NAME` header.
+_TABLE_HEADER = re.compile(r"(NAME|NAMESPACE|LAST SEEN|APIVERSION)\b")
 _CONTAINER_NAME = re.compile(r"([a-z0-9][-a-z0-9.]*):")
 
 

@@ -31,7 +31,8 @@ _FOLLOW = frozenset(
 )
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
 _MAX_DEPTH = 3
-_INSUFFICIENT = re.compile(r"Insufficient [\w./-]+")
+# Scheduler reasons that the nodes themselves explain (their size, their zones and labels, their taints).
+_NODES_MATTER = re.compile(r"Insufficient [\w./-]+|volume node affinity conflict|didn't match|untolerated taint")
 
 
 def is_heartbeat(alert: dict[str, Any]) -> bool:
@@ -214,7 +215,7 @@ class Walk(PodListing, LogLeads):
         """Calls an object's own state asks for: a workload's pods, a pod's failing containers' logs, an unhealthy
         node's pods, a quota's consumers, what a terminating namespace still holds."""
         if obj.kind == "Pod":
-            more = self.node_capacity() if _INSUFFICIENT.search(rec.output[:200_000]) else []
+            more = self.node_capacity() if _NODES_MATTER.search(rec.output[:200_000]) else []
             return self.failing_container_logs(obj, rec) + more
         if obj.kind in _WORKLOADS or obj.kind == "CronJob":
             return self.pods_of(obj, references(rec.output, obj).selector)

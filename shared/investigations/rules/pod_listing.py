@@ -7,6 +7,7 @@ import re
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.objects import ObjRef
+from shared.investigations.rules.revisions import healthy_row, row_revision
 from shared.investigations.rules.state import CallRecord, ToolCall
 from shared.investigations.rules.toolshape import Role
 from shared.investigations.rules.walk_graph import WalkGraph
@@ -67,6 +68,8 @@ class PodListing(WalkGraph):
         """The failing pods of a listing (else the first ones): describe them and read their logs."""
         failing = [r for r in rows if _failing(r)]
         calls: list[ToolCall] = []
+        if failing and not failing_only:
+            calls += self._other_revision(rows, failing, ns)
         for row in (failing if failing or failing_only else rows)[:limit]:
             pod = ObjRef("Pod", row.get("NAME"), ns)
             self.found_pods.append(pod)
@@ -78,6 +81,16 @@ class PodListing(WalkGraph):
                 previous = restarts not in ("", "0") and status != "Error"
                 calls += self._log_call(pod, None, previous, f"logs of pod {pod.name} ({status})")
         return calls
+
+    def _other_revision(self, rows: list[parse.Row], failing: list[parse.Row], ns: str) -> list[ToolCall]:
+        """One healthy pod of another revision than the failing ones: what the new template changed."""
+        bad = {row_revision(r) for r in failing} - {""}
+        if not bad:
+            return []
+        for row in rows:
+            if healthy_row(row) and row_revision(row) not in bad | {""}:
+                return self.look_at(ObjRef("Pod", row.get("NAME"), ns), "a healthy pod of the other revision")
+        return []
 
     def _pod_listing(self, ns: str, selector: str | None) -> CallRecord | None:
         for s in self.seen:

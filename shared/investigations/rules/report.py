@@ -146,7 +146,20 @@ def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:
         return near[0]
     walk = Walk.of(state)
     depth = {f.subject: len(walk.chain_to(f.subject)) for f in near if f.subject}
-    return max(near, key=lambda f: (depth.get(f.subject, 0), f.confidence))
+
+    def explains(f: Finding) -> int:
+        # A finding that quotes, behind its own evidence, the line another one rests on reads further into it
+        # (the volume's zone behind the scheduler's "volume node affinity conflict").
+        behind = {_said(e.quote) for e in f.evidence[1:]}
+        return sum(1 for g in near if g is not f and g.evidence and _said(g.evidence[0].quote) in behind)
+
+    return max(near, key=lambda f: (explains(f) > 0, depth.get(f.subject, 0), f.confidence))
+
+
+def _said(quote: str) -> str:
+    """A quote as a message, whatever the output it came from (a table row or a description's Events line)."""
+    q = quote.strip().removeprefix("Message:").strip().strip("\"'")
+    return re.sub(r"\s+", " ", q).lower()
 
 
 def _notable(walk: Walk, quoted: set[str]) -> list[str]:

@@ -14,6 +14,15 @@ def scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
     reasons = [reason for _, reason in scheduler_reasons(e.message)]
     if "unbound immediate PersistentVolumeClaims" in e.message:
         reasons.append("unbound PersistentVolumeClaim")
+    pod = _pod_doc(ctx, e.obj_name)
+    daemon = bool(re.search(r"(?m)^Controlled By:\s+DaemonSet/", pod)) or _daemonset_pod(ctx, e.obj_name)
+    note = ""
+    if daemon and len(reasons) > 1:
+        # A DaemonSet's pod is bound by node affinity to its one node: every other node "doesn't match" by design.
+        kept = [r for r in reasons if "affinity/selector" not in r and "node selector" not in r]
+        if kept and kept != reasons:
+            reasons = kept
+            note = " (a DaemonSet pod is bound to one node; the others not matching its affinity is by design)"
     what = ", ".join(dict.fromkeys(reasons)) or "no node fits"
     fixes = []
     for r in reasons:
@@ -21,7 +30,15 @@ def scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
             fixes.append("bind the pod's PersistentVolumeClaim (see the claim's events: StorageClass, provisioner)")
         elif r.startswith("Insufficient"):
             res = r.split(" ", 1)[1]
-            fixes.append(f"lower the {res} request or add nodes with enough {res} (e.g. a node pool that has it)")
+            asked = _requested(pod, res)
+            if asked:
+                what += f" (the pod requests {asked} {res})"
+            where = "its node" if daemon else "a node"
+            fixes.append(
+                f"lower the {res} request" + (f" ({asked})" if asked else "") + f" or free or add {res} on {where}"
+                + (" (or give the DaemonSet a priorityClassName such as system-node-critical so it can preempt)"
+                   if daemon else " (e.g. a node pool that has it)")
+            )  # fmt: skip
         elif r == "Too many pods":
             fixes.append("add nodes or raise the nodes' max pods")
         else:
@@ -29,7 +46,7 @@ def scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
     return Finding(
         rule="scheduling",
         subject=e.obj_name,
-        cause=f"Pod {e.obj_name} cannot be scheduled (Pending, FailedScheduling): {what}.",
+        cause=f"Pod {e.obj_name} cannot be scheduled (Pending, FailedScheduling): {what}{note}.",
         evidence=[ev(rec, e.message)],
         remediation=fixes or ["Check the pod's requests, node selectors, affinity and taints against the nodes."],
         confidence=0.9,
@@ -54,6 +71,21 @@ def scheduler_reasons(message: str) -> list[tuple[int, str]]:
         if m:
             out.append((int(m.group(1)), m.group(2).strip().rstrip(".")))
     return sorted(out, key=lambda cr: ("control-plane" in cr[1] or "master" in cr[1], -cr[0]))
+
+
+def _daemonset_pod(ctx: Context, name: str) -> bool:
+    """The pod was listed among a DaemonSet's pods (its description may not have been read)."""
+    return any(
+        s.kind == "DaemonSet" and s.name and name.startswith(s.name + "-") and len(name) - len(s.name) <= 7
+        for s in ctx.seen
+    )
+
+
+def _requested(pod: str, resource: str) -> str:
+    """What the pod's containers request of a resource, as written when one container asks (`1Gi`)."""
+    asked = [c.quantity("Requests", resource) for c in parse.containers(pod) if not c.init]
+    asked = [a for a in asked if a]
+    return asked[0] if len(asked) == 1 else (" + ".join(asked) if asked else "")
 
 
 def _pod_doc(ctx: Context, name: str) -> str:

@@ -35,6 +35,7 @@ PLATFORM = {
     "no-provisioner": "kubernetes.io/no-provisioner, the documented provisioner of local-volume StorageClasses",
     "rate-limit": "registries' and APIs' wording for 429 answers (rate-limit headers, Docker Hub's pull limit)",
     "max-old-space-size": "Node.js's heap size flag (--max-old-space-size)",
+    "volume node affinity conflict": "the scheduler's VolumeBinding plugin (ErrReasonNodeConflict)",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }

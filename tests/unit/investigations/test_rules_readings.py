@@ -172,3 +172,150 @@ def test_a_host_configured_in_a_configmap_is_fixed_at_its_key_and_leads_with_its
     report = rules.report(inv.state)
     assert "OTEL_EXPORTER_OTLP_ENDPOINT" not in (report["root_cause"] or "")
     assert "update CACHE_ADDR" in report["analysis"]
+
+
+# ---- placement: a volume pinned where no node is; a DaemonSet pod's own node ----------------------------------
+
+PENDING_POD = """Name:             db-2
+Namespace:        data
+Status:           Pending
+Controlled By:    {owner}
+Containers:
+  db:
+    Image:      registry.example/db:1.2
+    Requests:
+      cpu:      500m
+      memory:   1Gi
+Conditions:
+  Type           Status
+  PodScheduled   False
+Events:
+  Type     Reason            Age   From               Message
+  ----     ------            ----  ----               -------
+  Warning  FailedScheduling  2m    default-scheduler  0/3 nodes are available: {why}. preemption: 0/3 nodes.
+"""
+
+PV = """Name:              pvc-0d1e
+StorageClass:      fast
+Status:            Bound
+Claim:             data/storage-db-2
+Node Affinity:
+  Required Terms:
+    Term 0:        topology.kubernetes.io/zone in [zone-c]
+Events:            <none>
+"""
+
+# kubernetes-mcp-server lists cluster-scoped kinds under an `APIVERSION  KIND  NAME` header.
+NODES = (
+    "APIVERSION   KIND   NAME     STATUS   ROLES    AGE   VERSION   LABELS\n"
+    "v1           Node   node-a   Ready    <none>   5d    v1.30.1   kubernetes.io/hostname=node-a,"
+    "topology.kubernetes.io/zone=zone-a\n"
+    "v1           Node   node-b   Ready    <none>   5d    v1.30.1   kubernetes.io/hostname=node-b,"
+    "topology.kubernetes.io/zone=zone-b\n"
+)
+
+
+def _pending(owner: str, why: str, *more: tuple[str, dict[str, Any], str]) -> Investigation:
+    alert = {"title": "KubePodNotReady", "labels": {"alertname": "KubePodNotReady", "namespace": "data", "pod": "db-2"}}
+    inv = Investigation(alert)
+    pod = PENDING_POD.format(owner=owner, why=why)
+    inv.made(("pods_get", {"name": "db-2", "namespace": "data"}, pod), *more)
+    return inv
+
+
+def test_a_volume_pinned_to_a_zone_without_nodes_is_named_with_the_zones_that_have_them() -> None:
+    inv = _pending(
+        "StatefulSet/db",
+        "3 node(s) had volume node affinity conflict",
+        ("resources_get", {"apiVersion": "v1", "kind": "PersistentVolume", "name": "pvc-0d1e"}, PV),
+        ("resources_list", {"apiVersion": "v1", "kind": "Node"}, NODES),
+    )
+    found = [f for f in rules.findings(inv.state) if f.rule == "volume_zone"]
+    assert found
+    assert "zone-c" in found[0].cause
+    assert "zone-a, zone-b" in found[0].cause
+    assert "storage-db-2" in found[0].remediation[0]
+    assert rules.report(inv.state)["root_cause"] == found[0].cause
+
+
+def test_a_volume_in_a_zone_that_has_a_node_is_not_blamed() -> None:
+    inv = _pending(
+        "StatefulSet/db",
+        "3 node(s) had volume node affinity conflict",
+        ("resources_get", {"apiVersion": "v1", "kind": "PersistentVolume", "name": "pvc-0d1e"}, PV),
+        ("resources_list", {"apiVersion": "v1", "kind": "Node"}, NODES.replace("zone-b", "zone-c")),
+    )
+    assert not [f for f in rules.findings(inv.state) if f.rule == "volume_zone"]
+
+
+def test_the_planner_lists_the_nodes_when_the_scheduler_names_a_placement_reason() -> None:
+    inv = _pending("StatefulSet/db", "3 node(s) had volume node affinity conflict")
+    assert any(c.args.get("kind") == "Node" and not c.args.get("name") for c in inv.next())
+
+
+def test_a_daemonset_pod_is_not_told_to_fix_the_affinity_that_binds_it_to_its_node() -> None:
+    why = "1 Insufficient memory, 2 node(s) didn't match Pod's node affinity/selector"
+    inv = _pending("DaemonSet/agent", why)
+    found = next(f for f in rules.findings(inv.state) if f.rule == "scheduling")
+    assert "Insufficient memory" in found.cause
+    assert "1Gi" in found.cause
+    assert "didn't match" not in found.cause
+    assert not any("nodeSelector" in r or "label" in r for r in found.remediation)
+
+
+def test_a_deployment_pod_still_hears_about_its_selector() -> None:
+    why = "1 Insufficient memory, 2 node(s) didn't match Pod's node affinity/selector"
+    inv = _pending("ReplicaSet/db-7c9d6f5b8", why)
+    found = next(f for f in rules.findings(inv.state) if f.rule == "scheduling")
+    assert "didn't match" in found.cause
+
+
+# ---- two revisions of one workload -------------------------------------------------------------------------
+
+REVISION_POD = """Name:             agent-{suffix}
+Namespace:        data
+Labels:           app=agent
+                  controller-revision-hash={revision}
+Status:           {status}
+Controlled By:    DaemonSet/agent
+Containers:
+  agent:
+    Image:      registry.example/agent:{version}
+    Requests:
+      cpu:      100m
+      memory:   {memory}
+Events:  <none>
+"""
+
+LISTING = (
+    "NAME          READY   STATUS    RESTARTS   AGE   LABELS\n"
+    "agent-new01   1/1     Running   0          40m   app=agent,controller-revision-hash=bbb222\n"
+    "agent-old01   1/1     Running   0          17d   app=agent,controller-revision-hash=aaa111\n"
+    "agent-new02   0/1     Pending   0          38m   app=agent,controller-revision-hash=bbb222\n"
+)
+
+
+def test_a_healthy_pod_of_the_other_revision_is_described_and_what_changed_is_said() -> None:
+    alert = {
+        "title": "KubeDaemonSetRolloutStuck",
+        "labels": {"alertname": "X", "namespace": "data", "daemonset": "agent"},
+    }
+    inv = Investigation(alert)
+    ds = "Name:           agent\nNamespace:      data\nSelector:       app=agent\n"
+    inv.made(
+        ("resources_get", {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "namespace": "data"}, ds),
+        ("pods_list_in_namespace", {"namespace": "data", "labelSelector": "app=agent"}, LISTING),
+    )
+    names = {c.args.get("name") for c in inv.next()}
+    assert "agent-old01" in names, "the healthy pod of the previous revision is compared"
+    assert "agent-new01" not in names, "a healthy pod of the failing revision explains nothing"
+    new = REVISION_POD.format(suffix="new02", revision="bbb222", status="Pending", version="2.0", memory="1Gi")
+    old = REVISION_POD.format(suffix="old01", revision="aaa111", status="Running", version="1.9", memory="256Mi")
+    inv.made(
+        ("pods_get", {"name": "agent-new02", "namespace": "data"}, new),
+        ("pods_get", {"name": "agent-old01", "namespace": "data"}, old),
+    )
+    found = next(f for f in rules.findings(inv.state) if f.rule == "template_change")
+    # A pending pod's requests come before its image: they are what the scheduler weighs.
+    assert found.cause.index("memory request: 256Mi → 1Gi") < found.cause.index("image")
+    assert "back to 256Mi" in found.remediation[0]
