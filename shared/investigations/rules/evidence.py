@@ -9,6 +9,7 @@ from shared.investigations.rules.access_rules import rbac_gaps
 from shared.investigations.rules.alert_rules import heartbeat
 from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
+from shared.investigations.rules.daemonset_placement import daemonset_placement
 from shared.investigations.rules.event_rules import event_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.memo import evaluation
@@ -83,6 +84,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     policies_dropping,
     configured_hosts,
     held_rollouts,
+    daemonset_placement,
     template_changes,
     quota_consumers,
     requests_over_allocatable,

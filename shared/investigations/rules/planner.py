@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from shared.investigations.rules import parse
+from shared.investigations.rules.daemonset_placement import misscheduled, node_pools, nodes_to_describe
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
 from shared.investigations.rules.memo import evaluation, per_evaluation, remembered
 from shared.investigations.rules.objects import ObjRef
@@ -217,6 +218,8 @@ class Walk(PodListing, LogLeads):
         if obj.kind == "Pod":
             more = self.node_capacity() if _NODES_MATTER.search(rec.output[:200_000]) else []
             return self.failing_container_logs(obj, rec) + more
+        if obj.kind == "DaemonSet" and misscheduled(rec.output):
+            return self.pods_of(obj, references(rec.output, obj).selector) + self._daemonset_nodes(obj, rec)
         if obj.kind in _WORKLOADS or obj.kind == "CronJob":
             return self.pods_of(obj, references(rec.output, obj).selector)
         if obj.kind == "Node" and _unhealthy(rec.output):
@@ -234,6 +237,25 @@ class Walk(PodListing, LogLeads):
                 )
             ]  # fmt: skip
         return []
+
+    def _daemonset_nodes(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """A DaemonSet with pods where they should not be: the nodes, then one node per pool its pods run on."""
+        calls = self._call(Role.LIST, "which nodes are there, in which pools?", api_version="v1", kind="Node")
+        pools: dict[str, str] = {}
+        for s in self.seen:
+            if s.role is Role.LIST and s.kind == "Node" and not s.rec.is_error:
+                pools.update(node_pools(s.rec.output))
+        listing = self._pod_listing(obj.namespace or "", references(rec.output, obj).selector)
+        listing = listing or self._pod_listing(obj.namespace or "", None)
+        if listing is None:
+            return calls
+        mine = "\n".join(
+            [listing.output.splitlines()[0]]
+            + [line for line in listing.output.splitlines()[1:] if line.startswith(obj.name + "-")]
+        )
+        for node in nodes_to_describe(mine, pools):
+            calls += self.look_at(ObjRef("Node", node), f"a node that runs {obj.name}'s pods (its taints)")
+        return calls
 
     def _node_pods(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
         """An unhealthy node's pods (by field selector) and, in their namespaces, the events and the failing ones."""

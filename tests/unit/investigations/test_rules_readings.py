@@ -319,3 +319,65 @@ def test_a_healthy_pod_of_the_other_revision_is_described_and_what_changed_is_sa
     # A pending pod's requests come before its image: they are what the scheduler weighs.
     assert found.cause.index("memory request: 256Mi → 1Gi") < found.cause.index("image")
     assert "back to 256Mi" in found.remediation[0]
+
+
+# ---- a DaemonSet's pods on nodes it does not tolerate -------------------------------------------------------
+
+DS = """Name:           agent
+Namespace:      obs
+Selector:       app=agent
+Number of Nodes Misscheduled: 1
+Pod Template:
+  Containers:
+   agent:
+    Image:      registry.example/agent:1
+  Node-Selectors:  kubernetes.io/os=linux
+  Tolerations:     node-role.kubernetes.io/control-plane:NoSchedule op=Exists
+                   gpu=true:NoSchedule
+Events:                <none>
+"""
+DS_PODS = (
+    "NAME          READY   STATUS    RESTARTS   AGE   IP          NODE\n"
+    "agent-aaaaa   1/1     Running   0          9d    10.0.0.1    pool-a-1\n"
+    "agent-bbbbb   1/1     Running   0          9d    10.0.0.2    pool-a-2\n"
+    "agent-ccccc   1/1     Running   0          9d    10.0.0.3    pool-b-1\n"
+)
+POOL_NODES = (
+    "NAME       STATUS   ROLES    AGE   VERSION   LABELS\n"
+    "pool-a-1   Ready    <none>   9d    v1.30.1   example.com/pool=a\n"
+    "pool-a-2   Ready    <none>   9d    v1.30.1   example.com/pool=a\n"
+    "pool-b-1   Ready    <none>   9d    v1.30.1   example.com/pool=b\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("taints", "blamed"),
+    [
+        ("Taints:             team=ml:NoSchedule", True),
+        ("Taints:             gpu=true:NoSchedule", False),  # tolerated by key, value and effect
+        ("Taints:             node-role.kubernetes.io/control-plane:NoSchedule", False),  # op=Exists
+        ("Taints:             gpu=false:NoSchedule", True),  # same key, another value
+        ("Taints:             <none>", False),
+    ],
+)
+def test_a_daemonset_pod_on_a_node_with_a_taint_it_does_not_tolerate(taints: str, blamed: bool) -> None:
+    alert = {
+        "title": "KubeDaemonSetMisScheduled",
+        "labels": {"alertname": "X", "namespace": "obs", "daemonset": "agent"},
+    }
+    inv = Investigation(alert)
+    inv.made(("resources_get", {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "namespace": "obs"}, DS))
+    inv.made(
+        ("pods_list_in_namespace", {"namespace": "obs", "labelSelector": "app=agent"}, DS_PODS),
+        ("resources_list", {"apiVersion": "v1", "kind": "Node"}, POOL_NODES),
+    )
+    described = {c.args.get("name") for c in inv.next() if c.args.get("kind") == "Node"}
+    assert described == {"pool-a-1", "pool-b-1"}, "one node per pool the pods run on"
+    node = f"Name:               pool-b-1\nRoles:              <none>\n{taints}\nUnschedulable:      false\n"
+    inv.made(("resources_get", {"apiVersion": "v1", "kind": "Node", "name": "pool-b-1"}, node))
+    found = [f for f in rules.findings(inv.state) if f.rule == "daemonset_taint"]
+    assert bool(found) is blamed
+    if found:
+        assert "agent-ccccc" in found[0].cause
+        assert "does not evict" in found[0].cause
+        assert f"add a toleration for {taints.split()[-1]}" in found[0].remediation[0]
