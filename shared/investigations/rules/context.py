@@ -28,7 +28,7 @@ class Context:
         self.logs = [s.rec for s in seen if s.role is Role.POD_LOG]
         self.events = [s.rec for s in seen if s.role is Role.EVENTS]
         self.gets = [s.rec for s in seen if s.role is Role.DESCRIBE]
-        self.lists = [s.rec for s in seen if s.role in (Role.LIST, Role.POD_LIST)]
+        self.lists = [s.rec for s in seen if s.role in (Role.LIST, Role.POD_LIST, Role.POD_LIST_ALL)]
         self.tempo = [s.rec for s in seen if s.role in (Role.TRACES, Role.TRACE)]
         self.metrics = [s.rec for s in seen if s.role is Role.METRICS_QUERY]
         t = self.target

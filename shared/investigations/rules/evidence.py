@@ -14,6 +14,7 @@ from shared.investigations.rules.event_rules import event_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.network_rules import policies_dropping
+from shared.investigations.rules.node_disk import node_filesystem
 from shared.investigations.rules.node_rules import lost_nodes
 from shared.investigations.rules.placement_rules import volume_zone
 from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, throttling
@@ -81,6 +82,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     volume_zone,
     rbac_gaps,
     lost_nodes,
+    node_filesystem,
     policies_dropping,
     configured_hosts,
     held_rollouts,

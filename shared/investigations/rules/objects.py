@@ -357,3 +357,25 @@ def text_objects(text: str, namespace: str | None = None) -> list[ObjRef]:
         if obj is not None and obj not in out:
             out.append(obj)
     return out
+
+
+_DEPLOYMENT_POD = re.compile(r"^([a-z0-9][-a-z0-9]{0,200})-[a-z0-9]{6,10}-[a-z0-9]{5}$")
+_JOB_POD = re.compile(r"^[a-z0-9][-a-z0-9]{0,200}-\d{6,12}-[a-z0-9]{5}$")
+_SET_POD = re.compile(r"^([a-z0-9][-a-z0-9]{0,200})-[a-z0-9]{5}$")
+_ORDINAL_POD = re.compile(r"^([a-z0-9][-a-z0-9]{0,200})-\d{1,4}$")
+
+
+def owner_by_name(pod: ObjRef) -> ObjRef | None:
+    """The workload a pod's generated name implies, when the pod itself cannot be read: `web-7c9d6f5b8-x2x9q` is
+    Deployment web's, `agent-x2x9q` a DaemonSet's, `db-0` a StatefulSet's (a CronJob's pods are left out: their
+    Job is gone soon and the name says little)."""
+    name = pod.name
+    if _JOB_POD.match(name):
+        return None
+    if m := _DEPLOYMENT_POD.match(name):
+        return ObjRef("Deployment", m.group(1), pod.namespace)
+    if m := _SET_POD.match(name):
+        return ObjRef("DaemonSet", m.group(1), pod.namespace)
+    if m := _ORDINAL_POD.match(name):
+        return ObjRef("StatefulSet", m.group(1), pod.namespace)
+    return None

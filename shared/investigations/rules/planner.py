@@ -16,7 +16,8 @@ from shared.investigations.rules import parse
 from shared.investigations.rules.daemonset_placement import misscheduled, node_pools, nodes_to_describe
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
 from shared.investigations.rules.memo import evaluation, per_evaluation, remembered
-from shared.investigations.rules.objects import ObjRef
+from shared.investigations.rules.node_disk import filesystem_alert, node_workload_rows
+from shared.investigations.rules.objects import ObjRef, owner_by_name
 from shared.investigations.rules.pod_listing import PodListing
 from shared.investigations.rules.quota_rules import consumers_kind, nearly_full
 from shared.investigations.rules.references import references
@@ -222,7 +223,7 @@ class Walk(PodListing, LogLeads):
             return self.pods_of(obj, references(rec.output, obj).selector) + self._daemonset_nodes(obj, rec)
         if obj.kind in _WORKLOADS or obj.kind == "CronJob":
             return self.pods_of(obj, references(rec.output, obj).selector)
-        if obj.kind == "Node" and _unhealthy(rec.output):
+        if obj.kind == "Node" and (_unhealthy(rec.output) or filesystem_alert(self.state.alert) is not None):
             return self._node_pods(obj, rec)
         if obj.kind == "ResourceQuota" and obj.namespace:
             return self._quota_consumers(obj, rec)
@@ -259,8 +260,12 @@ class Walk(PodListing, LogLeads):
 
     def _node_pods(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
         """An unhealthy node's pods (by field selector) and, in their namespaces, the events and the failing ones."""
-        calls = self._call(Role.LIST, f"pods on node {obj.name}", api_version="v1", kind="Pod",
-                           fields=f"spec.nodeName={obj.name}")  # fmt: skip
+        on_node = f"spec.nodeName={obj.name}"
+        calls = self._call(Role.POD_LIST_ALL, f"pods on node {obj.name}", fields=on_node) or self._call(
+            Role.LIST, f"pods on node {obj.name}", api_version="v1", kind="Pod", fields=on_node
+        )
+        if filesystem_alert(self.state.alert) is not None:
+            calls += self._node_workloads(obj)
         for ns in _node_pod_namespaces(rec.output)[:2]:
             calls += self._call(Role.EVENTS, f"events where node {obj.name}'s pods run", namespace=ns)
             calls += self._pod_list_call(ns, None, f"pods of {ns} on node {obj.name}")
@@ -268,6 +273,25 @@ class Walk(PodListing, LogLeads):
             if listing is not None:
                 rows = parse.table(listing.output)
                 calls += self.pods_from_rows(rows, ns, f"node {obj.name}", limit=2, failing_only=True)
+        return calls
+
+    def _node_workloads(self, obj: ObjRef) -> list[ToolCall]:
+        """A node's filesystem fills up: its workload pods, described (their hostPath volumes) and their logs;
+        a pod that cannot be described is read through its owner (its name says which)."""
+        calls: list[ToolCall] = []
+        for s in self.seen:
+            if s.role not in (Role.POD_LIST_ALL, Role.LIST) or s.kind != "Pod" or s.rec.is_error:
+                continue
+            if obj.name not in s.rec.output[:400_000]:
+                continue
+            for row in node_workload_rows(s.rec.output):
+                pod = ObjRef("Pod", row.get("NAME"), row.get("NAMESPACE") or None)
+                calls += self.look_at(pod, f"pod {pod.name} on node {obj.name}")
+                calls += self._log_call(pod, None, False, f"does {pod.name} fail to write?")
+                if pod in self.failed:
+                    owner = owner_by_name(pod)
+                    if owner is not None:
+                        calls += self.look_at(owner, f"the owner of {pod.name} (its volumes)")
         return calls
 
     def _quota_consumers(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:

@@ -10,6 +10,7 @@ from shared.investigations.rules.evidence import findings
 from shared.investigations.rules.log_signals import rank_log_lines
 from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.object_state import read_object
+from shared.investigations.rules.objects import alert_objects
 from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
 from shared.investigations.rules.toolshape import Role, Toolbox
@@ -26,7 +27,8 @@ def report(state: InvestigationState) -> dict[str, Any]:
     lead = _deepest(state, causes) if causes else (symptoms[0] if symptoms else None)
     t = target_of(state.alert)
     when = str(state.alert.get("starts_at") or "")
-    subject = t.pod or t.deployment or t.job or t.statefulset or t.daemonset or t.node or t.namespace or ""
+    named = next((o.name for o in alert_objects(state.alert).objects if o.kind != "Namespace"), "")
+    subject = t.pod or t.deployment or t.job or t.statefulset or t.daemonset or t.node or named or t.namespace or ""
     ordered = _ordered(lead, causes, symptoms)
     structured: dict[str, Any] = {
         "root_cause": lead.cause if lead else None,

@@ -15,7 +15,9 @@ class Seen:
         shape = next((box.by_role[r] for r in box.roles_of(rec.tool)), None)
         slots = {s: rec.args.get(p) for s, p in shape.slots.items()} if shape is not None else {}
         self.role = box.role_of(rec.tool)
-        self.kind = str(slots.get(Slot.KIND) or ("Pod" if self.role in (Role.POD_GET, Role.POD_LOG) else ""))
+        self.kind = str(
+            slots.get(Slot.KIND) or ("Pod" if self.role in (Role.POD_GET, Role.POD_LOG, Role.POD_LIST_ALL) else "")
+        )
         k = kind_of(self.kind)
         self.kind = k.name if k else self.kind
         self.name = str(slots.get(Slot.NAME) or "")

@@ -31,6 +31,7 @@ class Role(StrEnum):
     METRICS_QUERY = "metrics_query"  # a PromQL (range) query
     TRACES = "traces"  # recent traces
     TRACE = "trace"  # one trace by id
+    POD_LIST_ALL = "pod_list_all"  # pods of every namespace, by field (spec.nodeName) or label selector
 
 
 class Slot(StrEnum):
@@ -154,6 +155,11 @@ def _fit_pod_list(sh: Shape, t: _Words) -> int:
     return 10 + (Slot.LABELS in sh.slots) if ok else 0
 
 
+def _fit_pod_list_all(sh: Shape, t: _Words) -> int:
+    ok = t.pods and t.listing and not (t.logs or t.usage or t.events) and Slot.NAMESPACE not in sh.slots
+    return 10 + (Slot.FIELDS in sh.slots) if ok and (Slot.FIELDS in sh.slots or Slot.LABELS in sh.slots) else 0
+
+
 def _fit_events(sh: Shape, t: _Words) -> int:
     return 10 + (Slot.NAMESPACE in sh.slots) if t.events and Slot.NAME not in sh.slots and not t.logs else 0
 
@@ -197,6 +203,7 @@ _FITS = {
     Role.METRICS_QUERY: _fit_metrics,
     Role.TRACES: _fit_traces,
     Role.TRACE: _fit_trace,
+    Role.POD_LIST_ALL: _fit_pod_list_all,
 }
 
 

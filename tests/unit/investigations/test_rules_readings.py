@@ -17,7 +17,7 @@ import pytest
 
 from shared.investigations import rules
 from shared.investigations.rules.log_categories import classify
-from shared.investigations.rules.objects import alert_objects
+from shared.investigations.rules.objects import ObjRef, alert_objects, owner_by_name
 from tests.unit.investigations.test_walk import Investigation
 
 POD = """Name:             web-api-5d7c9f8b6d-2xkqp
@@ -381,3 +381,88 @@ def test_a_daemonset_pod_on_a_node_with_a_taint_it_does_not_tolerate(taints: str
         assert "agent-ccccc" in found[0].cause
         assert "does not evict" in found[0].cause
         assert f"add a toleration for {taints.split()[-1]}" in found[0].remediation[0]
+
+
+# ---- a node filesystem running out: who writes to it ------------------------------------------------------
+
+NODE = """Name:               node-7
+Roles:              <none>
+Taints:             <none>
+Conditions:
+  Type             Status  Reason                       Message
+  ----             ------  ------                       -------
+  MemoryPressure   False   KubeletHasSufficientMemory   kubelet has sufficient memory available
+  DiskPressure     False   KubeletHasNoDiskPressure     kubelet has no disk pressure
+  Ready            True    KubeletReady                 kubelet is posting ready status
+"""
+NODE_PODS = (
+    "NAMESPACE     NAME                    READY   STATUS      RESTARTS   AGE   IP          NODE\n"
+    "kube-system   kube-proxy-m2z6c        1/1     Running     0          43d   10.0.0.38   node-7\n"
+    "web           img-cache-7pzq4         1/1     Running     0          43d   10.0.5.23   node-7\n"
+    "web           nightly-29417630-k8w2c  0/1     Completed   0          24m   10.0.5.70   node-7\n"
+)
+CACHE_DS = """Name:           img-cache
+Namespace:      web
+Selector:       app=img-cache
+Pod Template:
+  Containers:
+   nginx:
+    Image:      nginx:1.27
+  Volumes:
+   cache:
+    Type:          HostPath (bare host directory volume)
+    Path:          /data/img-cache
+    HostPathType:  DirectoryOrCreate
+"""
+FS_ALERT: dict[str, Any] = {
+    "title": "NodeFilesystemAlmostOutOfFiles",
+    "description": "Filesystem on /dev/sdb1, mounted on /data, at node-7 has only 3% available inodes left.",
+    "labels": {
+        "alertname": "NodeFilesystemAlmostOutOfFiles", "instance": "node-7", "mountpoint": "/data",
+        "device": "/dev/sdb1", "namespace": "monitoring", "pod": "node-exporter-q4x7b", "job": "node-exporter",
+    },
+}  # fmt: skip
+
+
+def test_the_pod_that_fills_a_node_filesystem_is_found_through_its_hostpath_and_failing_writes() -> None:
+    inv = Investigation(FS_ALERT)
+    inv.made(("resources_get", {"apiVersion": "v1", "kind": "Node", "name": "node-7"}, NODE))
+    listed = inv.next()
+    assert ("pods_list", {"fieldSelector": "spec.nodeName=node-7"}) in [(c.tool, c.args) for c in listed]
+    inv.made(("pods_list", {"fieldSelector": "spec.nodeName=node-7"}, NODE_PODS))
+    asked = {(c.tool, c.args.get("name")) for c in inv.next()}
+    assert ("pods_log", "img-cache-7pzq4") in asked
+    assert not {n for _, n in asked} & {"kube-proxy-m2z6c", "nightly-29417630-k8w2c"}, "system and finished pods"
+    failed = 'failed to get resource: pods "img-cache-7pzq4" not found'
+    log = '2025/12/05 11:51:08 [crit] 29#29: open() "/var/cache/x/0000004505" failed (28: No space left on device)'
+    inv.made(
+        ("resources_get", {"apiVersion": "v1", "kind": "Pod", "name": "img-cache-7pzq4", "namespace": "web"}, failed),
+        ("pods_log", {"name": "img-cache-7pzq4", "namespace": "web"}, log),
+    )
+    inv.state.calls[-2].is_error = True
+    # The pod could not be read: its name says which DaemonSet owns it, and that holds the volume.
+    owner = ("resources_get", "img-cache")
+    assert owner in {(c.tool, c.args.get("name")) for c in inv.next() if c.args.get("kind") == "DaemonSet"}
+    ds_args = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "img-cache", "namespace": "web"}
+    inv.made(("resources_get", ds_args, CACHE_DS))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "node_filesystem")
+    assert "/data/img-cache" in found.cause
+    assert "inodes" in found.cause
+    assert "DiskPressure False" in found.cause
+    assert "No space left on device" in found.cause
+    assert "file count" in found.remediation[0]
+
+
+@pytest.mark.parametrize(
+    ("pod", "owner"),
+    [
+        ("web-7c9d6f5b8-x2x9q", ("Deployment", "web")),
+        ("agent-x2x9q", ("DaemonSet", "agent")),
+        ("db-0", ("StatefulSet", "db")),
+        ("report-29582400-8xvdn", None),
+        ("plain", None),
+    ],
+)
+def test_a_pods_generated_name_implies_its_owner(pod: str, owner: tuple[str, str] | None) -> None:
+    found = owner_by_name(ObjRef("Pod", pod, "ns"))
+    assert (None if found is None else (found.kind, found.name)) == owner

@@ -111,8 +111,8 @@ def test_kubernetes_mcp_server_tools_map_to_their_roles() -> None:
         Role.POD_TOP: "pods_top",
         Role.NODE_TOP: "nodes_top",
         Role.NODE_LOG: "nodes_log",
+        Role.POD_LIST_ALL: "pods_list",  # every namespace's pods, by field selector (a node's pods)
     }
-    assert box.role_of("pods_list") is None  # all namespaces' pods: the namespaced listing fits better
     assert box.role_of("nodes_stats_summary") is None
 
 
