@@ -29,6 +29,7 @@ from shared.investigations.rules.revisions import template_changes
 from shared.investigations.rules.runtime_memory import heap_over_limit
 from shared.investigations.rules.state import Finding, InvestigationState
 from shared.investigations.rules.state_rules import object_states, ranked_logs
+from shared.investigations.rules.tls_rules import unverified_tls_secrets
 from shared.investigations.rules.volume_rules import unprovisioned_claims, volume_space
 from shared.investigations.rules.workload_rules import held_rollouts
 
@@ -85,6 +86,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     node_filesystem,
     policies_dropping,
     configured_hosts,
+    unverified_tls_secrets,
     held_rollouts,
     daemonset_placement,
     template_changes,

@@ -466,3 +466,38 @@ def test_the_pod_that_fills_a_node_filesystem_is_found_through_its_hostpath_and_
 def test_a_pods_generated_name_implies_its_owner(pod: str, owner: tuple[str, str] | None) -> None:
     found = owner_by_name(ObjRef("Pod", pod, "ns"))
     assert (None if found is None else (found.kind, found.name)) == owner
+
+
+# ---- an HTTPS probe failing at an Ingress whose backend answers ---------------------------------------------
+
+INGRESS = """Name:             shop
+Namespace:        web
+Ingress Class:    nginx
+TLS:
+  shop-tls-v2 terminates shop.example.com
+Rules:
+  Host              Path  Backends
+  ----              ----  --------
+  shop.example.com
+                    /     storefront:80 ({endpoints})
+Events:           <none>
+"""
+
+
+@pytest.mark.parametrize(("endpoints", "blamed"), [("10.0.1.23:8080,10.0.2.17:8080", True), ("<none>", False)])
+def test_the_tls_secret_of_an_ingress_whose_backend_answers_is_named_for_a_person_to_check(
+    endpoints: str, blamed: bool
+) -> None:
+    alert = {
+        "title": "BlackboxProbeFailed",
+        "labels": {"alertname": "BlackboxProbeFailed", "instance": "https://shop.example.com/health"},
+    }
+    inv = Investigation(alert)
+    args = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "shop", "namespace": "web"}
+    inv.made(("resources_get", args, INGRESS.format(endpoints=endpoints)))
+    found = [f for f in rules.findings(inv.state) if f.rule == "tls_secret_unverified"]
+    assert bool(found) is blamed
+    if found:
+        assert "shop-tls-v2" in found[0].cause
+        assert "kubectl get secret shop-tls-v2 -n web" in found[0].remediation[0]
+        assert not any(c.args.get("kind") == "Secret" for c in inv.next()), "Secrets are never read"
