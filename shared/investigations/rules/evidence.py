@@ -27,6 +27,7 @@ from shared.investigations.rules.reference_rules import (
 )
 from shared.investigations.rules.revisions import template_changes
 from shared.investigations.rules.runtime_memory import heap_over_limit
+from shared.investigations.rules.scrape_rules import scrape_failures
 from shared.investigations.rules.state import Finding, InvestigationState
 from shared.investigations.rules.state_rules import object_states, ranked_logs
 from shared.investigations.rules.tls_rules import unverified_tls_secrets
@@ -87,6 +88,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     policies_dropping,
     configured_hosts,
     unverified_tls_secrets,
+    scrape_failures,
     held_rollouts,
     daemonset_placement,
     template_changes,

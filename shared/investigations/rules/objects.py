@@ -55,6 +55,8 @@ KINDS: dict[str, Kind] = {
         Kind("Certificate", "cert-manager.io/v1"),
         Kind("Issuer", "cert-manager.io/v1"),
         Kind("ClusterIssuer", "cert-manager.io/v1", namespaced=False),
+        Kind("ServiceMonitor", "monitoring.coreos.com/v1"),
+        Kind("PodMonitor", "monitoring.coreos.com/v1"),
     )
 }
 
@@ -215,6 +217,8 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
             add(ref(kind, value, namespace))
     if operator and operator_alert:
         add(ref(operator, labels["name"], namespace))
+    for target in _scrape_target(labels, alertname, namespace):
+        add(target)
     text = _alert_text(alert)
     for obj in text_objects(text, namespace):
         add(obj)
@@ -232,6 +236,23 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
     hosts = tuple(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
     instance_host = _instance_node(labels, alertname, found)
     return AlertObjects(namespace, container, sorted(found, key=_priority), apps, hosts, instance_host)
+
+
+_TARGETS_DOWN = re.compile(r"targetdown|scrape|target.?missing|endpoint.?down")
+
+
+def _scrape_target(labels: dict[str, str], alertname: str, namespace: str | None) -> list[ObjRef]:
+    """A scrape target that is down: the `service` label is the target's Service (a scrape label elsewhere), and
+    the ServiceMonitor that scrapes it is usually named after the job. An exporter scraping itself is not one."""
+    job = labels.get("job", "")
+    if not _TARGETS_DOWN.search(alertname) or _is_exporter(job, job):
+        return []
+    found = [
+        ref(kind, labels[key], namespace)
+        for key, kind in (("service", "Service"), ("job", "ServiceMonitor"))
+        if labels.get(key) and _NAME.fullmatch(labels[key])
+    ]
+    return [f for f in found if f is not None]
 
 
 def _label_kind(key: str, value: str, alertname: str, scrape_job: str) -> str | None:

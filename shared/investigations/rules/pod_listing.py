@@ -43,8 +43,10 @@ class PodListing(WalkGraph):
         rows = [r for r in parse.table(listing.output) if r.get("NAME")]
         if owner.kind == "Service":
             # A selector that matches no pod is the finding itself; the namespace's listing (with labels) is
-            # there to compare, not a list of pods to read.
-            return calls
+            # there to compare, not a list of pods to read. The pods it does select are read (a few).
+            wanted = dict(p.split("=", 1) for p in (selector or "").split(",") if "=" in p)
+            mine = [r for r in rows if wanted and _selected(r, wanted)]
+            return calls + (self.pods_from_rows(mine, ns, f"Service {owner.name}", limit=2) if mine else [])
         if owner.kind != "Service":
             # A workload's pods are named after it; a listing that answered more than the selector asked for
             # (or the namespace's whole listing) is narrowed to them.
@@ -155,3 +157,12 @@ def _failing(row: parse.Row) -> bool:
         return False
     restarts = row.get("RESTARTS").split(" ")[0]
     return bool(_FAILING_STATUS.search(status + " " + row.get("READY"))) or restarts not in ("", "0")
+
+
+def _selected(row: parse.Row, wanted: dict[str, str]) -> bool:
+    """The listed pod carries the selector's labels (a listing without a LABELS column: trusted as selected)."""
+    labels = row.get("LABELS")
+    if not labels:
+        return True
+    have = dict(p.split("=", 1) for p in labels.split(",") if "=" in p)
+    return all(have.get(k) == v for k, v in wanted.items())

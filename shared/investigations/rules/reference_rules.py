@@ -144,9 +144,13 @@ def missing_references(ctx: Context) -> list[Finding]:
         # The parent's own output naming the child next to a failure corroborates the absence.
         parent_out = walk.described[parent].output if parent in walk.described else ""
         # Logs that fail to reach the missing object (by name) corroborate it as well as the parent's own output.
-        parent_out += "\n".join(x.rec.output[-100_000:] for x in walk.seen if x.role is Role.POD_LOG)
+        parent_out += "\n".join(
+            x.rec.output[-100_000:] for x in walk.seen if x.role is Role.POD_LOG and not x.rec.is_error
+        )
+        # The name as a whole name (`nginx` is not named by `ingress-nginx`).
+        named = re.compile(rf"(?<![-\w.]){re.escape(child.name)}(?![-\w])")
         told = any(
-            child.name in line
+            named.search(line)
             and re.search(r"(?i)not found|missing|does not exist|invalid|unknown|no such host|resolve|NXDOMAIN", line)
             for line in parent_out.splitlines()
         )

@@ -251,8 +251,19 @@ def test_text_namespace_phrases_and_ns_slash_name() -> None:
 def test_prose_that_only_mentions_a_kind_names_nothing() -> None:
     assert text_objects("The pod capacity is low and the node fails; the service is slow.", "shop") == []
     assert text_objects("Check the cm and the sa of the ing", "shop") == []  # short names are English words too
-    assert objects(alert("TargetDown", "100% of the targets are down.", job="checkout", namespace="shop")) == [
+    assert objects(alert("KubePodNotReady", "The pods are not ready.", job="checkout", namespace="shop")) == [
         ObjRef("Namespace", "shop")
+    ]
+
+
+def test_a_scrape_target_that_is_down_is_its_service_and_the_servicemonitor_named_after_its_job() -> None:
+    found = objects(alert("TargetDown", "100% of the targets are down.", job="checkout", service="checkout",
+                          namespace="shop"))  # fmt: skip
+    assert found == [ObjRef("Service", "checkout", "shop"), ObjRef("ServiceMonitor", "checkout", "shop"),
+                     ObjRef("Namespace", "shop")]  # fmt: skip
+    # An exporter's own target is not the subject (kube-state-metrics scraping itself).
+    assert objects(alert("TargetDown", "targets down", job="kube-state-metrics", namespace="monitoring")) == [
+        ObjRef("Namespace", "monitoring")
     ]
 
 

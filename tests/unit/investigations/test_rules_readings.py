@@ -501,3 +501,49 @@ def test_the_tls_secret_of_an_ingress_whose_backend_answers_is_named_for_a_perso
         assert "shop-tls-v2" in found[0].cause
         assert "kubectl get secret shop-tls-v2 -n web" in found[0].remediation[0]
         assert not any(c.args.get("kind") == "Secret" for c in inv.next()), "Secrets are never read"
+
+
+# ---- a scrape target that is down while its pods run -----------------------------------------------------------
+
+MONITOR = """apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: checkout
+  namespace: shop
+spec:
+  endpoints:
+  - interval: 30s
+    path: /metrics
+    port: http-mgmt
+  selector:
+    matchLabels:
+      app: checkout
+"""
+APP_LOG = (
+    "2025-12-08T10:21:55.297Z  INFO 1 --- [main] o.s.b.a.e.web.EndpointLinksResolver : Exposing 2 endpoints "
+    "beneath base path '/actuator'\n"
+    + "".join(
+        f'10.8.4.12 - - [08/Dec/2025:10:2{i}:09 +0000] "GET /metrics HTTP/1.1" 404 117 "-" "Prometheus/3.5.0"\n'
+        f"2025-12-08T10:2{i}:24Z INFO order accepted id={i}\n"
+        for i in range(5)
+    )
+)
+
+
+def test_a_scrape_path_the_app_no_longer_serves_is_named_with_where_it_serves_now() -> None:
+    alert = {
+        "title": "TargetDown",
+        "labels": {"alertname": "TargetDown", "job": "checkout", "service": "checkout", "namespace": "shop"},
+    }
+    inv = Investigation(alert)
+    first = {(c.args.get("kind"), c.args.get("name")) for c in inv.next()}
+    assert {("Service", "checkout"), ("ServiceMonitor", "checkout")} <= first
+    sm = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "name": "checkout", "namespace": "shop"}
+    inv.made(
+        ("resources_get", sm, MONITOR),
+        ("pods_log", {"name": "checkout-58f7c9d6b4-4mxtq", "namespace": "shop"}, APP_LOG),
+    )
+    found = next(f for f in rules.findings(inv.state) if f.rule == "scrape_path")
+    assert "HTTP 404" in found.cause
+    assert "path /metrics on port http-mgmt" in found.cause
+    assert "/actuator/prometheus" in found.remediation[0]
