@@ -94,14 +94,16 @@ def all_tools() -> list[dict[str, Any]]:
 def tools_for(scenario: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools a scenario exposes: `available_tools` exactly when present (may be empty), else the full list.
 
-    Names in `available_tools` that are not kubernetes-mcp-server tools (prometheus_*, tempo_*) are listed
-    with a permissive schema, so a harness can offer them as a second server.
+    A scenario may declare another server's tools in `tools` (MCP tool definitions: name, description,
+    inputSchema); those definitions win over kubernetes-mcp-server's, so a server with other names and argument
+    shapes is played as it is. Other names in `available_tools` that are not kubernetes-mcp-server tools
+    (prometheus_*, tempo_*) are listed with a permissive schema, so a harness can offer them as a second server.
     """
-    tools = all_tools()
+    own = [t for t in scenario.get("tools") or [] if isinstance(t, dict) and t.get("name")]
+    by_name = {t["name"]: t for t in all_tools()} | {t["name"]: t for t in own}
     names = scenario.get("available_tools")
     if names is None:
-        return tools
-    by_name = {t["name"]: t for t in tools}
+        return list(by_name.values()) if not own else own
     return [by_name.get(n) or _extra_tool(n) for n in names]
 
 
