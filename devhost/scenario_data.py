@@ -103,7 +103,7 @@ def tools_for(scenario: dict[str, Any]) -> list[dict[str, Any]]:
     by_name = {t["name"]: t for t in all_tools()} | {t["name"]: t for t in own}
     names = scenario.get("available_tools")
     if names is None:
-        return list(by_name.values()) if not own else own
+        return own or list(by_name.values())
     return [by_name.get(n) or _extra_tool(n) for n in names]
 
 
