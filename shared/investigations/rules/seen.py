@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared.investigations.rules.objects import ObjRef, kind_of
 from shared.investigations.rules.state import CallRecord
-from shared.investigations.rules.toolshape import Role, Slot, Toolbox
+from shared.investigations.rules.toolshape import Role, Toolbox
 
 
 class Seen:
@@ -12,19 +12,17 @@ class Seen:
 
     def __init__(self, rec: CallRecord, box: Toolbox) -> None:
         self.rec = rec
-        shape = next((box.by_role[r] for r in box.roles_of(rec.tool)), None)
-        slots = {s: rec.args.get(p) for s, p in shape.slots.items()} if shape is not None else {}
-        self.role = box.role_of(rec.tool)
-        self.kind = str(
-            slots.get(Slot.KIND) or ("Pod" if self.role in (Role.POD_GET, Role.POD_LOG, Role.POD_LIST_ALL) else "")
-        )
-        k = kind_of(self.kind)
+        read = box.read(rec.tool, rec.args)
+        self.role = read.role
+        self.kind = read.kind or ("Pod" if self.role in (Role.POD_GET, Role.POD_LOG, Role.POD_LIST_ALL) else "")
+        k = kind_of(self.kind.lower())
         self.kind = k.name if k else self.kind
-        self.name = str(slots.get(Slot.NAME) or "")
-        self.namespace = str(slots.get(Slot.NAMESPACE) or "") or None
-        self.labels = str(slots.get(Slot.LABELS) or "")
-        self.previous = bool(slots.get(Slot.PREVIOUS))
-        self.container = str(slots.get(Slot.CONTAINER) or "")
+        self.name = read.name
+        self.namespace = read.namespace or None
+        self.labels = read.labels
+        self.fields = read.fields
+        self.previous = read.previous
+        self.container = read.container
 
     def obj(self) -> ObjRef | None:
         """The object a describe call read."""

@@ -12,6 +12,7 @@ import re
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from shared.investigations.rules import kubectl_command
 from shared.investigations.rules.state import ToolCall, ToolSpec
 
 
@@ -48,6 +49,9 @@ class Slot(StrEnum):
     QUERY = "query"
     TRACE_ID = "trace_id"
     ALL_NAMESPACES = "all_namespaces"
+    TARGET = "target"  # `kind/name` in one argument
+    NS_NAME = "ns_name"  # `namespace/name` in one argument
+    COMMAND = "command"  # a kubectl command line
 
 
 # Property names (lower-case, without `_`/`-`) that mean a slot.
@@ -74,6 +78,25 @@ class Shape(NamedTuple):
     required: frozenset[str]
     words: frozenset[str]
     extra: frozenset[str]  # properties that fill no slot
+    enums: dict[str, tuple[str, ...]] | None = None  # a property's allowed values (a kind's resource names)
+    command_prefix: bool = True  # a command argument starts with `kubectl`
+
+
+# A property whose description asks for two names in one: `TYPE/NAME`, `kind/name`, `namespace/pod`.
+_TARGET_DESC = re.compile(r"(?i)\b(?:type|kind|resource(?:[ _]?type)?)\s?/\s?name\b|<(?:type|kind)>/<name>")
+_NS_NAME_DESC = re.compile(r"(?i)\bnamespace\s?/\s?(?:pod|name)\b|<namespace>/<(?:pod|name)>")
+_COMMAND_KEYS = ("command", "cmd", "kubectlcommand", "commandline", "kubectl")
+
+
+def _composite(key: str, desc: str) -> Slot | None:
+    """A slot read from what a property says it takes rather than its name."""
+    if key in _COMMAND_KEYS or (key in ("args", "arguments") and "kubectl" in desc.lower()):
+        return Slot.COMMAND
+    if _NS_NAME_DESC.search(desc):
+        return Slot.NS_NAME
+    if _TARGET_DESC.search(desc):
+        return Slot.TARGET
+    return None
 
 
 def shape_of(spec: ToolSpec) -> Shape:
@@ -83,12 +106,24 @@ def shape_of(spec: ToolSpec) -> Shape:
     props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
     slots: dict[Slot, str] = {}
     extra: set[str] = set()
+    enums: dict[str, tuple[str, ...]] = {}
+    prefix = True
     text = [spec.description]
     for prop, body in list(props.items())[:64]:
         key = re.sub(r"[-_ ]", "", str(prop).lower())
         desc = str(body.get("description") or "") if isinstance(body, dict) else ""
         text.append(desc)
-        slot = next((s for s, names in _SLOT_NAMES.items() if key in names and s not in slots), None)
+        if isinstance(body, dict) and isinstance(body.get("enum"), list):
+            enums[str(prop)] = tuple(str(v) for v in body["enum"][:200])
+        slot = _composite(key, desc)
+        if slot is not None and slot in slots:
+            slot = None
+        if slot is Slot.COMMAND:
+            # "the kubectl command without 'kubectl'", or examples that start with the verb
+            prefix = not re.search(
+                r"(?i)without (?:the )?['\"`]?kubectl|omit(?:ting)? ['\"`]?kubectl|e\.g\. ['\"`]?get ", desc
+            )
+        slot = slot or next((s for s, names in _SLOT_NAMES.items() if key in names and s not in slots), None)
         if slot is Slot.TRACE_ID and key == "id" and "trace" not in desc.lower():
             slot = None
         if slot is None:
@@ -98,7 +133,7 @@ def shape_of(spec: ToolSpec) -> Shape:
     raw_required = schema.get("required")
     required: list[Any] = raw_required if isinstance(raw_required, list) else []
     words = frozenset(re.findall(r"[a-z]+", " ".join(text)[:4000].lower()))
-    return Shape(spec, slots, frozenset(str(r) for r in required), words, frozenset(extra))
+    return Shape(spec, slots, frozenset(str(r) for r in required), words, frozenset(extra), enums, prefix)
 
 
 def _fits(shape: Shape, role: Role) -> int:
@@ -106,15 +141,23 @@ def _fits(shape: Shape, role: Role) -> int:
     unfillable = {r for r in shape.required if r not in shape.slots.values()}
     if unfillable and role != Role.NODE_LOG:
         return 0
+    if Slot.COMMAND in shape.slots:
+        # One tool that runs kubectl: it can do every Kubernetes read, less well than a tool made for it.
+        return 5 if role in _KUBECTL_ROLES and "kubectl" in shape.words else 0
     if role in (Role.DESCRIBE, Role.LIST):
         return _generic_fit(shape, role)
-    if Slot.KIND in shape.slots:
+    if role is Role.POD_LOG and Slot.KIND in shape.slots:
+        return _fit_pod_log(shape, _Words(shape))  # a logs tool of several kinds (pod, deployment, job): kind=pod
+    if Slot.KIND in shape.slots or Slot.TARGET in shape.slots:
         return 0  # the generic tools above; the roles below are for tools of one kind
     return _FITS[role](shape, _Words(shape))
 
 
 def _generic_fit(shape: Shape, role: Role) -> int:
     has, w = shape.slots.__contains__, shape.words
+    if has(Slot.TARGET):
+        # `kind/name` in one argument describes one object; listing needs a kind alone
+        return 9 if role is Role.DESCRIBE and not _Words(shape).logs else 0
     if role is Role.DESCRIBE:
         return 10 + has(Slot.API_VERSION) if has(Slot.KIND) and has(Slot.NAME) and not _is_list(w) else 0
     return 10 + has(Slot.LABELS) if has(Slot.KIND) and not _requires(shape, Slot.NAME) and _is_list(w) else 0
@@ -127,6 +170,7 @@ class _Words:
         w = shape.words
         self.logs, self.events = "logs" in w or "log" in w, "events" in w or "event" in w
         self.pods, self.nodes = "pod" in w or "pods" in w, "node" in w or "nodes" in w
+        self.containers = "container" in w or "containers" in w
         self.usage = (
             bool(w & {"consumption", "usage", "top", "utilization", "metrics"}) and Slot.QUERY not in shape.slots
         )
@@ -136,7 +180,8 @@ class _Words:
 
 def _fit_pod_log(sh: Shape, t: _Words) -> int:
     has = sh.slots.__contains__
-    return 10 + has(Slot.PREVIOUS) + has(Slot.CONTAINER) if has(Slot.NAME) and t.logs and t.pods else 0
+    named = has(Slot.NAME) or has(Slot.NS_NAME)
+    return 10 + has(Slot.PREVIOUS) + has(Slot.CONTAINER) if named and t.logs and (t.pods or t.containers) else 0
 
 
 def _fit_node_log(sh: Shape, t: _Words) -> int:
@@ -215,8 +260,27 @@ def _requires(shape: Shape, slot: Slot) -> bool:
     return shape.slots.get(slot) in shape.required
 
 
+_KUBECTL_ROLES = frozenset(
+    {Role.DESCRIBE, Role.LIST, Role.POD_GET, Role.POD_LIST, Role.POD_LIST_ALL, Role.POD_LOG, Role.EVENTS,
+     Role.NAMESPACES, Role.POD_TOP, Role.NODE_TOP}
+)  # fmt: skip
+
+
+class Reading(NamedTuple):
+    """A call made, in the planner's terms."""
+
+    role: Role | None
+    kind: str = ""
+    name: str = ""
+    namespace: str = ""
+    labels: str = ""
+    fields: str = ""
+    previous: bool = False
+    container: str = ""
+
+
 class Toolbox:
-    """The best offered tool for each role, and calls in that tool's own terms."""
+    """The best offered tool for each role, and calls in that tool's own terms (and back)."""
 
     def __init__(self, tools: list[ToolSpec]) -> None:
         shapes = [shape_of(t) for t in tools]
@@ -228,25 +292,39 @@ class Toolbox:
                 self.by_role[role] = best
 
     def has(self, role: Role) -> bool:
-        """Is there a tool for this role?"""
-        return role in self.by_role
+        """Is there a tool for this role (its own, or a generic one standing in for it)?"""
+        return role in self.by_role or (role in _STAND_INS and _STAND_INS[role][0] in self.by_role)
 
     def call(self, role: Role, reason: str, **values: Any) -> ToolCall | None:
         """A call of the role's tool with the given slot values (names as `Slot` values); None when the tool
-        lacks a slot that was given a value it needs, or a required argument stays empty."""
+        lacks a slot that was given a value it needs, or a required argument stays empty. A role without a tool
+        of its own is asked of the generic listing tool (events as kind Event, namespaces as kind Namespace)."""
         shape = self.by_role.get(role)
         if shape is None:
+            stand_in = _STAND_INS.get(role)
+            if stand_in is None or stand_in[0] not in self.by_role:
+                return None
+            return self.call(stand_in[0], reason, **{**values, **stand_in[1]})
+        if Slot.COMMAND in shape.slots:
+            line = kubectl_command.command(role.value, shape.command_prefix, **values)
+            return (
+                ToolCall(tool=shape.spec.name, args={shape.slots[Slot.COMMAND]: line}, reason=reason) if line else None
+            )
+        if role is Role.POD_LOG and Slot.KIND in shape.slots:
+            values = {**values, "kind": "Pod"}
+        composed = _composites(shape, values)
+        if composed is None:
             return None
-        args: dict[str, Any] = {}
+        args, used = composed
         for slot_name, value in values.items():
-            if value is None or value == "":
+            if value is None or value == "" or slot_name in used:
                 continue
             prop = shape.slots.get(Slot(slot_name))
             if prop is None:
                 if slot_name in (Slot.NAMESPACE.value, Slot.KIND.value, Slot.NAME.value):
                     return None  # without it the call would ask for something else
                 continue
-            args[prop] = value
+            args[prop] = _kind_value(shape, prop, str(value)) if slot_name == Slot.KIND.value else value
         if any(r not in args for r in shape.required):
             return None
         return ToolCall(tool=shape.spec.name, args=args, reason=reason)
@@ -258,3 +336,96 @@ class Toolbox:
     def roles_of(self, tool: str) -> set[Role]:
         """Every role a tool was chosen for."""
         return {r for r, sh in self.by_role.items() if sh.spec.name == tool}
+
+    def read(self, tool: str, args: dict[str, Any]) -> Reading:
+        """A call made, read back: which role it played and for which object, whatever the tool's shape."""
+        roles = [r for r, sh in self.by_role.items() if sh.spec.name == tool]
+        if not roles:
+            return Reading(None)
+        shape = self.by_role[roles[0]]
+        if Slot.COMMAND in shape.slots:
+            return _read_command(str(args.get(shape.slots[Slot.COMMAND]) or ""))
+        got = {s: args.get(p) for s, p in shape.slots.items()}
+        kind, name, ns = (
+            str(got.get(Slot.KIND) or ""),
+            str(got.get(Slot.NAME) or ""),
+            str(got.get(Slot.NAMESPACE) or ""),
+        )
+        if got.get(Slot.TARGET) and "/" in str(got[Slot.TARGET]):
+            kind, name = str(got[Slot.TARGET]).split("/", 1)
+        if got.get(Slot.NS_NAME) and "/" in str(got[Slot.NS_NAME]):
+            ns, name = str(got[Slot.NS_NAME]).split("/", 1)
+        role = roles[0]
+        if len(roles) > 1 and Role.DESCRIBE in roles and Role.LIST in roles:
+            role = Role.DESCRIBE if name else Role.LIST
+        if role is Role.LIST and name:
+            role = Role.DESCRIBE  # the listing tool standing in for describe
+        lowered = kind.lower().rstrip("s")
+        if role is Role.LIST and lowered == "event":
+            role = Role.EVENTS
+        elif role is Role.LIST and lowered == "namespace":
+            role = Role.NAMESPACES
+        return Reading(
+            role, kind, name, ns, str(got.get(Slot.LABELS) or ""), str(got.get(Slot.FIELDS) or ""),
+            bool(got.get(Slot.PREVIOUS)), str(got.get(Slot.CONTAINER) or ""),
+        )  # fmt: skip
+
+
+# Roles a generic tool can play when no tool of their own is offered, with the values that make it do so.
+_STAND_INS: dict[Role, tuple[Role, dict[str, str]]] = {
+    Role.EVENTS: (Role.LIST, {"api_version": "v1", "kind": "Event"}),
+    Role.NAMESPACES: (Role.LIST, {"api_version": "v1", "kind": "Namespace"}),
+}
+
+
+def _composites(shape: Shape, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """The arguments that take two names in one (`kind/name`, `namespace/name`), and the values they used."""
+    args: dict[str, Any] = {}
+    used: list[str] = []
+    kind, name, ns = values.get("kind"), values.get("name"), values.get("namespace")
+    if Slot.TARGET in shape.slots and name:
+        if not kind:
+            return None
+        args[shape.slots[Slot.TARGET]] = f"{str(kind).lower()}/{name}"
+        used += ["kind", "name"]
+    if Slot.NS_NAME in shape.slots and name:
+        args[shape.slots[Slot.NS_NAME]] = f"{ns}/{name}" if ns else str(name)
+        used += ["namespace", "name"]
+    return args, used
+
+
+def _kind_value(shape: Shape, prop: str, kind: str) -> str:
+    """A kind as this tool takes it: one of its allowed values, `Deployment` beside an apiVersion argument,
+    else kubectl's lower-case resource name (`deployment`)."""
+    allowed = (shape.enums or {}).get(prop)
+    if allowed:
+        want = {kind.lower(), kind.lower() + "s", kind.lower() + "es"}
+        return next((v for v in allowed if v.lower() in want), kind)
+    # `kind` takes a Kind; `resourceType`, `resource`, `type` take kubectl's resource names.
+    keeps_kind = Slot.API_VERSION in shape.slots or re.sub(r"[-_ ]", "", prop.lower()) in ("kind", "resourcekind")
+    return kind if keeps_kind else kind.lower()
+
+
+def _read_command(line: str) -> Reading:
+    parsed = kubectl_command.parse(line)
+    if parsed is None:
+        return Reading(None)
+    kind = parsed.kind.lower().rstrip("s") if parsed.kind.lower() not in ("ingress", "ingresses") else "ingress"
+    if parsed.verb == "logs":
+        role = Role.POD_LOG
+    elif parsed.verb == "top":
+        role = Role.NODE_TOP if kind.startswith("node") else Role.POD_TOP
+    elif parsed.verb == "describe" or parsed.name:
+        role = Role.DESCRIBE
+    elif kind in ("event", "ev"):
+        role = Role.EVENTS
+    elif kind in ("namespace", "n"):
+        role = Role.NAMESPACES
+    elif kind in ("pod", "po"):
+        role = Role.POD_LIST if parsed.namespace else Role.POD_LIST_ALL
+    else:
+        role = Role.LIST
+    return Reading(
+        role, parsed.kind, parsed.name, parsed.namespace, parsed.labels, parsed.fields, parsed.previous,
+        parsed.container,
+    )  # fmt: skip

@@ -162,11 +162,11 @@ def test_a_differently_designed_server_gets_calls_in_its_own_argument_names() ->
     # No apiVersion argument on this server: the kind and name say enough.
     assert (describe.tool, describe.args) == (
         "k8s_get",
-        {"resourceType": "HorizontalPodAutoscaler", "resourceName": "web", "ns": "shop"},
+        {"resourceType": "horizontalpodautoscaler", "resourceName": "web", "ns": "shop"},
     )
     node = box.call(Role.DESCRIBE, "a node", api_version="v1", kind="Node", name="worker-1", namespace=None)
     assert node is not None
-    assert node.args == {"resourceType": "Node", "resourceName": "worker-1"}
+    assert node.args == {"resourceType": "node", "resourceName": "worker-1"}
     logs = box.call(Role.POD_LOG, "last crash", name="web-1", namespace="shop", container="app", previous=True)
     assert logs is not None
     assert (logs.tool, logs.args) == (
@@ -175,7 +175,7 @@ def test_a_differently_designed_server_gets_calls_in_its_own_argument_names() ->
     )
     listing = box.call(Role.LIST, "services", api_version="v1", kind="Service", namespace="data", labels="app=db")
     assert listing is not None
-    assert (listing.tool, listing.args) == ("k8s_list", {"resourceType": "Service", "ns": "data", "selector": "app=db"})
+    assert (listing.tool, listing.args) == ("k8s_list", {"resourceType": "service", "ns": "data", "selector": "app=db"})
     events = box.call(Role.EVENTS, "events", namespace="shop")
     assert events is not None
     assert (events.tool, events.args) == ("list_events", {"namespace": "shop"})
@@ -197,7 +197,7 @@ def test_the_planner_investigates_through_the_other_server() -> None:
     }
     calls = next_calls(InvestigationState(alert=alert, tools=OTHER_SERVER))
     assert [(c.tool, c.args) for c in calls][:2] == [
-        ("k8s_get", {"resourceType": "HorizontalPodAutoscaler", "resourceName": "search-frontend", "ns": "search"}),
+        ("k8s_get", {"resourceType": "horizontalpodautoscaler", "resourceName": "search-frontend", "ns": "search"}),
         ("list_events", {"namespace": "search"}),
     ]
 
@@ -314,3 +314,100 @@ def test_the_planner_does_not_raise_on_a_property_schema_that_is_not_an_object(n
     )
     calls = next_calls(InvestigationState(alert=ALERT, tools=[events]))
     assert [(c.tool, c.args) for c in calls] == [("list_events", {"namespace": "shop"})]
+
+
+# ---- servers of other designs: one kubectl command, `kind/name` targets, enums, no events tool ----------------
+
+KUBECTL_SERVER = [
+    spec(
+        "execute_kubectl",
+        "Execute kubectl commands against the cluster and return the output.",
+        {"command": s("Complete kubectl command to execute (e.g. kubectl get pods -n default)")},
+        ["command"],
+    )
+]
+TARGET_SERVER = [
+    spec(
+        "describe_object",
+        "Describe one Kubernetes object with its status and events.",
+        {"target": s("The object as TYPE/NAME, e.g. deployment/web"), "namespace": s("Namespace")},
+        ["target"],
+    ),
+    spec(
+        "container_logs",
+        "Read the logs of a container.",
+        {"pod": s("The pod as NAMESPACE/POD"), "container": s("Container name"), "previous": s("", "boolean")},
+        ["pod"],
+    ),
+    spec(
+        "list_objects",
+        "List objects of one resource type.",
+        {
+            "type": {"type": "string", "enum": ["pods", "deployments", "events", "namespaces", "services"]},
+            "namespace": s("Namespace"),
+        },
+        ["type"],
+    ),
+]
+
+
+def test_a_kubectl_command_tool_serves_every_read_and_reads_back() -> None:
+    box = Toolbox(KUBECTL_SERVER)
+    calls = {
+        "describe": box.call(Role.DESCRIBE, "x", kind="Deployment", name="web", namespace="shop"),
+        "logs": box.call(Role.POD_LOG, "x", name="web-1", namespace="shop", container="app", previous=True),
+        "events": box.call(Role.EVENTS, "x", namespace="shop"),
+        "pods": box.call(Role.POD_LIST, "x", namespace="shop", labels="app=web"),
+        "node": box.call(Role.POD_LIST_ALL, "x", fields="spec.nodeName=n1"),
+    }
+    assert {k: c.args["command"] for k, c in calls.items() if c} == {
+        "describe": "kubectl describe deployment web -n shop",
+        "logs": "kubectl logs web-1 -n shop -c app --previous --tail=500",
+        "events": "kubectl get events -n shop -o wide",
+        "pods": "kubectl get pod -n shop -l app=web -o wide --show-labels",
+        "node": "kubectl get pod -A --field-selector=spec.nodeName=n1 -o wide --show-labels",
+    }
+    read = {k: box.read("execute_kubectl", c.args) for k, c in calls.items() if c}
+    assert (read["describe"].role, read["describe"].kind, read["describe"].name) == (Role.DESCRIBE, "deployment", "web")
+    assert (read["logs"].role, read["logs"].name, read["logs"].previous, read["logs"].container) == (
+        Role.POD_LOG, "web-1", True, "app",
+    )  # fmt: skip
+    assert read["events"].role is Role.EVENTS
+    assert (read["pods"].role, read["pods"].labels) == (Role.POD_LIST, "app=web")
+    assert (read["node"].role, read["node"].fields) == (Role.POD_LIST_ALL, "spec.nodeName=n1")
+
+
+def test_two_names_in_one_argument_enums_and_a_missing_events_tool() -> None:
+    box = Toolbox(TARGET_SERVER)
+    describe = box.call(Role.DESCRIBE, "x", kind="HorizontalPodAutoscaler", name="web", namespace="shop")
+    assert describe is not None
+    assert describe.args == {"target": "horizontalpodautoscaler/web", "namespace": "shop"}
+    logs = box.call(Role.POD_LOG, "x", name="web-1", namespace="shop", previous=True)
+    assert logs is not None
+    assert logs.args == {"pod": "shop/web-1", "previous": True}
+    # No events tool: the listing tool lists kind Event, in its own enum's spelling.
+    events = box.call(Role.EVENTS, "x", namespace="shop")
+    assert events is not None
+    assert events.args == {"type": "events", "namespace": "shop"}
+    assert box.read("list_objects", events.args).role is Role.EVENTS
+    back = box.read("describe_object", describe.args)
+    assert (back.role, back.kind, back.name, back.namespace) == (
+        Role.DESCRIBE,
+        "horizontalpodautoscaler",
+        "web",
+        "shop",
+    )
+    log_back = box.read("container_logs", logs.args)
+    assert (log_back.role, log_back.namespace, log_back.name) == (Role.POD_LOG, "shop", "web-1")
+
+
+def test_the_planner_investigates_through_a_kubectl_command_tool() -> None:
+    alert = {
+        "title": "KubeHpaMaxedOut",
+        "labels": {"alertname": "KubeHpaMaxedOut", "namespace": "search", "horizontalpodautoscaler": "frontend"},
+    }
+    calls = next_calls(InvestigationState(alert=alert, tools=KUBECTL_SERVER))
+    assert [c.args["command"] for c in calls][:2] == [
+        "kubectl describe horizontalpodautoscaler frontend -n search",
+        "kubectl get events -n search -o wide",
+    ]
