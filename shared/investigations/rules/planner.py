@@ -33,6 +33,8 @@ _FOLLOW = frozenset(
 )
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
 _MAX_DEPTH = 3
+# Alerts about reaching a service from outside it: probes, error ratios, unreachable targets.
+_PROBED = re.compile(r"(?i)probe|blackbox|5xx|unreachable|endpoint.?down|http.?error")
 # Scheduler reasons that the nodes themselves explain (their size, their zones and labels, their taints).
 _NODES_MATTER = re.compile(r"Insufficient [\w./-]+|volume node affinity conflict|didn't match|untolerated taint")
 
@@ -136,6 +138,7 @@ class Walk(PodListing, LogLeads):
         calls += self.follow(self.extra_seeds[found_in_logs:])
         if not self.target.namespace and not seeds:
             calls += self._discover_namespace()
+            calls += self.cluster_pods()
         calls += self.missing_names()
         calls += self._telemetry()
         calls += self._runbook_lists()
@@ -219,6 +222,14 @@ class Walk(PodListing, LogLeads):
         if obj.kind == "Pod":
             more = self.node_capacity() if _NODES_MATTER.search(rec.output[:200_000]) else []
             return self.failing_container_logs(obj, rec) + more
+        if obj.kind == "Service" and obj.namespace and _PROBED.search(self.target_alertname()):
+            # A probed Service: what may drop the traffic, and the namespace's other pods (its clients' logs).
+            return (
+                self.pods_of(obj, references(rec.output, obj).selector)
+                + self._call(Role.LIST, "does a NetworkPolicy drop traffic to the probed Service?",
+                             api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=obj.namespace)
+                + self.namespace_pods(obj.namespace)
+            )  # fmt: skip
         if obj.kind == "DaemonSet" and misscheduled(rec.output):
             return self.pods_of(obj, references(rec.output, obj).selector) + self._daemonset_nodes(obj, rec)
         if obj.kind in _WORKLOADS or obj.kind == "CronJob":

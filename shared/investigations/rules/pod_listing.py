@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from shared.investigations.rules import parse
+from shared.investigations.rules.alert_words import alert_words, matching_rows
 from shared.investigations.rules.objects import ObjRef
 from shared.investigations.rules.revisions import healthy_row, row_revision
 from shared.investigations.rules.state import CallRecord, ToolCall
@@ -62,7 +63,25 @@ class PodListing(WalkGraph):
         rows = [r for r in parse.table(listing.output) if r.get("NAME")]
         apps = self.target.apps
         mine = [r for r in rows if any(r.get("NAME").startswith(a + "-") or r.get("NAME") == a for a in apps)]
-        return calls + self.pods_from_rows(mine or rows, ns, f"namespace {ns}")
+        # No app named: the pods whose names share the alert's words (a consumer group's consumer, a queue's worker).
+        if not mine:
+            named = matching_rows(rows, alert_words(self.state.alert))
+            return calls + self.pods_from_rows(named + [r for r in rows if r not in named], ns, f"namespace {ns}")
+        return calls + self.pods_from_rows(mine, ns, f"namespace {ns}")
+
+    def cluster_pods(self) -> list[ToolCall]:
+        """An alert that names no object and no namespace: every namespace's pods, those named like the alert."""
+        calls = self._call(Role.POD_LIST_ALL, "the alert names no object: which pods are named like it?")
+        for s in self.seen:
+            if s.role is Role.POD_LIST_ALL and not s.fields and not s.rec.is_error:
+                rows = [r for r in parse.table(s.rec.output[:400_000]) if r.get("NAME") and r.get("NAMESPACE")]
+                for row in matching_rows(rows, alert_words(self.state.alert)):
+                    ns = row.get("NAMESPACE")
+                    calls += self.pods_from_rows([row], ns, f"namespace {ns}", limit=1)
+                    calls += self.look_at(
+                        ObjRef("Pod", row.get("NAME"), ns), f"pod {row.get('NAME')} (named like the alert)"
+                    )
+        return calls
 
     def pods_from_rows(
         self, rows: list[parse.Row], ns: str, whose: str, limit: int = _MAX_PODS, failing_only: bool = False

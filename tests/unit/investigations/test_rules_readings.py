@@ -547,3 +547,50 @@ def test_a_scrape_path_the_app_no_longer_serves_is_named_with_where_it_serves_no
     assert "HTTP 404" in found.cause
     assert "path /metrics on port http-mgmt" in found.cause
     assert "/actuator/prometheus" in found.remediation[0]
+
+
+# ---- alerts that name no object ------------------------------------------------------------------------------
+
+
+def test_an_alert_that_names_no_object_reads_the_pods_named_like_it() -> None:
+    from shared.investigations.rules.alert_words import alert_words, matching_rows
+    from shared.investigations.rules.parse import table
+
+    alert = {
+        "title": "KafkaConsumergroupLagHigh",
+        "labels": {"alertname": "KafkaConsumergroupLagHigh", "consumergroup": "ledger-sync", "topic": "payments",
+                   "severity": "warning", "job": "kafka-exporter"},
+    }  # fmt: skip
+    words = alert_words(alert)
+    assert {"ledger", "sync", "payments", "kafka", "consumergroup"} <= words
+    assert not words & {"warning", "high", "lag"}
+    listing = (
+        "NAMESPACE   NAME                           READY   STATUS    RESTARTS   AGE\n"
+        "shop        web-7c9d6f5b8-x2x9q            1/1     Running   0          2d\n"
+        "finance     ledger-sync-5f9c7b8d6-hn3vx    1/1     Running   0          2d\n"
+        "data        kafka-broker-0                 1/1     Running   0          9d\n"
+    )
+    assert [r.get("NAME") for r in matching_rows(table(listing), words)] == [
+        "ledger-sync-5f9c7b8d6-hn3vx", "kafka-broker-0",
+    ]  # fmt: skip
+    inv = Investigation(alert)
+    assert ("pods_list", {}) in [(c.tool, c.args) for c in inv.next()], "every namespace's pods, when none is named"
+    inv.made(("pods_list", {}, listing))
+    logs = {c.args.get("name") for c in inv.next() if c.tool == "pods_log"}
+    assert "ledger-sync-5f9c7b8d6-hn3vx" in logs
+    assert "web-7c9d6f5b8-x2x9q" not in logs
+
+
+def test_a_probed_cluster_dns_name_is_the_service_and_its_namespace_is_searched() -> None:
+    alert = {
+        "title": "BlackboxProbeFailed",
+        "labels": {"alertname": "BlackboxProbeFailed", "instance": "http://orders.shop.svc:80/health"},
+    }
+    assert ObjRef("Service", "orders", "shop") in alert_objects(alert).objects
+    inv = Investigation(alert)
+    service = (
+        "Name:              orders\nNamespace:         shop\nSelector:          app=orders\nEndpoints:  10.0.0.5:8080\n"
+    )
+    inv.made(("resources_get", {"apiVersion": "v1", "kind": "Service", "name": "orders", "namespace": "shop"}, service))
+    kinds = {c.args.get("kind") for c in inv.next()}
+    assert "NetworkPolicy" in kinds, "what may drop the probe's traffic"
