@@ -234,12 +234,15 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
     )
     probed = " ".join([*labels.values(), text])
     hosts = tuple(dict.fromkeys(h.lower().rstrip(".") for h in _URL_HOST.findall(probed)))[:3]
-    for host in hosts:
-        # A cluster DNS name (`svc.ns.svc`, `svc.ns.svc.cluster.local`) names the Service itself.
-        if m := _SERVICE_HOST.fullmatch(host):
-            add(ObjRef("Service", m.group(1), m.group(2)))
+    for service in _service_hosts(hosts):
+        add(service)
     instance_host = _instance_node(labels, alertname, found)
     return AlertObjects(namespace, container, sorted(found, key=_priority), apps, hosts, instance_host)
+
+
+def _service_hosts(hosts: tuple[str, ...]) -> list[ObjRef]:
+    """A cluster DNS name (`svc.ns.svc`, `svc.ns.svc.cluster.local`) names the Service itself."""
+    return [ObjRef("Service", m.group(1), m.group(2)) for h in hosts if (m := _SERVICE_HOST.fullmatch(h))]
 
 
 _SERVICE_HOST = re.compile(r"([a-z0-9][-a-z0-9]{0,62})\.([a-z0-9][-a-z0-9]{0,62})\.svc(?:\.cluster\.local)?")

@@ -10,7 +10,7 @@ from shared.investigations.rules.alert_words import alert_words, matching_rows
 from shared.investigations.rules.objects import ObjRef
 from shared.investigations.rules.revisions import healthy_row, row_revision
 from shared.investigations.rules.state import CallRecord, ToolCall
-from shared.investigations.rules.toolshape import Role
+from shared.investigations.rules.toolshape import Role, Slot
 from shared.investigations.rules.walk_graph import WalkGraph
 
 _FAILING_STATUS = re.compile(
@@ -114,6 +114,9 @@ class PodListing(WalkGraph):
         return []
 
     def _pod_listing(self, ns: str, selector: str | None) -> CallRecord | None:
+        role = Role.POD_LIST if self.box.has(Role.POD_LIST) else Role.LIST
+        if selector and not self.box.accepts(role, Slot.LABELS):
+            selector = None  # the tool cannot filter by labels: its listing is the namespace's, narrowed by name
         for s in self.seen:
             if s.rec.is_error or s.namespace != ns:
                 continue

@@ -49,6 +49,7 @@ class Slot(StrEnum):
     QUERY = "query"
     TRACE_ID = "trace_id"
     ALL_NAMESPACES = "all_namespaces"
+    CONTEXT = "context"  # a kubeconfig context: "" is the current one
     TARGET = "target"  # `kind/name` in one argument
     NS_NAME = "ns_name"  # `namespace/name` in one argument
     COMMAND = "command"  # a kubectl command line
@@ -67,6 +68,7 @@ _SLOT_NAMES: dict[Slot, tuple[str, ...]] = {
     Slot.QUERY: ("query", "promql", "expr", "expression"),
     Slot.TRACE_ID: ("traceid", "trace", "id"),
     Slot.ALL_NAMESPACES: ("allnamespaces",),
+    Slot.CONTEXT: ("context", "kubecontext", "kubeconfigcontext"),
 }
 
 
@@ -130,6 +132,9 @@ def shape_of(spec: ToolSpec) -> Shape:
             extra.add(str(prop))
         else:
             slots[slot] = str(prop)
+    if Slot.COMMAND in slots and {Slot.KIND, Slot.NAME, Slot.TARGET} & slots.keys():
+        # `command` beside a resource type and a name is a verb (`top`, `rollout`), not a command line.
+        extra.add(slots.pop(Slot.COMMAND))
     raw_required = schema.get("required")
     required: list[Any] = raw_required if isinstance(raw_required, list) else []
     words = frozenset(re.findall(r"[a-z]+", " ".join(text)[:4000].lower()))
@@ -138,19 +143,31 @@ def shape_of(spec: ToolSpec) -> Shape:
 
 def _fits(shape: Shape, role: Role) -> int:
     """How well a tool fits a role: 0 = not at all, higher is better."""
+    fit = _fit(shape, role)
+    if fit and _requires(shape, Slot.CONTEXT):
+        # It asks for a kubeconfig context: "" (the current one) is what kubectl uses without one; any tool that
+        # does not ask is preferred.
+        return max(1, fit - 7)
+    return fit
+
+
+def _fit(shape: Shape, role: Role) -> int:
     unfillable = {r for r in shape.required if r not in shape.slots.values()}
     if unfillable and role != Role.NODE_LOG:
         return 0
     if Slot.COMMAND in shape.slots:
         # One tool that runs kubectl: it can do every Kubernetes read, less well than a tool made for it.
         return 5 if role in _KUBECTL_ROLES and "kubectl" in shape.words else 0
+    t = _Words(shape)
+    if role is Role.EVENTS and t.about_events:
+        return _fit_events(shape, t)  # kind and name are its filters
     if role in (Role.DESCRIBE, Role.LIST):
-        return _generic_fit(shape, role)
+        return 0 if t.about_events or t.about_logs else _generic_fit(shape, role)
     if role is Role.POD_LOG and Slot.KIND in shape.slots:
-        return _fit_pod_log(shape, _Words(shape))  # a logs tool of several kinds (pod, deployment, job): kind=pod
+        return _fit_pod_log(shape, t)  # a logs tool of several kinds (pod, deployment, job): kind=pod
     if Slot.KIND in shape.slots or Slot.TARGET in shape.slots:
         return 0  # the generic tools above; the roles below are for tools of one kind
-    return _FITS[role](shape, _Words(shape))
+    return _FITS[role](shape, t)
 
 
 def _generic_fit(shape: Shape, role: Role) -> int:
@@ -159,8 +176,15 @@ def _generic_fit(shape: Shape, role: Role) -> int:
         # `kind/name` in one argument describes one object; listing needs a kind alone
         return 9 if role is Role.DESCRIBE and not _Words(shape).logs else 0
     if role is Role.DESCRIBE:
-        return 10 + has(Slot.API_VERSION) if has(Slot.KIND) and has(Slot.NAME) and not _is_list(w) else 0
+        ok = has(Slot.KIND) and has(Slot.NAME) and not _is_list(w)
+        return 10 + has(Slot.API_VERSION) + ("describe" in w) if ok else 0
     return 10 + has(Slot.LABELS) if has(Slot.KIND) and not _requires(shape, Slot.NAME) and _is_list(w) else 0
+
+
+# A first sentence whose verb's object is events or logs (`List events within a namespace`, `Get logs from a
+# pod`), not one that mentions them (`Describe an object with its status and events`).
+_ABOUT_EVENTS = re.compile(r"(?:list|get|show|fetch|read|watch|retrieve|return|query)s?\b[^.]{0,40}?\bevents?\b")
+_ABOUT_LOGS = re.compile(r"(?:get|read|fetch|show|stream|retrieve|print|return|tail)s?\b[^.]{0,40}?\blogs?\b")
 
 
 class _Words:
@@ -171,6 +195,11 @@ class _Words:
         self.logs, self.events = "logs" in w or "log" in w, "events" in w or "event" in w
         self.pods, self.nodes = "pod" in w or "pods" in w, "node" in w or "nodes" in w
         self.containers = "container" in w or "containers" in w
+        # What its first sentence is about: a tool that "lists events" or "gets logs" is not a generic one,
+        # whatever filters (kind, name) it takes.
+        first = re.split(r"(?<=[.!?])\s|\n", shape.spec.description.strip().lower(), maxsplit=1)[0][:300]
+        self.about_events = bool(_ABOUT_EVENTS.match(first))
+        self.about_logs = bool(_ABOUT_LOGS.match(first))
         self.usage = (
             bool(w & {"consumption", "usage", "top", "utilization", "metrics"}) and Slot.QUERY not in shape.slots
         )
@@ -206,7 +235,8 @@ def _fit_pod_list_all(sh: Shape, t: _Words) -> int:
 
 
 def _fit_events(sh: Shape, t: _Words) -> int:
-    return 10 + (Slot.NAMESPACE in sh.slots) if t.events and Slot.NAME not in sh.slots and not t.logs else 0
+    named = _requires(sh, Slot.NAME) or _requires(sh, Slot.KIND)
+    return 10 + (Slot.NAMESPACE in sh.slots) if t.events and not named and not t.logs else 0
 
 
 def _fit_namespaces(sh: Shape, t: _Words) -> int:
@@ -290,6 +320,20 @@ class Toolbox:
             best = max(shapes, key=lambda sh, r=role: _fits(sh, r), default=None)  # type: ignore[misc]
             if best is not None and _fits(best, role) > 0:
                 self.by_role[role] = best
+        # A typed listing tool standing in (events as kind Event, pods as kind Pod) reads better than a kubectl
+        # command line: keep the command tool for what nothing typed can do.
+        typed_list = self.by_role.get(Role.LIST)
+        if typed_list is not None and Slot.COMMAND not in typed_list.slots:
+            for role in (Role.EVENTS, Role.NAMESPACES, Role.POD_LIST, Role.POD_LIST_ALL, Role.POD_GET):
+                mine = self.by_role.get(role)
+                if mine is not None and Slot.COMMAND in mine.slots:
+                    del self.by_role[role]
+        # A logs tool made for the previous run (`get_previous_logs`), for when the chosen one has no such flag.
+        self.previous_logs = next(
+            (sh for sh in shapes if _fits(sh, Role.POD_LOG) and "previous" in sh.words
+             and Slot.PREVIOUS not in sh.slots and "previous" in sh.spec.description.lower().split(".")[0]),
+            None,
+        )  # fmt: skip
 
     def has(self, role: Role) -> bool:
         """Is there a tool for this role (its own, or a generic one standing in for it)?"""
@@ -310,24 +354,28 @@ class Toolbox:
             return (
                 ToolCall(tool=shape.spec.name, args={shape.slots[Slot.COMMAND]: line}, reason=reason) if line else None
             )
-        if role is Role.POD_LOG and Slot.KIND in shape.slots:
-            values = {**values, "kind": "Pod"}
-        composed = _composites(shape, values)
-        if composed is None:
-            return None
-        args, used = composed
-        for slot_name, value in values.items():
-            if value is None or value == "" or slot_name in used:
-                continue
-            prop = shape.slots.get(Slot(slot_name))
-            if prop is None:
-                if slot_name in (Slot.NAMESPACE.value, Slot.KIND.value, Slot.NAME.value):
-                    return None  # without it the call would ask for something else
-                continue
-            args[prop] = _kind_value(shape, prop, str(value)) if slot_name == Slot.KIND.value else value
-        if any(r not in args for r in shape.required):
+        if role is Role.POD_LOG:
+            shape, values = self._log_tool(shape, values)
+        args = _arguments(shape, values)
+        if args is None or any(r not in args for r in shape.required):
             return None
         return ToolCall(tool=shape.spec.name, args=args, reason=reason)
+
+    def _log_tool(self, shape: Shape, values: dict[str, Any]) -> tuple[Shape, dict[str, Any]]:
+        """The previous run's logs from a tool made for them when the chosen one has no such flag; kind=pod for
+        a logs tool of several kinds."""
+        if values.get("previous") and Slot.PREVIOUS not in shape.slots and self.previous_logs is not None:
+            shape, values = self.previous_logs, {k: v for k, v in values.items() if k != "previous"}
+        if Slot.KIND in shape.slots:
+            values = {**values, "kind": "Pod"}
+        return shape, values
+
+    def accepts(self, role: Role, slot: Slot) -> bool:
+        """Can the role's tool take this argument (a label selector, a container)? A command line takes all."""
+        shape = self.by_role.get(role)
+        if shape is None and role in _STAND_INS:
+            shape = self.by_role.get(_STAND_INS[role][0])
+        return shape is not None and (slot in shape.slots or Slot.COMMAND in shape.slots)
 
     def role_of(self, tool: str) -> Role | None:
         """The role a tool was chosen for (the first, when one tool serves several)."""
@@ -340,9 +388,12 @@ class Toolbox:
     def read(self, tool: str, args: dict[str, Any]) -> Reading:
         """A call made, read back: which role it played and for which object, whatever the tool's shape."""
         roles = [r for r, sh in self.by_role.items() if sh.spec.name == tool]
-        if not roles:
+        previous = self.previous_logs is not None and tool == self.previous_logs.spec.name
+        if not roles and not previous:
             return Reading(None)
-        shape = self.by_role[roles[0]]
+        shape = self.by_role[roles[0]] if roles else self.previous_logs
+        if shape is None:
+            return Reading(None)
         if Slot.COMMAND in shape.slots:
             return _read_command(str(args.get(shape.slots[Slot.COMMAND]) or ""))
         got = {s: args.get(p) for s, p in shape.slots.items()}
@@ -355,7 +406,7 @@ class Toolbox:
             kind, name = str(got[Slot.TARGET]).split("/", 1)
         if got.get(Slot.NS_NAME) and "/" in str(got[Slot.NS_NAME]):
             ns, name = str(got[Slot.NS_NAME]).split("/", 1)
-        role = roles[0]
+        role = roles[0] if roles else Role.POD_LOG  # a previous-run logs tool chosen by `call`
         if len(roles) > 1 and Role.DESCRIBE in roles and Role.LIST in roles:
             role = Role.DESCRIBE if name else Role.LIST
         if role is Role.LIST and name:
@@ -367,7 +418,7 @@ class Toolbox:
             role = Role.NAMESPACES
         return Reading(
             role, kind, name, ns, str(got.get(Slot.LABELS) or ""), str(got.get(Slot.FIELDS) or ""),
-            bool(got.get(Slot.PREVIOUS)), str(got.get(Slot.CONTAINER) or ""),
+            bool(got.get(Slot.PREVIOUS)) or (previous and not roles), str(got.get(Slot.CONTAINER) or ""),
         )  # fmt: skip
 
 
@@ -375,7 +426,28 @@ class Toolbox:
 _STAND_INS: dict[Role, tuple[Role, dict[str, str]]] = {
     Role.EVENTS: (Role.LIST, {"api_version": "v1", "kind": "Event"}),
     Role.NAMESPACES: (Role.LIST, {"api_version": "v1", "kind": "Namespace"}),
+    Role.POD_LIST_ALL: (Role.LIST, {"api_version": "v1", "kind": "Pod"}),
 }
+
+
+def _arguments(shape: Shape, values: dict[str, Any]) -> dict[str, Any] | None:
+    """The slot values in the tool's own argument names; None when a value that says what to read has no place."""
+    composed = _composites(shape, values)
+    if composed is None:
+        return None
+    args, used = composed
+    for slot_name, value in values.items():
+        if value is None or value == "" or slot_name in used:
+            continue
+        prop = shape.slots.get(Slot(slot_name))
+        if prop is None:
+            if slot_name in (Slot.NAMESPACE.value, Slot.KIND.value, Slot.NAME.value):
+                return None  # without it the call would ask for something else
+            continue
+        args[prop] = _kind_value(shape, prop, str(value)) if slot_name == Slot.KIND.value else value
+    if Slot.CONTEXT in shape.slots and shape.slots[Slot.CONTEXT] in shape.required:
+        args[shape.slots[Slot.CONTEXT]] = ""  # the current kubeconfig context
+    return args
 
 
 def _composites(shape: Shape, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:

@@ -203,7 +203,8 @@ def test_the_planner_investigates_through_the_other_server() -> None:
 
 
 def test_a_tool_with_a_required_argument_the_planner_cannot_fill_is_not_chosen() -> None:
-    # A describe tool that also requires a cluster context: no role fills `context`.
+    # A describe tool that also requires a kubeconfig context: alone, it is asked with "" (the current context,
+    # as kubectl without --context); beside a tool that asks for no context, that one is chosen.
     multi_cluster = spec(
         "cluster_resource_get",
         "Get a Kubernetes resource from one of the configured clusters.",
@@ -211,8 +212,9 @@ def test_a_tool_with_a_required_argument_the_planner_cannot_fill_is_not_chosen()
         ["context", "kind", "name"],
     )
     alone = Toolbox([multi_cluster])
-    assert not alone.has(Role.DESCRIBE)
-    assert alone.call(Role.DESCRIBE, "x", kind="Pod", name="a", namespace="b") is None
+    call = alone.call(Role.DESCRIBE, "x", kind="Pod", name="a", namespace="b")
+    assert call is not None
+    assert call.args == {"context": "", "kind": "Pod", "name": "a", "namespace": "b"}
     # Offered first, beside a fillable one: the fillable one is chosen.
     both = Toolbox([multi_cluster, *OTHER_SERVER])
     assert both.by_role[Role.DESCRIBE].spec.name == "k8s_get"
