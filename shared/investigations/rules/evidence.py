@@ -10,6 +10,7 @@ from shared.investigations.rules.alert_rules import heartbeat
 from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.daemonset_placement import daemonset_placement
+from shared.investigations.rules.disruption_rules import drain_blocked
 from shared.investigations.rules.event_rules import event_findings
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.memo import evaluation
@@ -18,6 +19,7 @@ from shared.investigations.rules.node_disk import node_filesystem
 from shared.investigations.rules.node_rules import lost_nodes
 from shared.investigations.rules.placement_rules import volume_zone
 from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, throttling
+from shared.investigations.rules.port_rules import target_ports
 from shared.investigations.rules.quota_rules import quota_consumers
 from shared.investigations.rules.reference_rules import (
     configured_hosts,
@@ -70,6 +72,7 @@ def _quote_key(quote: str) -> str:
 _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     missing_references,
     service_selectors,
+    target_ports,
     near_miss_names,
     heartbeat,
     heap_over_limit,
@@ -91,6 +94,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     scrape_failures,
     held_rollouts,
     daemonset_placement,
+    drain_blocked,
     template_changes,
     quota_consumers,
     requests_over_allocatable,

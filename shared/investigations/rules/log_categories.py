@@ -98,6 +98,19 @@ CATEGORIES: dict[str, Category] = {c.name: c for c in (
     _C("deadlock", 3.0, 0.7, "database transactions deadlock or wait too long for locks",
        "Find the conflicting transactions (pg_locks, SHOW ENGINE INNODB STATUS), take locks in a consistent "
        "order, keep transactions short and retry on deadlock."),
+    _C("undecodable_record", 3.5, 0.8, "a message it consumes cannot be decoded (a record in another format or "
+       "schema than it expects); a consumer that retries it never gets past it",
+       "Move past the record (send it to a dead-letter topic, or reset the group's offset beyond it once "
+       "stopped), make the consumer skip or dead-letter what it cannot decode, and fix the producer or schema "
+       "that wrote it."),
+    _C("archive_failed", 3.5, 0.8, "the database cannot archive its write-ahead log, so WAL files pile up on "
+       "its volume until archiving succeeds",
+       "Fix what the archive command's error names (credentials, bucket permissions, the destination), then "
+       "watch the WAL directory shrink; do not delete WAL files by hand."),
+    _C("dns_loop", 4.0, 0.9, "the DNS server forwards queries back to itself (a forwarding loop), so it stops",
+       "Point CoreDNS's `forward` at real upstream resolvers instead of /etc/resolv.conf when the node's "
+       "resolv.conf names a local stub (127.0.0.53 systemd-resolved, dnsmasq): set the kubelet's --resolv-conf "
+       "to /run/systemd/resolve/resolv.conf, or list upstream IPs in the Corefile."),
     _C("http_5xx", 2.0, 0.6, "requests fail with server errors", "Find the error behind the failing path.",
        symptom=True),
     _C("slow", 1.5, 0.55, "an operation it waits on is slow",
@@ -325,6 +338,34 @@ TRIGGERS: tuple[Trigger, ...] = (
                      "response time", "time taken", "slow"), _DURATION_SLOW),
     Trigger("probe_failed", ("unhealthy",)),
 )  # fmt: skip
+# Read before the general triggers: a decode error names no connection, a loop is not a DNS lookup failure.
+TRIGGERS = (
+    Trigger("dns_loop", ("plugin/loop", "loop detected", "forwarding loop")),
+    Trigger(
+        "archive_failed",
+        (
+            "archive command failed",
+            "archiving write-ahead log",
+            "archive_command",
+            "failed to archive",
+            "wal archive",
+            "archiving failed",
+        ),
+    ),
+    Trigger(
+        "undecodable_record",
+        (
+            "serializationexception",
+            "deserializ",
+            "unknown magic byte",
+            "error deserializing",
+            "failed to decode",
+            "could not decode",
+            "poison",
+        ),
+    ),
+    *TRIGGERS,
+)
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -54,6 +54,8 @@ class Row:
 
 
 # kubernetes-mcp-server lists cluster-scoped kinds with an `APIVERSION   KIND   NAME` header.
+# A header cell: one word, or two joined by one space where kubectl prints two-word headers.
+_HEADER_CELL = re.compile(r"(?<!\S)\S+(?: (?=SEEN|GATES|NODE\b|IP\b|AVAILABLE\b|UNAVAILABLE\b|DISRUPTIONS\b)\S+)?")
 _TABLE_HEADER = re.compile(r"(NAME|NAMESPACE|LAST SEEN|APIVERSION)\b")
 _CONTAINER_NAME = re.compile(r"([a-z0-9][-a-z0-9.]*):")
 
@@ -63,7 +65,7 @@ def _table(text: str) -> list[Row]:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     for i, header in enumerate(lines):
         if _TABLE_HEADER.match(header) and header.upper() == header:
-            starts = [m.start() for m in re.finditer(r"(?<!\S)\S+(?: (?=SEEN|GATES|NODE\b|IP\b)\S+)?", header)]
+            starts = [m.start() for m in _HEADER_CELL.finditer(header)]
             ends: list[int | None] = [*starts[1:], None]
             spans = {header[s:e].strip(): (s, e) for s, e in zip(starts, ends, strict=True)}
             return [Row(line, spans) for line in lines[i + 1 :]]

@@ -14,6 +14,7 @@ from typing import Any
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.daemonset_placement import misscheduled, node_pools, nodes_to_describe
+from shared.investigations.rules.disruption_rules import cordoned
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
 from shared.investigations.rules.memo import evaluation, per_evaluation, remembered
 from shared.investigations.rules.node_disk import filesystem_alert, node_workload_rows
@@ -234,6 +235,11 @@ class Walk(PodListing, LogLeads):
             return self.pods_of(obj, references(rec.output, obj).selector) + self._daemonset_nodes(obj, rec)
         if obj.kind in _WORKLOADS or obj.kind == "CronJob":
             return self.pods_of(obj, references(rec.output, obj).selector)
+        if obj.kind == "Node" and cordoned(rec.output):
+            # Cordoned, as a drain does first: which budgets refuse the evictions of its pods?
+            budgets = self._call(Role.LIST, "a drain that does not finish: which PodDisruptionBudgets allow none?",
+                                 api_version="policy/v1", kind="PodDisruptionBudget")  # fmt: skip
+            return budgets + self._node_pods(obj, rec)
         if obj.kind == "Node" and (_unhealthy(rec.output) or filesystem_alert(self.state.alert) is not None):
             return self._node_pods(obj, rec)
         if obj.kind == "ResourceQuota" and obj.namespace:

@@ -47,7 +47,14 @@ class PodListing(WalkGraph):
             # there to compare, not a list of pods to read. The pods it does select are read (a few).
             wanted = dict(p.split("=", 1) for p in (selector or "").split(",") if "=" in p)
             mine = [r for r in rows if wanted and _selected(r, wanted)]
-            return calls + (self.pods_from_rows(mine, ns, f"Service {owner.name}", limit=2) if mine else [])
+            if not mine:
+                return calls
+            first = ObjRef("Pod", mine[0].get("NAME"), ns)
+            return (
+                calls
+                + self.look_at(first, f"a pod behind Service {owner.name} (its ports)")
+                + self.pods_from_rows(mine, ns, f"Service {owner.name}", limit=2)
+            )
         if owner.kind != "Service":
             # A workload's pods are named after it; a listing that answered more than the selector asked for
             # (or the namespace's whole listing) is narrowed to them.

@@ -41,6 +41,23 @@ def _one(text: str, category: str) -> Finding:
 # ---- categories of single lines ----------------------------------------------------------------------------
 
 CASES = [
+    # Consumers, databases and DNS
+    (
+        (
+            "org.apache.kafka.common.errors.SerializationException: Error deserializing key/value for partition "
+            "payments-3 at offset 88412"
+        ),
+        "undecodable_record",
+    ),
+    ("io.confluent.kafka.serializers: Unknown magic byte!", "undecodable_record"),
+    ('2024-03-01 10:05:12.345 UTC [62] LOG:  archive command failed with exit code 1', "archive_failed"),
+    (
+        (
+            '[FATAL] plugin/loop: Loop (127.0.0.1:45262 -> :53) detected for zone ".", see '
+            "https://coredns.io/plugins/loop#troubleshooting"
+        ),
+        "dns_loop",
+    ),
     # Postgres server and clients
     ('2024-03-01 10:05:12.345 UTC [87] FATAL:  password authentication failed for user "billing"', "auth_failed"),
     ("2024-03-01 10:05:12.345 UTC [90] FATAL:  sorry, too many clients already", "pool_exhausted"),

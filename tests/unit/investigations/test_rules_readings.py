@@ -594,3 +594,75 @@ def test_a_probed_cluster_dns_name_is_the_service_and_its_namespace_is_searched(
     inv.made(("resources_get", {"apiVersion": "v1", "kind": "Service", "name": "orders", "namespace": "shop"}, service))
     kinds = {c.args.get("kind") for c in inv.next()}
     assert "NetworkPolicy" in kinds, "what may drop the probe's traffic"
+
+
+# ---- a drain a budget blocks; a Service sending to a port nobody listens on ----------------------------------
+
+CORDONED = """Name:               node-3
+Roles:              <none>
+Taints:             node.kubernetes.io/unschedulable:NoSchedule
+Unschedulable:      true
+Conditions:
+  Type             Status  Reason                       Message
+  ----             ------  ------                       -------
+  Ready            True    KubeletReady                 kubelet is posting ready status
+"""
+BUDGETS = (
+    "NAMESPACE   NAME      MIN AVAILABLE   MAX UNAVAILABLE   ALLOWED DISRUPTIONS   AGE\n"
+    "shop        web-pdb   N/A             1                 1                     90d\n"
+    "ledger      db-pdb    N/A             0                 0                     12d\n"
+)
+
+
+def test_a_cordoned_node_and_a_budget_that_allows_no_disruption_explain_a_drain_that_does_not_finish() -> None:
+    alert = {"title": "NodeUnschedulableTooLong", "labels": {"alertname": "NodeUnschedulableTooLong", "node": "node-3"}}
+    inv = Investigation(alert)
+    inv.made(("resources_get", {"apiVersion": "v1", "kind": "Node", "name": "node-3"}, CORDONED))
+    asked = inv.next()
+    assert any(c.args.get("kind") == "PodDisruptionBudget" and "namespace" not in c.args for c in asked)
+    inv.made(("resources_list", {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget"}, BUDGETS))
+    found = [f for f in rules.findings(inv.state) if f.rule == "drain_blocked"]
+    assert [f.subject for f in found] == ["db-pdb"], "only the budget that allows no disruption"
+    assert "ledger/db-pdb allows 0 disruptions" in found[0].cause
+    assert "maxUnavailable to 1" in found[0].remediation[0]
+
+
+SERVICE = """Name:              checkout
+Namespace:         shop
+Selector:          app=checkout
+Type:              ClusterIP
+Port:              http  80/TCP
+TargetPort:        8080/TCP
+Endpoints:         10.0.1.5:8080,10.0.2.7:8080
+"""
+CHECKOUT_POD = """Name:             checkout-7c9d6f5b8-x2x9q
+Namespace:        shop
+Status:           Running
+Containers:
+  app:
+    Image:          registry.example/checkout:3.1
+    Port:           3000/TCP
+    State:          Running
+    Ready:          True
+    Restart Count:  0
+Events:  <none>
+"""
+
+
+@pytest.mark.parametrize(("port", "blamed"), [("3000", True), ("8080", False)])
+def test_a_service_whose_target_port_its_pods_do_not_listen_on(port: str, blamed: bool) -> None:
+    alert = {"title": "BlackboxProbeFailed", "labels": {"alertname": "BlackboxProbeFailed",
+                                                        "instance": "http://checkout.shop.svc/health"}}  # fmt: skip
+    inv = Investigation(alert)
+    pod_args = {"name": "checkout-7c9d6f5b8-x2x9q", "namespace": "shop"}
+    inv.made(
+        ("resources_get", {"apiVersion": "v1", "kind": "Service", "name": "checkout", "namespace": "shop"}, SERVICE),
+        ("pods_get", pod_args, CHECKOUT_POD.replace("3000", port)),
+        ("pods_log", pod_args, f"INFO server listening on :{port}\nINFO ready"),
+    )
+    found = [f for f in rules.findings(inv.state) if f.rule == "target_port"]
+    assert bool(found) is blamed
+    if found:
+        assert "port 8080 (targetPort)" in found[0].cause
+        assert "listen on 3000" in found[0].cause
+        assert "targetPort to 3000" in found[0].remediation[0]
