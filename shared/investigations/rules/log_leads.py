@@ -46,6 +46,22 @@ _UNRESOLVED = re.compile(
 )
 
 
+# A binding's role: `Role:\n  Kind:  ClusterRole\n  Name:  x` (describe) or `roleRef: ... name: x` (YAML).
+_KIND_CLUSTER_ROLE = re.compile(r"^[ \t]*[Kk]ind:[ \t]*ClusterRole[ \t]*$")
+_NAME_LINE = re.compile(r"^[ \t]*[Nn]ame:[ \t]*([a-z0-9][-a-z0-9.:]{0,252})[ \t]*$")
+
+
+def cluster_role_of(binding: str) -> str:
+    """A binding's ClusterRole: `Kind:  ClusterRole` next to `Name:  x` (describe's Role block, YAML's roleRef)."""
+    lines = binding[:50_000].splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if _KIND_CLUSTER_ROLE.match(line) and (m := _NAME_LINE.match(lines[i + 1])):
+            return m.group(1)
+        if _KIND_CLUSTER_ROLE.match(lines[i + 1]) and (m := _NAME_LINE.match(line)):
+            return m.group(1)  # YAML may write the name before the kind
+    return ""
+
+
 class LogLeads(WalkGraph):
     """The objects the logs and not-found errors name, described and chained to the output that named them."""
 
@@ -104,6 +120,36 @@ class LogLeads(WalkGraph):
                     role = ObjRef(kind, name, d.namespace if kind == "Role" else None) if name else None
                     if role is not None:
                         calls += self._lead(role, binding, f"the verbs {binding.name} grants")
+            if d.cluster:
+                calls += self._cluster_bindings(d, why)
+        return calls
+
+    def _cluster_bindings(self, d: Denial, why: str) -> list[ToolCall]:
+        """A refusal at the cluster scope: the ClusterRoleBindings, the one naming the account, its ClusterRole."""
+        account = ObjRef("ServiceAccount", d.account, d.namespace)
+        # Charts name the binding after the account; the listing finds it when they do not.
+        calls = self._lead(ObjRef("ClusterRoleBinding", d.account), account, why)
+        calls += self._call(Role.LIST, why, api_version="rbac.authorization.k8s.io/v1", kind="ClusterRoleBinding")
+        for s in self.seen:
+            if s.kind == "ClusterRoleBinding" and s.role is Role.DESCRIBE and not s.rec.is_error:
+                role = cluster_role_of(s.rec.output)
+                if role:
+                    binding = ObjRef("ClusterRoleBinding", s.name)
+                    calls += self._lead(ObjRef("ClusterRole", role), binding, f"the verbs {s.name} grants")
+        subject = f"{d.namespace}/{d.account}"
+        for s in self.seen:
+            if s.role is not Role.LIST or s.kind != "ClusterRoleBinding" or s.rec.is_error:
+                continue
+            rows = parse.table(s.rec.output[:400_000])
+            mine = [r for r in rows if subject in r.get("SERVICEACCOUNTS").split(",")] or [
+                r for r in rows if r.get("NAME") == d.account
+            ]
+            for row in mine[:2]:
+                binding = ObjRef("ClusterRoleBinding", row.get("NAME"))
+                calls += self._lead(binding, account, why)
+                kind, _, name = row.get("ROLE").partition("/")
+                if kind == "ClusterRole" and name:
+                    calls += self._lead(ObjRef("ClusterRole", name), binding, f"the verbs {binding.name} grants")
         return calls
 
     def _lead(self, obj: ObjRef, found_by: ObjRef, why: str) -> list[ToolCall]:

@@ -34,6 +34,7 @@ _FOLLOW = frozenset(
 )
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"})
 _MAX_DEPTH = 3
+_NAME_RE = re.compile(r"[a-z0-9][-a-z0-9]{0,62}")
 # Alerts about reaching a service from outside it: probes, error ratios, unreachable targets.
 _PROBED = re.compile(r"(?i)probe|blackbox|5xx|unreachable|endpoint.?down|http.?error")
 # Scheduler reasons that the nodes themselves explain (their size, their zones and labels, their taints).
@@ -379,6 +380,11 @@ class Walk(PodListing, LogLeads):
         text = " ".join([self.target_alertname(), str(alert.get("description") or "")])
         text += " " + " ".join(str(v) for v in (alert.get("annotations") or {}).values())
         alert_words = set(parse.words(text))
+        # The alerting stack's own namespace (`prometheus: monitoring/k8s`): where an alert about the stack's own
+        # components (kube-state-metrics, Prometheus, Alertmanager, exporters) finds them.
+        stack = str((alert.get("labels") or {}).get("prometheus") or "")
+        if "/" in stack and _NAME_RE.fullmatch(stack.split("/", 1)[0]):
+            calls += self.namespace_pods(stack.split("/", 1)[0])
         for s in self.seen:
             if s.role is Role.NAMESPACES and not s.rec.is_error:
                 for row in parse.table(s.rec.output):

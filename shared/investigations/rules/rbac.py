@@ -24,6 +24,7 @@ class Denial(NamedTuple):
     verb: str
     resource: str
     line: str
+    cluster: bool = False  # refused at the cluster scope (a ClusterRole is what would grant it)
 
 
 def denials(log: str) -> list[Denial]:
@@ -35,7 +36,7 @@ def denials(log: str) -> list[Denial]:
             continue
         key = (m.group(1), m.group(2), m.group(3), m.group(4))
         if key not in found:
-            found[key] = Denial(*key, line=line.strip()[:300])
+            found[key] = Denial(*key, line=line.strip()[:300], cluster="cluster scope" in line[:2000])
     return list(found.values())[:5]
 
 

@@ -113,7 +113,13 @@ def _analysis(
     healthy = _healthy(walk, ordered)
     if healthy:
         parts.append("\n**Checked, nothing wrong found:** " + ", ".join(healthy) + ".\n")
-    fixes = list(dict.fromkeys(r for f in ordered[:3] for r in f.remediation))[:4]
+    fixes: list[str] = []
+    for fix in dict.fromkeys(r for f in ordered[:3] for r in f.remediation):
+        # The first fix, then the others that fit: the paragraph must survive the cut, and a command is never
+        # cut short (a person would paste it).
+        if fixes and (sum(len(x) for x in fixes) + len(fix) > 700 or len(fixes) >= 4):
+            continue
+        fixes.append(fix)
     parts.append("\n**Fix:** " + "; ".join(f.rstrip(". ") for f in fixes) + ".\n")
     parts.append(f"\n**Confidence:** {_confidence(lead, ordered)}\n")
     return _fit("".join(parts))

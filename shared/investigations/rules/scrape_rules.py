@@ -15,7 +15,7 @@ from shared.investigations.rules.toolshape import Role
 
 # An access-log request line and its status, when the client is a scraper (its user agent) or asks /metrics.
 _REQUEST = re.compile(r"\"(?:GET|HEAD) (/[^\s\"]{0,300}) HTTP/[\d.]{1,3}\" (\d{3})")
-_SCRAPER = re.compile(r"(?i)prometheus/|vmagent|grafana-agent|otel|opentelemetry|/metrics\b")
+_SCRAPER = re.compile(r"(?i)prometheus/|vmagent|otel|opentelemetry|/metrics\b")
 _BASE_PATH = re.compile(r"(?i)(?:beneath|under|at) (?:base )?path ['\"`]?(/[\w/.-]{0,100})")
 _SM_PATH = re.compile(r"^\s*-?\s*path:\s*['\"]?(/[\w/.-]{0,200})")
 _SM_PORT = re.compile(r"^\s*-?\s*(?:port|targetPort):\s*['\"]?([\w-]{1,63})")

@@ -36,6 +36,13 @@ PLATFORM = {
     "rate-limit": "registries' and APIs' wording for 429 answers (rate-limit headers, Docker Hub's pull limit)",
     "max-old-space-size": "Node.js's heap size flag (--max-old-space-size)",
     "volume node affinity conflict": "the scheduler's VolumeBinding plugin (ErrReasonNodeConflict)",
+    "violate the pod's disruption budget": "the eviction API's refusal (Cannot evict pod as it would violate ...)",
+    "self-signed": "x509 / TLS libraries' wording for a certificate signed by its own key",
+    "connection is not available": "HikariCP: Connection is not available, request timed out after N ms",
+    "write-ahead": "PostgreSQL's name for its WAL (write-ahead log), in its archiver's messages",
+    "archiving write-ahead log": "PostgreSQL: archiving write-ahead log file ... failed too many times",
+    "read-write": "mount and filesystem vocabulary (a read-write volume; `ro`/`rw` mount options)",
+    "x509: certificate has expired": "Go crypto/x509's error for an expired certificate, printed by every Go client",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }
@@ -77,6 +84,7 @@ def fixture_texts() -> dict[str, str]:
         *scenarios.scenario_files(scenarios.HELDOUT),
         *sorted(CORPUS.glob("*/*.json")),
         *sorted((CORPUS.parent / "investigations_blind").glob("*.json")),
+        *sorted((CORPUS.parent / "investigations_blind2").glob("*.json")),
     ]
     return {f.stem: _data(json.loads(f.read_text())).lower() for f in files}
 
