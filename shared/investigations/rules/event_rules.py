@@ -109,6 +109,9 @@ def _volume_meaning(message: str) -> tuple[str, str]:
 
 
 _PROBE_LINE = re.compile(r"^\s*(Liveness|Readiness|Startup):\s+(\S+)\s+(\S+)")
+_EXEC = re.compile(r"exec \[([^\]]{1,300})\]")
+# A probe command that exits non-zero whatever the app does.
+_ALWAYS_FAILS = re.compile(r"(?:^|[\s;&|])(?:exit [1-9]\d{0,2}|false)(?:$|[\s;&|])")
 
 
 def probe(rec: CallRecord, e: parse.Event, pod_rec: CallRecord | None) -> Finding:
@@ -122,9 +125,25 @@ def probe(rec: CallRecord, e: parse.Event, pod_rec: CallRecord | None) -> Findin
     probe_port = (re.search(r":(\d{1,5})", target) or re.search(r"(\d{1,5})", target) or [None, ""])[1]
     ports = set(re.findall(r"^\s*Port:\s+(\d{1,5})/", pod, re.MULTILINE))
     status = re.search(r"statuscode: (\d{3})", e.message)
-    evidence = [ev(rec, e.message)] + ([ev(pod_rec, spec.group(0).strip())] if spec and pod_rec else [])
+    line = next((ln.strip() for ln in pod.splitlines() if spec and ln.strip().startswith(kind + ":")), "")
+    evidence = [ev(rec, e.message)] + ([ev(pod_rec, line or spec.group(0).strip())] if spec and pod_rec else [])
     where = f"The {kind.lower()} probe of {e.obj_name}"
-    if probe_port and ports and probe_port not in ports and re.search(r"(?i)refused|no route|reset", e.message):
+    exec_cmd = _EXEC.search(line) if spec and spec.group(2) == "exec" else None
+    if exec_cmd is not None:
+        command = exec_cmd.group(1)
+        never = bool(_ALWAYS_FAILS.search(command))
+        cause = f"{where} runs `{command}` in the container and it exits non-zero" + (
+            ": that command can never succeed, so the pod never becomes ready" if never
+            else " (the command's own check fails; an empty message means it printed nothing)"
+        )  # fmt: skip
+        fix = (
+            f"replace the {kind.lower()} probe's command with a real health check (one that exits 0 when the app is "
+            f"healthy), or remove the probe"
+            if never
+            else f"run `{command}` in the container (kubectl exec) to see why it fails, then fix the check or the app"
+        )
+        conf = 0.85 if never else 0.7
+    elif probe_port and ports and probe_port not in ports and re.search(r"(?i)refused|no route|reset", e.message):
         shown = ", ".join(sorted(ports))
         cause = f"{where} checks port {probe_port}, but the container listens on port {shown}: the probe fails"
         fix = f"point the {kind.lower()} probe at the port the app listens on ({shown}), not {probe_port}"

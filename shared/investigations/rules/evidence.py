@@ -12,13 +12,14 @@ from shared.investigations.rules.context import Context
 from shared.investigations.rules.daemonset_placement import daemonset_placement
 from shared.investigations.rules.disruption_rules import drain_blocked
 from shared.investigations.rules.event_rules import event_findings
+from shared.investigations.rules.gate_rules import gated_pods
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.memo import evaluation
 from shared.investigations.rules.network_rules import policies_dropping
 from shared.investigations.rules.node_disk import node_filesystem
 from shared.investigations.rules.node_rules import lost_nodes
 from shared.investigations.rules.placement_rules import volume_zone
-from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, throttling
+from shared.investigations.rules.pod_rules import container_states, exit_codes, job_status, silent_exits, throttling
 from shared.investigations.rules.port_rules import target_ports
 from shared.investigations.rules.quota_rules import quota_consumers
 from shared.investigations.rules.reference_rules import (
@@ -85,6 +86,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     volume_space,
     unprovisioned_claims,
     volume_zone,
+    gated_pods,
     rbac_gaps,
     lost_nodes,
     node_filesystem,
@@ -104,4 +106,5 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     http_errors,
     job_status,
     exit_codes,
+    silent_exits,
 )

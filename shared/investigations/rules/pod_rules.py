@@ -213,3 +213,44 @@ def job_status(ctx: Context) -> list[Finding]:
                 )
             )
     return out
+
+
+_NO_LOGS = re.compile(r"(?i)has not logged any message|no logs? (?:found|available|yet)|^\s*$")
+
+
+def silent_exits(ctx: Context) -> list[Finding]:
+    """A container that exits with an error and prints nothing: its logs cannot say why, its command can."""
+    out: list[Finding] = []
+    for rec in ctx.pods:
+        pod = str(rec.args.get("name"))
+        logs = [x for x in ctx.logs if x.args.get("name") == pod]
+        if not logs or not all(_NO_LOGS.search(x.output[:2_000]) and len(x.output) < 2_000 for x in logs):
+            continue
+        for c in parse.containers(rec.output[:200_000]):
+            code = c.value("Exit Code", after="Last State:") or c.value("Exit Code")
+            if c.init or code in ("", "0", "137") or c.last_reason() == "OOMKilled":
+                continue
+            command = " ".join(c.command())
+            out.append(
+                Finding(
+                    rule="silent_exit",
+                    subject=pod,
+                    cause=f"Container {c.name} of pod {pod} exits with code {code} and writes no log output at all "
+                    "(its current and previous logs are empty), so the logs cannot say why: the failure is in what "
+                    "it runs" + (f" (`{command[:120]}`)" if command else "") + ", before it logs anything.",
+                    evidence=[
+                        ev(rec, c.line_with(r"Exit Code:")),
+                        ev(logs[0], logs[0].output.strip()[:200] or "(empty)"),
+                    ]
+                    + ([ev(rec, f"Command: {command[:200]}")] if command else []),
+                    remediation=[
+                        (
+                            "Run the container's command by hand to see its error (`kubectl debug` with a copy of the "
+                            "pod, or the image with a shell), and make it log why it exits; then fix the script or "
+                            "the configuration it reads."
+                        )
+                    ],
+                    confidence=0.7,
+                )
+            )
+    return out

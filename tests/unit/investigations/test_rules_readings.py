@@ -666,3 +666,117 @@ def test_a_service_whose_target_port_its_pods_do_not_listen_on(port: str, blamed
         assert "port 8080 (targetPort)" in found[0].cause
         assert "listen on 3000" in found[0].cause
         assert "targetPort to 3000" in found[0].remediation[0]
+
+
+# ---- an exec probe that cannot pass; a container that exits silently; a pod held by a scheduling gate -----------
+
+NOT_READY_POD = """Name:             worker-0
+Namespace:        jobs
+Status:           Running
+Containers:
+  worker:
+    Image:          busybox
+    Command:
+      sh
+      -c
+      while true; do sleep 5; done
+    State:          Running
+    Ready:          False
+    Restart Count:  0
+    Readiness:      exec [sh -c {probe}] delay=5s timeout=1s period=5s #success=1 #failure=3
+Events:
+  Type     Reason     Age                 From     Message
+  ----     ------     ----                ----     -------
+  Warning  Unhealthy  2m (x40 over 15m)   kubelet  Readiness probe failed:
+"""
+
+
+@pytest.mark.parametrize(("probe", "never"), [("exit 1", True), ("false", True), ("test -f /tmp/ready", False)])
+def test_an_exec_probe_is_read_as_the_command_it_runs(probe: str, never: bool) -> None:
+    alert = {
+        "title": "KubePodNotReady",
+        "labels": {"alertname": "KubePodNotReady", "namespace": "jobs", "pod": "worker-0"},
+    }
+    inv = Investigation(alert)
+    inv.made(("pods_get", {"name": "worker-0", "namespace": "jobs"}, NOT_READY_POD.format(probe=probe)))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "probe")
+    assert f"`sh -c {probe}`" in found.cause
+    assert ("can never succeed" in found.cause) is never
+    assert ("real health check" in found.remediation[0]) is never
+
+
+CRASHED = """Name:             etl-6b8d9f7c5-k2vxn
+Namespace:        data
+Status:           Running
+Containers:
+  etl:
+    Image:          registry.example/etl:2
+    Command:
+      python
+      /app/run.py
+    State:          Waiting
+      Reason:       CrashLoopBackOff
+    Last State:     Terminated
+      Reason:       Error
+      Exit Code:    1
+    Ready:          False
+    Restart Count:  9
+Events:  <none>
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "silent"),
+    [
+        ("The pod etl-6b8d9f7c5-k2vxn in namespace data has not logged any message yet", True),
+        ("", True),
+        ("Traceback (most recent call last):\n  File run.py\nKeyError: 'DB_URL'", False),
+    ],
+)
+def test_a_container_that_exits_without_a_word_is_said_to(log: str, silent: bool) -> None:
+    alert = {
+        "title": "KubePodCrashLooping",
+        "labels": {"alertname": "X", "namespace": "data", "pod": "etl-6b8d9f7c5-k2vxn"},
+    }
+    inv = Investigation(alert)
+    args = {"name": "etl-6b8d9f7c5-k2vxn", "namespace": "data"}
+    inv.made(("pods_get", args, CRASHED), ("pods_log", {**args, "previous": True}, log))
+    found = [f for f in rules.findings(inv.state) if f.rule == "silent_exit"]
+    assert bool(found) is silent
+    if found:
+        assert "python /app/run.py" in found[0].cause
+        assert "exits with code 1" in found[0].cause
+
+
+GATED = """apiVersion: v1
+kind: Pod
+metadata:
+  name: train-5c9f7b8d64-7kq2x
+  namespace: ml
+spec:
+  containers:
+  - image: registry.example/train:1
+    name: train
+  schedulingGates:
+  - name: quota-keeper.example.com/admitted
+status:
+  conditions:
+  - message: Scheduling is blocked due to non-empty scheduling gates
+    reason: SchedulingGated
+    status: "False"
+    type: PodScheduled
+  phase: Pending
+"""
+
+
+def test_a_pod_held_by_a_scheduling_gate_names_the_gate_and_whose_it_is() -> None:
+    alert = {
+        "title": "KubePodNotReady",
+        "labels": {"alertname": "X", "namespace": "ml", "pod": "train-5c9f7b8d64-7kq2x"},
+    }
+    inv = Investigation(alert)
+    inv.made(("pods_get", {"name": "train-5c9f7b8d64-7kq2x", "namespace": "ml"}, GATED))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "scheduling_gate")
+    assert "quota-keeper.example.com/admitted" in found.cause
+    assert "quota-keeper controller" in found.cause
+    assert "kubectl patch pod train-5c9f7b8d64-7kq2x -n ml --type=json" in found.remediation[0]
