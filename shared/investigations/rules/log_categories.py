@@ -111,6 +111,11 @@ CATEGORIES: dict[str, Category] = {c.name: c for c in (
        "Point CoreDNS's `forward` at real upstream resolvers instead of /etc/resolv.conf when the node's "
        "resolv.conf names a local stub (127.0.0.53 systemd-resolved, dnsmasq): set the kubelet's --resolv-conf "
        "to /run/systemd/resolve/resolv.conf, or list upstream IPs in the Corefile."),
+    _C("client_error", 3.0, 0.7, "a service it calls rejects its requests with a client error (HTTP 4xx: a URL, "
+       "webhook or token that is wrong, revoked or no longer exists; 401/403 are credentials, 404 an endpoint "
+       "that is gone)",
+       "Check the URL and credentials it calls with (a revoked or rotated webhook, token or key answers 404, 401 "
+       "or 403): create a new one and put it in the Secret or configuration it reads, then reload it."),
     _C("http_5xx", 2.0, 0.6, "requests fail with server errors", "Find the error behind the failing path.",
        symptom=True),
     _C("slow", 1.5, 0.55, "an operation it waits on is slow",
@@ -329,6 +334,9 @@ TRIGGERS: tuple[Trigger, ...] = (
                          "lock timeout", "lock request time out", "lockacquisitionexception",
                          "cannotacquirelockexception",
                          "could not serialize access", "serialization failure")),
+    # An outgoing call's answer (`unexpected status code 404`), not an access log's line for a request it served.
+    Trigger("client_error", ("unexpected status", "status code", "responded with", "returned status",
+                             "returned http", "non-2xx", "non-200"), _status(r"4(?:0[0-9]|1[0-9]|2[0-8])")),
     Trigger("http_5xx", ("internal server error", "bad gateway", "service unavailable", "gateway timeout",
                          "gateway time-out", "status", "statuscode", "http", "code", "returned", "response", "got",
                          "error"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
@@ -274,26 +275,43 @@ def log_summary(text: str) -> LogSummary:
 MAX_FINDINGS = 3
 
 
-def log_findings(rec: CallRecord, subject: str, limit: int = MAX_FINDINGS) -> list[Finding]:
+def log_findings(
+    rec: CallRecord, subject: str, limit: int = MAX_FINDINGS, focus: frozenset[str] = frozenset()
+) -> list[Finding]:
     """Findings from one log read (a `pods_log`-shaped call): its strongest error signals, one per category.
 
     Each cause reads "<subject> fails because <what the line means, with its specifics>, shown by the line:
     <quote>"; the remediation follows from the category and the specifics; the quote is the evidence. Lines
     that only say that something failed (category crash/error) are used only when no line says why.
     `subject` is the name the cause starts with and the finding's subject (the pod's name, as other rules use).
+    `focus` holds the alert's distinctive words (`slack` for a failing Slack integration): lines that name one come
+    first and are held a little surer, since they are about what the alert measures.
     """
     if rec.is_error or not rec.output.strip():
         return []
     signals = rank_log_lines(rec.output, limit=20)
     pool = [s for s in signals if s.category in SPECIFIC] or [s for s in signals if s.category in ("crash", "error")]
+    # A line about what the alert measures leads, even one that only says that it failed.
+    about = [
+        s for s in signals if _names(s.line, focus) and (s.category in SPECIFIC or s.category in ("crash", "error"))
+    ]
+    pool = about + [s for s in pool if s not in about]
     out: list[Finding] = []
     for s in pool:
         if len(out) >= limit:
             break
         if any(f.rule == f"log_{s.category}" for f in out):
             continue
-        out.append(_finding(rec, subject, s, [t for t in signals if t.category == s.category and t is not s]))
+        f = _finding(rec, subject, s, [t for t in signals if t.category == s.category and t is not s])
+        if s in about:
+            f.confidence = min(0.95, f.confidence + 0.1)
+        out.append(f)
     return out
+
+
+def _names(line: str, focus: frozenset[str]) -> bool:
+    lower = line.lower()
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", lower) for w in focus)
 
 
 _INCIDENTAL = frozenset({"exception", "count", "server_errors"})

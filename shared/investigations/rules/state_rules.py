@@ -3,7 +3,9 @@ and log the walk read."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from typing import Any
 
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.log_signals import log_findings
@@ -37,7 +39,25 @@ def ranked_logs(ctx: Context) -> list[Finding]:
     """What each log read says, ranked by error-likeness and rarity (log_signals): the first error after a start,
     the most repeated error, connection/DNS/pool/permission failures, with the cause and fix of their category."""
     out: list[Finding] = []
+    focus = focus_words(ctx.state.alert)
     for rec in ctx.logs:
         pod = str(next((s.name for s in ctx.seen if s.rec is rec), "") or rec.args.get("name") or "the container")
-        out += log_findings(rec, f"Pod {pod}")
+        out += log_findings(rec, f"Pod {pod}", focus=focus)
     return out
+
+
+# Labels that say where the series came from, not what it is about.
+_PLACE_LABELS = frozenset(
+    "alertname severity prometheus job instance endpoint service namespace pod container cluster team uid "
+    "node exported_namespace".split()
+)
+
+
+def focus_words(alert: dict[str, Any]) -> frozenset[str]:
+    """The values of an alert's labels that say what it is about (`integration="slack"`, `queue="payments"`)."""
+    labels = alert.get("labels") or {}
+    return frozenset(
+        str(v).lower()
+        for k, v in labels.items()
+        if k not in _PLACE_LABELS and isinstance(v, str) and re.fullmatch(r"[A-Za-z][\w.-]{3,60}", v)
+    )

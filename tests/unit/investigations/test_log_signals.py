@@ -41,6 +41,13 @@ def _one(text: str, category: str) -> Finding:
 # ---- categories of single lines ----------------------------------------------------------------------------
 
 CASES = [
+    (
+        (
+            'level=ERROR msg="Notify for alerts failed" err="team/slack[0]: notify retry canceled due to unrecoverable '
+            'error after 1 attempts: channel \\"#oncall\\": unexpected status code 404: no_service"'
+        ),
+        "client_error",
+    ),
     # Consumers, databases and DNS
     (
         (

@@ -780,3 +780,25 @@ def test_a_pod_held_by_a_scheduling_gate_names_the_gate_and_whose_it_is() -> Non
     assert "quota-keeper.example.com/admitted" in found.cause
     assert "quota-keeper controller" in found.cause
     assert "kubectl patch pod train-5c9f7b8d64-7kq2x -n ml --type=json" in found.remediation[0]
+
+
+def test_log_lines_about_what_the_alert_measures_lead() -> None:
+    from shared.investigations.rules.state_rules import focus_words
+
+    alert: dict[str, Any] = {
+        "title": "AlertmanagerFailedToSendAlerts",
+        "labels": {"alertname": "AlertmanagerFailedToSendAlerts", "integration": "slack", "namespace": "monitoring",
+                   "pod": "alertmanager-main-1", "job": "alertmanager-main", "reason": "clientError"},
+    }  # fmt: skip
+    assert focus_words(alert) == {"slack", "clienterror"}
+    log = (
+        'level=WARN msg="Notify attempt failed" integration=pagerduty[0] err="Post \\"https://events.example/v2\\": '
+        'context deadline exceeded"\n'
+        'level=ERROR msg="Notify for alerts failed" err="team/slack[0]: unexpected status code 404: no_service"\n'
+    )
+    inv = Investigation(alert)
+    args = {"name": "alertmanager-main-1", "namespace": "monitoring"}
+    inv.made(("pods_log", args, log))
+    report = rules.report(inv.state)
+    assert "404" in (report["root_cause"] or "")
+    assert "client error" in (report["root_cause"] or "")
