@@ -111,6 +111,10 @@ CATEGORIES: dict[str, Category] = {c.name: c for c in (
        "Point CoreDNS's `forward` at real upstream resolvers instead of /etc/resolv.conf when the node's "
        "resolv.conf names a local stub (127.0.0.53 systemd-resolved, dnsmasq): set the kubelet's --resolv-conf "
        "to /run/systemd/resolve/resolv.conf, or list upstream IPs in the Corefile."),
+    _C("kernel_setting", 3.5, 0.85, "a kernel setting of the node is below what it needs (a sysctl such as "
+       "vm.max_map_count; one set by hand is lost when the node reboots or is replaced)",
+       "Set the value on every node that runs it, persistently: a privileged init container or a DaemonSet that "
+       "runs `sysctl -w` before the app starts, or the node image's /etc/sysctl.d; then restart the pod."),
     _C("client_error", 3.0, 0.7, "a service it calls rejects its requests with a client error (HTTP 4xx: a URL, "
        "webhook or token that is wrong, revoked or no longer exists; 401/403 are credentials, 404 an endpoint "
        "that is gone)",
@@ -349,6 +353,7 @@ TRIGGERS: tuple[Trigger, ...] = (
 # Read before the general triggers: a decode error names no connection, a loop is not a DNS lookup failure.
 TRIGGERS = (
     Trigger("dns_loop", ("plugin/loop", "loop detected", "forwarding loop")),
+    Trigger("kernel_setting", ("max_map_count", "vm.max_map_count", "max file descriptors", "fs.file-max")),
     Trigger(
         "archive_failed",
         (

@@ -48,6 +48,13 @@ CASES = [
         ),
         "client_error",
     ),
+    (
+        (
+            "ERROR: [1] bootstrap checks failed. max virtual memory areas vm.max_map_count [65530] is too low, "
+            "increase to at least [262144]"
+        ),
+        "kernel_setting",
+    ),
     # Consumers, databases and DNS
     (
         (

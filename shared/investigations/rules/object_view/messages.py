@@ -436,6 +436,35 @@ def _pleg(m: re.Match[str], a: About) -> Meaning:
     )
 
 
+def _runs_as_root(m: re.Match[str], a: About) -> Meaning:
+    return Meaning(
+        "the pod requires a non-root user (runAsNonRoot) but the image runs as root (its USER is 0 or unset)",
+        [
+            (
+                f"Set a non-zero runAsUser (a non-root UID the image supports) in {a.name}'s securityContext, or "
+                "build the image with a numeric non-root USER instruction; do not drop runAsNonRoot to make it start."
+            )
+        ],
+        confidence=0.85,
+    )
+
+
+def _forbidden_sysctl(m: re.Match[str], a: About) -> Meaning:
+    return Meaning(
+        f"the kubelet rejects the pod's sysctl {m.group(1)}: it is not in the safe set and not allowed on the node "
+        "(unsafe sysctls need the kubelet's --allowed-unsafe-sysctls); rejected pods pile up as the controller "
+        "recreates them",
+        [
+            (
+                f"Remove {m.group(1)} from {a.name}'s securityContext.sysctls, or allow it on a dedicated node pool "
+                "(kubelet --allowed-unsafe-sysctls, with a taint and toleration so only these pods land there); then "
+                "delete the rejected pods."
+            )
+        ],
+        confidence=0.85,
+    )
+
+
 _RULES: tuple[_Rule, ...] = (
     (re.compile(r"(?<!\w)Insufficient ([\w./-]{1,100})"), _insufficient),
     (re.compile(r"untolerated taint \{([^{}]{1,200})\}"), _taint),
@@ -444,6 +473,11 @@ _RULES: tuple[_Rule, ...] = (
     (re.compile(r"(?<!\w)Too many pods"), _too_many_pods),
     (re.compile(r"unbound immediate PersistentVolumeClaims"), _unbound_claim),
     (re.compile(r"volume node affinity conflict"), _volume_zone),
+    (re.compile(r"container has runAsNonRoot and image (?:will run|has non-numeric user)"), _runs_as_root),
+    (
+        re.compile(r"(?i)forbidden sysctl: \\?\"?([\w./-]{1,100})\\?\"? not (?:allowlisted|whitelisted)"),
+        _forbidden_sysctl,
+    ),
     (re.compile(r"node\(s\) were unschedulable"), _unschedulable_nodes),
     (re.compile(r'Failed to pull image "([^"]{1,300})": (.{1,400})'), _pull),
     (
