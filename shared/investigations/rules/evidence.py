@@ -12,6 +12,7 @@ from shared.investigations.rules.context import Context
 from shared.investigations.rules.daemonset_placement import daemonset_placement
 from shared.investigations.rules.disruption_rules import drain_blocked
 from shared.investigations.rules.event_rules import event_findings
+from shared.investigations.rules.eviction_rules import heavy_consumers
 from shared.investigations.rules.gate_rules import gated_pods
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.memo import evaluation
@@ -90,6 +91,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     rbac_gaps,
     lost_nodes,
     node_filesystem,
+    heavy_consumers,
     policies_dropping,
     configured_hosts,
     unverified_tls_secrets,

@@ -802,3 +802,22 @@ def test_log_lines_about_what_the_alert_measures_lead() -> None:
     report = rules.report(inv.state)
     assert "404" in (report["root_cause"] or "")
     assert "client error" in (report["root_cause"] or "")
+
+
+def test_the_workload_the_kubelet_keeps_evicting_for_a_resource_is_the_one_to_bound() -> None:
+    events = (
+        "LAST SEEN   TYPE      REASON    OBJECT                        MESSAGE\n"
+        "34m         Warning   Evicted   pod/etl-7b5c9f8d6-4jx9t       The node was low on resource: "
+        "ephemeral-storage. Threshold quantity: 7622432632, available: 7301544Ki. Container etl was using "
+        "33012470Ki, request is 0, has larger consumption of ephemeral-storage.\n"
+        "7m          Warning   Evicted   pod/etl-7b5c9f8d6-c7mzs       The node was low on resource: "
+        "ephemeral-storage. Threshold quantity: 7622432632, available: 7188212Ki. Container etl was using "
+        "31874616Ki, request is 0, has larger consumption of ephemeral-storage.\n"
+    )
+    inv = Investigation({"title": "NodeFilesystemAlmostOutOfSpace", "labels": {"alertname": "X", "node": "n1"}})
+    inv.made(("events_list", {"namespace": "data"}, events))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "heavy_consumer")
+    assert found.subject == "etl"
+    assert "2 of its pods were evicted" in found.cause
+    assert "up to 31.5Gi" in found.cause
+    assert "sizeLimit" in found.remediation[0]
