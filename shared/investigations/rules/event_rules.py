@@ -67,18 +67,45 @@ def event_findings(ctx: Context) -> list[Finding]:
             r"(?i)ProvisioningFailed|FailedMount|FailedAttachVolume|unbound immediate", e.reason + e.message
         ):
             meaning, fix = _volume_meaning(e.message)
+            said = _telling_part(e.message) if meaning else e.message
+            cause = (
+                f"{e.obj_name}: {meaning} ({e.reason}: `{said}`)" + _bound_claims(ctx, e.message)
+                if meaning
+                else f"{e.obj_name}: volume problem ({e.reason}): {e.message}"
+            )
             out.append(
                 Finding(
                     rule="volume",
                     subject=e.obj_name,
-                    cause=f"{e.obj_name}: volume problem ({e.reason}): {e.message}"
-                    + (f"; {meaning}" if meaning else ""),
+                    cause=cause,
                     evidence=[ev(rec, e.message)],
                     remediation=[fix],
                     confidence=0.85 if meaning else 0.8,
                 )
             )
     return out
+
+
+def _telling_part(message: str) -> str:
+    """The part of a long mount error that says why (its last sentence with `mount`, `bad option` or `helper`)."""
+    parts = [p.strip() for p in re.split(r"(?<=[.;])\s+(?=[A-Z])", message[:4000]) if p.strip()]
+    telling = [p for p in parts if re.search(r"(?i)helper|bad option|wrong fs|multi-attach|not found|denied", p)]
+    part = telling[-1] if telling else message
+    return part if len(part) <= 240 else "…" + part[-239:]  # the reason is at the end of a mount error
+
+
+def _bound_claims(ctx: Context, message: str) -> str:
+    """A mount that fails for a claim that is Bound: provisioning worked, the node's mount does not."""
+    if not re.search(r"(?i)MountVolume|mount failed", message):
+        return ""
+    for s in ctx.seen:
+        if (
+            s.kind == "PersistentVolumeClaim"
+            and not s.rec.is_error
+            and re.search(r"(?m)^Status:\s+Bound|^\s*phase:\s*Bound", s.rec.output[:50_000])
+        ):
+            return f"; its claim {s.name} is Bound (provisioning worked): the mount on the node is what fails"
+    return ""
 
 
 def _volume_meaning(message: str) -> tuple[str, str]:

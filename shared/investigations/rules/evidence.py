@@ -55,7 +55,8 @@ def findings(state: InvestigationState) -> list[Finding]:
             best[first] = f
     seen: set[tuple[str, str]] = set()
     unique: list[Finding] = []
-    for f in found:
+    # Of two findings of one rule on one object (two FailedMount events of a pod), the surer reading is kept.
+    for f in sorted(found, key=lambda f: -f.confidence):
         first = _quote_key(f.evidence[0].quote) if f.evidence else ""
         if (f.rule, f.subject) in seen or (first and best[first] is not f):
             continue

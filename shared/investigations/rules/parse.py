@@ -68,8 +68,28 @@ def _table(text: str) -> list[Row]:
             starts = [m.start() for m in _HEADER_CELL.finditer(header)]
             ends: list[int | None] = [*starts[1:], None]
             spans = {header[s:e].strip(): (s, e) for s, e in zip(starts, ends, strict=True)}
-            return [Row(line, spans) for line in lines[i + 1 :]]
+            return [Row(line, spans if _aligned(line, starts) else _own_spans(line, spans)) for line in lines[i + 1 :]]
     return []
+
+
+def _aligned(line: str, starts: list[int]) -> bool:
+    """Every column starts where a cell of the row starts (no header column cuts a word of the row)."""
+    return all(s >= len(line) or line[s - 1] == " " or line[s] == " " for s in starts[1:])
+
+
+_CELL = re.compile(r"\S+(?: \S+)*")
+
+
+def _own_spans(line: str, spans: dict[str, tuple[int, int | None]]) -> dict[str, tuple[int, int | None]]:
+    """A row written out of line with its header (hand-aligned output): its cells are the runs separated by two
+    or more spaces, in the header's order; the last column takes the rest of the line."""
+    cells = [m.start() for m in _CELL.finditer(line)]
+    names = list(spans)
+    if len(cells) < len(names):
+        return spans
+    starts = cells[: len(names)]
+    ends: list[int | None] = [*starts[1:], None]
+    return dict(zip(names, zip(starts, ends, strict=True), strict=True))
 
 
 @dataclass

@@ -43,6 +43,7 @@ PLATFORM = {
     "archiving write-ahead log": "PostgreSQL: archiving write-ahead log file ... failed too many times",
     "read-write": "mount and filesystem vocabulary (a read-write volume; `ro`/`rw` mount options)",
     "x509: certificate has expired": "Go crypto/x509's error for an expired certificate, printed by every Go client",
+    "multi-attach": "the attach/detach controller's `Multi-Attach error` for a ReadWriteOnce volume",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }

@@ -821,3 +821,41 @@ def test_the_workload_the_kubelet_keeps_evicting_for_a_resource_is_the_one_to_bo
     assert "2 of its pods were evicted" in found.cause
     assert "up to 31.5Gi" in found.cause
     assert "sizeLimit" in found.remediation[0]
+
+
+def test_a_table_written_out_of_line_with_its_header_is_read_by_its_own_cells() -> None:
+    from shared.investigations.rules.parse import table
+
+    text = (
+        "LAST SEEN   TYPE      REASON        OBJECT                                   MESSAGE\n"
+        "43m         Warning   FailedMount   pod/web-0                   Unable to attach or mount volumes\n"
+    )
+    row = table(text)[0]
+    assert row.get("OBJECT") == "pod/web-0"
+    assert row.get("MESSAGE") == "Unable to attach or mount volumes"
+
+
+def test_a_mount_that_fails_on_the_node_for_a_bound_claim_says_which_part_fails() -> None:
+    events = (
+        "LAST SEEN   TYPE      REASON        OBJECT      MESSAGE\n"
+        "43m         Warning   FailedMount   pod/web-0   Unable to attach or mount volumes: timed out waiting for "
+        "the condition\n"
+        '3m          Warning   FailedMount   pod/web-0   MountVolume.SetUp failed for volume "pvc-1" : mount failed: '
+        "exit status 32 Output: mount: /var/lib/kubelet/pods/x/volumes/kubernetes.io~nfs/pvc-1: bad option; for "
+        "several filesystems (e.g. nfs, cifs) you might need a /sbin/mount.<type> helper program.\n"
+    )
+    claim = "Name:          data\nNamespace:     shop\nStatus:        Bound\nVolume:        pvc-1\n"
+    inv = Investigation(
+        {"title": "KubeContainerWaiting", "labels": {"alertname": "X", "namespace": "shop", "pod": "web-0"}}
+    )
+    inv.made(
+        ("events_list", {"namespace": "shop"}, events),
+        ("resources_get", {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": "data", "namespace": "shop"},
+         claim),
+    )  # fmt: skip
+    found = [f for f in rules.findings(inv.state) if f.rule == "volume"]
+    assert len(found) == 1, "one finding per object and rule: the surer reading of the two events"
+    assert "mount helper" in found[0].cause
+    assert "helper program" in found[0].cause
+    assert "claim data is Bound" in found[0].cause
+    assert "nfs-common" in found[0].remediation[0]
