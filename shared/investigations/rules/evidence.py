@@ -11,6 +11,7 @@ from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.daemonset_placement import daemonset_placement
 from shared.investigations.rules.disruption_rules import drain_blocked
+from shared.investigations.rules.environment_rules import environment_mismatch
 from shared.investigations.rules.event_rules import event_findings
 from shared.investigations.rules.eviction_rules import heavy_consumers
 from shared.investigations.rules.gate_rules import gated_pods
@@ -95,6 +96,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     heavy_consumers,
     policies_dropping,
     configured_hosts,
+    environment_mismatch,
     unverified_tls_secrets,
     scrape_failures,
     held_rollouts,

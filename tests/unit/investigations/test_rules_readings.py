@@ -859,3 +859,23 @@ def test_a_mount_that_fails_on_the_node_for_a_bound_claim_says_which_part_fails(
     assert "helper program" in found[0].cause
     assert "claim data is Bound" in found[0].cause
     assert "nfs-common" in found[0].remediation[0]
+
+
+@pytest.mark.parametrize(
+    ("env_line", "host", "blamed"),
+    [
+        ("INFO Environment: PRODUCTION", "db-staging.internal", True),
+        ("INFO profile=prod", "cache.stg.example.net", True),
+        ("INFO Environment: PRODUCTION", "db-prod.internal", False),
+        ("INFO starting", "db-staging.internal", False),  # nothing says where it runs (namespace: shop)
+    ],
+)
+def test_a_service_of_one_environment_configured_with_anothers_hosts(env_line: str, host: str, blamed: bool) -> None:
+    log = f"{env_line}\nERROR Connection refused ({host}:5432)\nERROR Connection refused ({host}:5432)\n"
+    inv = Investigation({"title": "HighErrorRate", "labels": {"alertname": "X", "namespace": "shop", "pod": "api-1"}})
+    inv.made(("pods_log", {"name": "api-1", "namespace": "shop"}, log))
+    found = [f for f in rules.findings(inv.state) if f.rule == "environment_mismatch"]
+    assert bool(found) is blamed
+    if found:
+        assert host in found[0].cause
+        assert "roll back" in found[0].remediation[0]
