@@ -17,6 +17,7 @@ from shared.investigations.rules.eviction_rules import heavy_consumers
 from shared.investigations.rules.gate_rules import gated_pods
 from shared.investigations.rules.log_rules import http_errors, latency, log_lines, network, traces
 from shared.investigations.rules.memo import evaluation
+from shared.investigations.rules.memory_growth import memory_growth
 from shared.investigations.rules.network_rules import policies_dropping
 from shared.investigations.rules.node_disk import node_filesystem
 from shared.investigations.rules.node_rules import lost_nodes
@@ -80,6 +81,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     near_miss_names,
     heartbeat,
     heap_over_limit,
+    memory_growth,
     container_states,
     event_findings,
     log_lines,

@@ -879,3 +879,18 @@ def test_a_service_of_one_environment_configured_with_anothers_hosts(env_line: s
     if found:
         assert host in found[0].cause
         assert "roll back" in found[0].remediation[0]
+
+
+@pytest.mark.parametrize(
+    ("values", "leak"), [((1200, 1650, 2300, 2900, 3500, 4090), True), ((4092, 4092, 4092, 4092, 4092), False)]
+)
+def test_memory_that_only_grows_before_a_failure_is_called_a_leak(values: tuple[int, ...], leak: bool) -> None:
+    log = "".join(f'{{"level":"WARN","memory_usage_mb": {v},"message":"Memory usage: {v}MB"}}\n' for v in values)
+    log += '{"level":"ERROR","error":"java.lang.OutOfMemoryError: Java heap space"}\n'
+    inv = Investigation({"title": "KubePodCrashLooping", "labels": {"alertname": "X", "namespace": "d", "pod": "p-1"}})
+    inv.made(("pods_log", {"name": "p-1", "namespace": "d", "previous": True}, log))
+    found = [f for f in rules.findings(inv.state) if f.rule == "memory_growth"]
+    assert bool(found) is leak
+    if found:
+        assert "1200 to 4090" in found[0].cause
+        assert "leak" in found[0].cause
