@@ -6,7 +6,7 @@ from shared.investigations.rules import parse
 from shared.investigations.rules.objects import alert_objects
 from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, Evidence, InvestigationState, Target, target_of
-from shared.investigations.rules.toolshape import Role, Toolbox
+from shared.investigations.rules.toolshape import Role, toolbox_of
 
 
 def ev(rec: CallRecord, quote: str) -> Evidence:
@@ -21,7 +21,7 @@ class Context:
     def __init__(self, state: InvestigationState) -> None:
         self.state = state
         self.target: Target = target_of(state.alert)
-        self.box = Toolbox(state.tools)
+        self.box = toolbox_of(state.tools)
         seen = [Seen(c, self.box) for c in state.calls if not c.is_error]
         self.seen = seen
         self.pods = [s.rec for s in seen if s.role is Role.POD_GET or (s.role is Role.DESCRIBE and s.kind == "Pod")]

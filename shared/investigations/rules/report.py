@@ -13,7 +13,7 @@ from shared.investigations.rules.object_state import read_object
 from shared.investigations.rules.objects import alert_objects
 from shared.investigations.rules.planner import Walk
 from shared.investigations.rules.state import Finding, InvestigationState, target_of
-from shared.investigations.rules.toolshape import Role, Toolbox
+from shared.investigations.rules.toolshape import Role, toolbox_of
 
 _MAX_ANALYSIS = 2000
 
@@ -291,7 +291,7 @@ _WINDOW = re.compile(r'"start":\s*"([^"]+)",\s*"end":\s*"([^"]+)"')
 
 def _windows(state: InvestigationState) -> str:
     """The time windows of the metric queries made, so a reader knows which period the data covers."""
-    box = Toolbox(state.tools)
+    box = toolbox_of(state.tools)
     spans = {
         m.groups() for c in state.calls if box.role_of(c.tool) is Role.METRICS_QUERY for m in _WINDOW.finditer(c.output)
     }

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from shared.investigations.rules import kubectl_command
+from shared.investigations.rules.memo import per_evaluation
 from shared.investigations.rules.state import ToolCall, ToolSpec
 
 
@@ -141,9 +142,9 @@ def shape_of(spec: ToolSpec) -> Shape:
     return Shape(spec, slots, frozenset(str(r) for r in required), words, frozenset(extra), enums, prefix)
 
 
-def _fits(shape: Shape, role: Role) -> int:
+def _fits(shape: Shape, role: Role, t: _Words | None = None) -> int:
     """How well a tool fits a role: 0 = not at all, higher is better."""
-    fit = _fit(shape, role)
+    fit = _fit(shape, role, t or _Words(shape))
     if fit and _requires(shape, Slot.CONTEXT):
         # It asks for a kubeconfig context: "" (the current one) is what kubectl uses without one; any tool that
         # does not ask is preferred.
@@ -151,18 +152,17 @@ def _fits(shape: Shape, role: Role) -> int:
     return fit
 
 
-def _fit(shape: Shape, role: Role) -> int:
+def _fit(shape: Shape, role: Role, t: _Words) -> int:
     unfillable = {r for r in shape.required if r not in shape.slots.values()}
     if unfillable and role != Role.NODE_LOG:
         return 0
     if Slot.COMMAND in shape.slots:
         # One tool that runs kubectl: it can do every Kubernetes read, less well than a tool made for it.
         return 5 if role in _KUBECTL_ROLES and "kubectl" in shape.words else 0
-    t = _Words(shape)
     if role is Role.EVENTS and t.about_events:
         return _fit_events(shape, t)  # kind and name are its filters
     if role in (Role.DESCRIBE, Role.LIST):
-        return 0 if t.about_events or t.about_logs else _generic_fit(shape, role)
+        return 0 if t.about_events or t.about_logs else _generic_fit(shape, role, t)
     if role is Role.POD_LOG and Slot.KIND in shape.slots:
         return _fit_pod_log(shape, t)  # a logs tool of several kinds (pod, deployment, job): kind=pod
     if Slot.KIND in shape.slots or Slot.TARGET in shape.slots:
@@ -170,11 +170,11 @@ def _fit(shape: Shape, role: Role) -> int:
     return _FITS[role](shape, t)
 
 
-def _generic_fit(shape: Shape, role: Role) -> int:
+def _generic_fit(shape: Shape, role: Role, t: _Words) -> int:
     has, w = shape.slots.__contains__, shape.words
     if has(Slot.TARGET):
         # `kind/name` in one argument describes one object; listing needs a kind alone
-        return 9 if role is Role.DESCRIBE and not _Words(shape).logs else 0
+        return 9 if role is Role.DESCRIBE and not t.logs else 0
     if role is Role.DESCRIBE:
         ok = has(Slot.KIND) and has(Slot.NAME) and not _is_list(w)
         return 10 + has(Slot.API_VERSION) + ("describe" in w) if ok else 0
@@ -314,12 +314,14 @@ class Toolbox:
 
     def __init__(self, tools: list[ToolSpec]) -> None:
         shapes = [shape_of(t) for t in tools]
+        words = [_Words(sh) for sh in shapes]
+        fits = {role: [_fits(sh, role, w) for sh, w in zip(shapes, words, strict=True)] for role in Role}
         self.by_role: dict[Role, Shape] = {}
         for role in Role:
             # Best fit wins; among equals the first offered (a stable, server-given order).
-            best = max(shapes, key=lambda sh, r=role: _fits(sh, r), default=None)  # type: ignore[misc]
-            if best is not None and _fits(best, role) > 0:
-                self.by_role[role] = best
+            scores = fits[role]
+            if scores and max(scores) > 0:
+                self.by_role[role] = shapes[scores.index(max(scores))]
         # A typed listing tool standing in (events as kind Event, pods as kind Pod) reads better than a kubectl
         # command line: keep the command tool for what nothing typed can do.
         typed_list = self.by_role.get(Role.LIST)
@@ -330,7 +332,7 @@ class Toolbox:
                     del self.by_role[role]
         # A logs tool made for the previous run (`get_previous_logs`), for when the chosen one has no such flag.
         self.previous_logs = next(
-            (sh for sh in shapes if _fits(sh, Role.POD_LOG) and "previous" in sh.words
+            (sh for sh, fit in zip(shapes, fits[Role.POD_LOG], strict=True) if fit and "previous" in sh.words
              and Slot.PREVIOUS not in sh.slots and "previous" in sh.spec.description.lower().split(".")[0]),
             None,
         )  # fmt: skip
@@ -501,3 +503,8 @@ def _read_command(line: str) -> Reading:
         role, parsed.kind, parsed.name, parsed.namespace, parsed.labels, parsed.fields, parsed.previous,
         parsed.container,
     )  # fmt: skip
+
+
+def toolbox_of(tools: list[ToolSpec]) -> Toolbox:
+    """The toolbox of an investigation's tools, built once per evaluation (the planner, rules and report ask)."""
+    return per_evaluation(("toolbox", id(tools), len(tools)), lambda: Toolbox(tools))

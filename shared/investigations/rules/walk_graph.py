@@ -8,7 +8,7 @@ from typing import Any
 from shared.investigations.rules.objects import ObjRef, alert_objects
 from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, InvestigationState, ToolCall
-from shared.investigations.rules.toolshape import Role, Toolbox
+from shared.investigations.rules.toolshape import Role, toolbox_of
 
 
 class WalkGraph:
@@ -16,7 +16,7 @@ class WalkGraph:
 
     def __init__(self, state: InvestigationState) -> None:
         self.state = state
-        self.box = Toolbox(state.tools)
+        self.box = toolbox_of(state.tools)
         self.target = alert_objects(state.alert)
         self.seen = [Seen(c, self.box) for c in state.calls]
         self.described: dict[ObjRef, CallRecord] = {}
