@@ -43,3 +43,21 @@ def matching_rows(rows: list[parse.Row], words: set[str], limit: int = 2) -> lis
     """The listed pods whose names share the most alert words (at least one), best first."""
     scored = [(len(name_words(r.get("NAME")) & words), i, r) for i, r in enumerate(rows) if r.get("NAME")]
     return [r for score, _, r in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0][:limit]
+
+
+# Labels that say where a series came from or how bad it is, not what it measures.
+_NOT_SUBJECTS = frozenset(
+    "alertname severity prometheus job instance endpoint service namespace pod container cluster team uid node "
+    "exported_namespace reason priority region zone env environment le quantile code method".split()
+)
+_SUBJECT = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+
+
+def subject_names(alert: dict[str, Any]) -> list[str]:
+    """Label values that name what an alert measures and look like a workload's name (`fraud-scorer`): a consumer
+    group, a queue's worker, a database, named after the workload that owns it."""
+    labels = alert.get("labels") or {}
+    return [
+        str(v) for k, v in labels.items()
+        if k not in _NOT_SUBJECTS and isinstance(v, str) and _SUBJECT.fullmatch(v) and len(v) <= 63
+    ][:3]  # fmt: skip

@@ -369,7 +369,11 @@ TRIGGERS = (
         "undecodable_record",
         (
             "serializationexception",
-            "deserializ",
+            "deserializationerror",
+            "valuedeserializationerror",
+            "keydeserializationerror",
+            "deserialization",
+            "deserializing",
             "unknown magic byte",
             "error deserializing",
             "failed to decode",

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from shared.investigations.rules import parse
+from shared.investigations.rules.alert_words import subject_names
 from shared.investigations.rules.daemonset_placement import misscheduled, node_pools, nodes_to_describe
 from shared.investigations.rules.disruption_rules import cordoned
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
@@ -134,6 +135,8 @@ class Walk(PodListing, LogLeads):
                 if obj.kind == "Pod":
                     calls += self._call(Role.POD_TOP, "CPU use", name=obj.name, namespace=obj.namespace)
         namespaces = [o for o in self.target.objects if o.kind == "Namespace" and _about_namespace(self.state.alert)]
+        if not seeds:
+            calls += self.named_elsewhere()
         calls += self.follow(seeds + namespaces + self.extra_seeds)
         found_in_logs = len(self.extra_seeds)
         calls += self.from_logs()
@@ -394,6 +397,32 @@ class Walk(PodListing, LogLeads):
                         listing = self._pod_listing(ns, None)
                         if listing is not None:
                             calls += self.pods_from_rows(parse.table(listing.output), ns, f"namespace {ns}", 4)
+        return calls
+
+    def named_elsewhere(self) -> list[ToolCall]:
+        """An alert whose labels name what it measures (`consumergroup="fraud-scorer"`) but no object: the
+        workload of that name, wherever it runs (the alert's namespace may be its exporter's)."""
+        names = subject_names(self.state.alert)
+        if not names:
+            return []
+        calls = self._call(
+            Role.LIST, f"where does {names[0]} run?", api_version="apps/v1", kind="Deployment"
+        ) or self._call(Role.POD_LIST_ALL, f"where does {names[0]} run?")
+        for s in self.seen:
+            if (
+                s.rec.is_error
+                or s.namespace
+                or s.kind not in ("Deployment", "Pod")
+                or s.role not in (Role.LIST, Role.POD_LIST_ALL)
+            ):
+                continue
+            for row in parse.table(s.rec.output[:400_000]):
+                name, ns = row.get("NAME"), row.get("NAMESPACE")
+                if ns and any(name == n or name.startswith(n + "-") for n in names):
+                    obj = ObjRef(s.kind, name, ns)
+                    calls += self.look_at(obj, f"the {s.kind} named like the alert's {names[0]}")
+                    if obj not in self.extra_seeds:
+                        self.extra_seeds.append(obj)
         return calls
 
     def target_alertname(self) -> str:

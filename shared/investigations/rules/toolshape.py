@@ -178,7 +178,9 @@ def _generic_fit(shape: Shape, role: Role, t: _Words) -> int:
     if role is Role.DESCRIBE:
         ok = has(Slot.KIND) and has(Slot.NAME) and not _is_list(w)
         return 10 + has(Slot.API_VERSION) + ("describe" in w) if ok else 0
-    return 10 + has(Slot.LABELS) if has(Slot.KIND) and not _requires(shape, Slot.NAME) and _is_list(w) else 0
+    # A tool that takes a kind and no name can only list (`kubectl get TYPE`), whatever its words say.
+    lists = _is_list(w) or not has(Slot.NAME)
+    return 10 + has(Slot.LABELS) if has(Slot.KIND) and not _requires(shape, Slot.NAME) and lists else 0
 
 
 # A first sentence whose verb's object is events or logs (`List events within a namespace`, `Get logs from a
