@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from shared.investigations.rules.access_rules import rbac_gaps
+from shared.investigations.rules.access_rules import binding_subjects, rbac_gaps
 from shared.investigations.rules.alert_rules import heartbeat
 from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
@@ -93,6 +93,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     volume_zone,
     gated_pods,
     rbac_gaps,
+    binding_subjects,
     lost_nodes,
     node_filesystem,
     heavy_consumers,

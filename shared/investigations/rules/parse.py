@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from shared.investigations.rules.memo import remembered
 
@@ -61,7 +62,10 @@ _CONTAINER_NAME = re.compile(r"([a-z0-9][-a-z0-9.]*):")
 
 
 def _table(text: str) -> list[Row]:
-    """Rows of a `kubectl get`-style table (columns aligned under an upper-case header); [] if none."""
+    """Rows of a `kubectl get`-style table (columns aligned under an upper-case header), or of a JSON listing
+    (`kubectl get -o json`'s items, or a list of objects) written as one; [] if none."""
+    if text.lstrip()[:1] in ("[", "{"):
+        text = _json_as_table(text) or text
     lines = [ln for ln in text.splitlines() if ln.strip()]
     for i, header in enumerate(lines):
         if _TABLE_HEADER.match(header) and header.upper() == header:
@@ -70,6 +74,59 @@ def _table(text: str) -> list[Row]:
             spans = {header[s:e].strip(): (s, e) for s, e in zip(starts, ends, strict=True)}
             return [Row(line, spans if _aligned(line, starts) else _own_spans(line, spans)) for line in lines[i + 1 :]]
     return []
+
+
+_JSON_COLUMNS = ("NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "NODE", "LABELS")
+_MAX_JSON = 2_000_000
+
+
+def _json_as_table(text: str) -> str:
+    """A JSON listing as a kubectl-style table with the columns the rules read ("" when it is not one)."""
+    if len(text) > _MAX_JSON:
+        return ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ""
+    items = data.get("items") if isinstance(data, dict) else data
+    if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items[:5]):
+        return ""
+    rows = [_json_row(i) for i in items[:5_000] if isinstance(i, dict)]
+    rows = [r for r in rows if r["NAME"]]
+    if not rows:
+        return ""
+    columns = list(dict.fromkeys([*_JSON_COLUMNS, *(c for r in rows[:50] for c in r)]))[:16]
+    widths = {c: max(len(c), *(len(r.get(c, "")) for r in rows)) + 3 for c in columns}
+    lines = ["".join(c.ljust(widths[c]) for c in columns)]
+    lines += ["".join((r.get(c) or "").ljust(widths[c]) for c in columns).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _json_row(item: dict[str, Any]) -> dict[str, str]:
+    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else item
+    status = item.get("status") if isinstance(item.get("status"), dict) else {}
+    spec = item.get("spec") if isinstance(item.get("spec"), dict) else {}
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+
+    def text(value: Any) -> str:
+        return re.sub(r"\s+", "_", str(value))[:200] if value not in (None, "") else ""
+
+    # The listing's own short fields (`role`, `subjects`, `image`) as columns of their upper-case names.
+    more = {
+        k.upper().replace("_", "-"): text(",".join(map(str, v)) if isinstance(v, list) else v)
+        for k, v in list(item.items())[:20]
+        if k not in ("metadata", "status", "spec", "name", "namespace", "labels")
+        and (isinstance(v, str | int | float) or (isinstance(v, list) and all(isinstance(x, str) for x in v[:20])))
+    }
+    return more | {
+        "NAMESPACE": text(meta.get("namespace")),
+        "NAME": text(meta.get("name")),
+        "READY": text(item.get("ready")),
+        "STATUS": text(item.get("status") if isinstance(item.get("status"), str) else status.get("phase")),
+        "RESTARTS": text(item.get("restarts")),
+        "NODE": text(item.get("node") or spec.get("nodeName")),
+        "LABELS": ",".join(f"{k}={v}" for k, v in list(labels.items())[:30]),
+    }
 
 
 def _aligned(line: str, starts: list[int]) -> bool:

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from shared.investigations.rules import parse
-from shared.investigations.rules.alert_words import subject_names
+from shared.investigations.rules.alert_words import alert_words, matching_rows, subject_names
 from shared.investigations.rules.daemonset_placement import misscheduled, node_pools, nodes_to_describe
 from shared.investigations.rules.disruption_rules import cordoned
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
@@ -403,11 +403,13 @@ class Walk(PodListing, LogLeads):
         """An alert whose labels name what it measures (`consumergroup="fraud-scorer"`) but no object: the
         workload of that name, wherever it runs (the alert's namespace may be its exporter's)."""
         names = subject_names(self.state.alert)
-        if not names:
+        words = alert_words(self.state.alert)
+        if not names and not words:
             return []
+        what = names[0] if names else "what the alert is about"
         calls = self._call(
-            Role.LIST, f"where does {names[0]} run?", api_version="apps/v1", kind="Deployment"
-        ) or self._call(Role.POD_LIST_ALL, f"where does {names[0]} run?")
+            Role.LIST, f"where does {what} run?", api_version="apps/v1", kind="Deployment"
+        ) or self._call(Role.POD_LIST_ALL, f"where does {what} run?")
         for s in self.seen:
             if (
                 s.rec.is_error
@@ -416,11 +418,14 @@ class Walk(PodListing, LogLeads):
                 or s.role not in (Role.LIST, Role.POD_LIST_ALL)
             ):
                 continue
-            for row in parse.table(s.rec.output[:400_000]):
+            rows = [r for r in parse.table(s.rec.output[:400_000]) if r.get("NAMESPACE")]
+            # By a label's name, else by the alert's words (`the flagd service`): the best-named one or two.
+            named = [r for r in rows if any(r.get("NAME") == n or r.get("NAME").startswith(n + "-") for n in names)]
+            for row in named or matching_rows(rows, words, limit=1):
                 name, ns = row.get("NAME"), row.get("NAMESPACE")
-                if ns and any(name == n or name.startswith(n + "-") for n in names):
+                if ns:
                     obj = ObjRef(s.kind, name, ns)
-                    calls += self.look_at(obj, f"the {s.kind} named like the alert's {names[0]}")
+                    calls += self.look_at(obj, f"the {s.kind} named like {what}")
                     if obj not in self.extra_seeds:
                         self.extra_seeds.append(obj)
         return calls

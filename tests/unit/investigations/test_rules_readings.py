@@ -894,3 +894,40 @@ def test_memory_that_only_grows_before_a_failure_is_called_a_leak(values: tuple[
     if found:
         assert "1200 to 4090" in found[0].cause
         assert "leak" in found[0].cause
+
+
+def test_a_json_listing_is_read_as_a_table_with_its_own_fields() -> None:
+    from shared.investigations.rules.parse import table
+
+    listing = (
+        '[{"namespace": "flags", "name": "flagd", "ready": "2/2", "image": "flagd:v0.11"},'
+        ' {"metadata": {"name": "api-1", "namespace": "shop", "labels": {"app": "api"}},'
+        ' "status": {"phase": "Running"}, "spec": {"nodeName": "n1"}}]'
+    )
+    rows = table(listing)
+    assert [(r.get("NAMESPACE"), r.get("NAME")) for r in rows] == [("flags", "flagd"), ("shop", "api-1")]
+    assert rows[0].get("IMAGE") == "flagd:v0.11"
+    assert (rows[1].get("STATUS"), rows[1].get("NODE"), rows[1].get("LABELS")) == ("Running", "n1", "app=api")
+
+
+def test_a_rolebinding_meant_for_the_workload_that_binds_another_account() -> None:
+    log = (
+        "W1002 08:00:07.000000 1 reflector.go:547] failed to list *v1.ConfigMap: configmaps is forbidden: User "
+        '"system:serviceaccount:flags:flagd" cannot list resource "configmaps" in API group "" in the namespace '
+        '"flags"\n'
+    )
+    bindings = (
+        '[{"name": "flagd-configmap-reader", "role": "Role/configmap-reader",'
+        ' "subjects": ["ServiceAccount/flags/flagd-sa"]},'
+        ' {"name": "ui-editor", "role": "Role/configmap-editor", "subjects": ["ServiceAccount/flags/flagd-ui"]}]'
+    )
+    inv = Investigation({"title": "FlagErrors", "labels": {"alertname": "X", "namespace": "flags", "pod": "flagd-1"}})
+    inv.made(
+        ("pods_log", {"name": "flagd-1", "namespace": "flags"}, log),
+        ("resources_list", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "namespace": "flags"},
+         bindings),
+    )  # fmt: skip
+    found = next(f for f in rules.findings(inv.state) if f.rule == "binding_wrong_subject")
+    assert found.subject == "flagd-configmap-reader"
+    assert "binds service account flagd-sa instead" in found.cause
+    assert rules.report(inv.state)["root_cause"] == found.cause
