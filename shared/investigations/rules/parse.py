@@ -103,10 +103,12 @@ def _json_as_table(text: str) -> str:
 
 
 def _json_row(item: dict[str, Any]) -> dict[str, str]:
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else item
-    status = item.get("status") if isinstance(item.get("status"), dict) else {}
-    spec = item.get("spec") if isinstance(item.get("spec"), dict) else {}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    def part(obj: dict[str, Any], key: str) -> dict[str, Any]:
+        value = obj.get(key)
+        return value if isinstance(value, dict) else {}
+
+    meta = part(item, "metadata") or item
+    status, spec, labels = part(item, "status"), part(item, "spec"), part(meta, "labels")
 
     def text(value: Any) -> str:
         return re.sub(r"\s+", "_", str(value))[:200] if value not in (None, "") else ""
