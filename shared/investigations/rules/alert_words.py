@@ -57,7 +57,13 @@ def subject_names(alert: dict[str, Any]) -> list[str]:
     """Label values that name what an alert measures and look like a workload's name (`fraud-scorer`): a consumer
     group, a queue's worker, a database, named after the workload that owns it."""
     labels = alert.get("labels") or {}
-    return [
+    found = [
         str(v) for k, v in labels.items()
         if k not in _NOT_SUBJECTS and isinstance(v, str) and _SUBJECT.fullmatch(v) and len(v) <= 63
-    ][:3]  # fmt: skip
+    ]  # fmt: skip
+    # The scrape job is the subject when the alert is about it (`NodeExporterTargetsMissing`, job=node-exporter).
+    job = str(labels.get("job") or "")
+    name_words = set(parse.words(str(labels.get("alertname") or alert.get("title") or "")))
+    if _SUBJECT.fullmatch(job) and set(job.split("-")) <= name_words:
+        found.insert(0, job)
+    return found[:3]

@@ -40,6 +40,26 @@ def node_pools(listing: str) -> dict[str, str]:
     return pools
 
 
+_DESIRED = re.compile(r"(?m)^Desired Number of Nodes Scheduled:\s+(\d{1,6})")
+
+
+def desired(describe: str) -> int | None:
+    """How many nodes the DaemonSet controller thinks should run its pod (None when not said)."""
+    m = _DESIRED.search(describe[:50_000])
+    return int(m.group(1)) if m else None
+
+
+def uncovered_nodes(node_listing: str, pod_listing: str, ds: str, pools: dict[str, str], limit: int = 2) -> list[str]:
+    """Ready nodes that run no pod of the DaemonSet, one per pool."""
+    hosts = {r.get("NODE") for r in parse.table(pod_listing[:400_000]) if r.get("NAME").startswith(ds + "-")}
+    ready = [r.get("NAME") for r in parse.table(node_listing[:400_000]) if r.get("STATUS").startswith("Ready")]
+    missing = [n for n in ready if n and n not in hosts]
+    by_pool: dict[str, str] = {}
+    for node in missing:
+        by_pool.setdefault(pools.get(node, node.rsplit("-", 1)[0]), node)
+    return list(by_pool.values())[:limit]
+
+
 def nodes_to_describe(pod_listing: str, pools: dict[str, str], limit: int = 3) -> list[str]:
     """One node per pool that the listed pods run on, the pools with the fewest of them first (the odd ones out)."""
     hosts = [r.get("NODE") for r in parse.table(pod_listing[:400_000]) if r.get("NODE") not in ("", "<none>")]
@@ -125,8 +145,6 @@ def daemonset_placement(ctx: Context) -> list[Finding]:
         if s.kind != "DaemonSet" or s.role is not Role.DESCRIBE or s.rec.is_error:
             continue
         count = misscheduled(s.rec.output)
-        if not count:
-            continue
         tolerations = _tolerations(s.rec.output)
         pools: dict[str, str] = {}
         for rec in ctx.lists:
@@ -135,8 +153,40 @@ def daemonset_placement(ctx: Context) -> list[Finding]:
             bad = [t for t in _taints(node.rec.output) if not _tolerated(t, tolerations)]
             if not bad:
                 continue
-            out.append(_finding(ctx, s.name, s.rec, node.name, node.rec, bad, pools, count))
+            if count:
+                out.append(_finding(ctx, s.name, s.rec, node.name, node.rec, bad, pools, count))
+            elif not _ds_pods_on(ctx, node.name, s.name):
+                out.append(_uncovered(ctx, s.name, s.rec, node.name, node.rec, bad[0], pools))
     return out
+
+
+def _uncovered(
+    ctx: Context, ds: str, ds_rec: CallRecord, node: str, node_rec: CallRecord, taint: str, pools: dict[str, str]
+) -> Finding:
+    """A node the DaemonSet does not run on, because of a taint it does not tolerate."""
+    pool = pools.get(node)
+    siblings = sorted(n for n, p in pools.items() if pool and p == pool and n != node)
+    key_value, _, effect = taint.rpartition(":")
+    scheduled = parse.line_matching(ds_rec.output[:50_000], _DESIRED.pattern.removeprefix("(?m)"))
+    cause = (
+        f"DaemonSet {ds} does not run on node {node}"
+        + (f" or the other nodes of its pool {pool} ({', '.join(siblings)})" if siblings else "")
+        + f": the node carries the taint {taint}, which the DaemonSet does not tolerate, so the controller places "
+        f"no pod there ({scheduled or 'fewer nodes scheduled than there are'})."
+    )
+    return Finding(
+        rule="daemonset_untolerated",
+        subject=ds,
+        cause=cause,
+        evidence=[ev(node_rec, f"Taints:             {taint}")] + ([ev(ds_rec, scheduled)] if scheduled else []),
+        remediation=[
+            (
+                f"Add a toleration for {key_value}:{effect} (or `operator: Exists` for that key) to DaemonSet {ds}'s "
+                "pod template so it runs on those nodes too; if it must not run there, this is expected."
+            )
+        ],
+        confidence=0.85,
+    )
 
 
 def _finding(

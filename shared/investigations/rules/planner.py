@@ -14,7 +14,13 @@ from typing import Any
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.alert_words import alert_words, matching_rows, subject_names
-from shared.investigations.rules.daemonset_placement import misscheduled, node_pools, nodes_to_describe
+from shared.investigations.rules.daemonset_placement import (
+    desired,
+    misscheduled,
+    node_pools,
+    nodes_to_describe,
+    uncovered_nodes,
+)
 from shared.investigations.rules.disruption_rules import cordoned
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
 from shared.investigations.rules.memo import evaluation, per_evaluation, remembered
@@ -237,6 +243,8 @@ class Walk(PodListing, LogLeads):
             )  # fmt: skip
         if obj.kind == "DaemonSet" and misscheduled(rec.output):
             return self.pods_of(obj, references(rec.output, obj).selector) + self._daemonset_nodes(obj, rec)
+        if obj.kind == "DaemonSet":
+            return self.pods_of(obj, references(rec.output, obj).selector) + self._uncovered_nodes(obj, rec)
         if obj.kind in _WORKLOADS or obj.kind == "CronJob":
             return self.pods_of(obj, references(rec.output, obj).selector)
         if obj.kind == "Node" and cordoned(rec.output):
@@ -259,6 +267,24 @@ class Walk(PodListing, LogLeads):
                 )
             ]  # fmt: skip
         return []
+
+    def _uncovered_nodes(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """A DaemonSet on fewer nodes than the cluster has: the nodes, then those (one per pool) without its pod."""
+        calls = self._call(Role.LIST, "which nodes are there, and which run its pods?", api_version="v1", kind="Node")
+        nodes = next(
+            (s.rec for s in self.seen if s.role is Role.LIST and s.kind == "Node" and not s.rec.is_error), None
+        )
+        listing = self._pod_listing(obj.namespace or "", references(rec.output, obj).selector)
+        listing = listing or self._pod_listing(obj.namespace or "", None)
+        if nodes is None or listing is None:
+            return calls
+        ready = sum(1 for r in parse.table(nodes.output[:400_000]) if r.get("STATUS").startswith("Ready"))
+        wanted = desired(rec.output)
+        if wanted is None or wanted >= ready:
+            return calls
+        for node in uncovered_nodes(nodes.output, listing.output, obj.name, node_pools(nodes.output)):
+            calls += self.look_at(ObjRef("Node", node), f"a node without {obj.name}'s pod (its taints)")
+        return calls
 
     def _daemonset_nodes(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
         """A DaemonSet with pods where they should not be: the nodes, then one node per pool its pods run on."""
@@ -407,14 +433,16 @@ class Walk(PodListing, LogLeads):
         if not names and not words:
             return []
         what = names[0] if names else "what the alert is about"
-        calls = self._call(
-            Role.LIST, f"where does {what} run?", api_version="apps/v1", kind="Deployment"
-        ) or self._call(Role.POD_LIST_ALL, f"where does {what} run?")
+        calls = [
+            c
+            for kind in ("Deployment", "DaemonSet", "StatefulSet")
+            for c in self._call(Role.LIST, f"where does {what} run?", api_version="apps/v1", kind=kind)
+        ] or self._call(Role.POD_LIST_ALL, f"where does {what} run?")
         for s in self.seen:
             if (
                 s.rec.is_error
                 or s.namespace
-                or s.kind not in ("Deployment", "Pod")
+                or s.kind not in ("Deployment", "DaemonSet", "StatefulSet", "Pod")
                 or s.role not in (Role.LIST, Role.POD_LIST_ALL)
             ):
                 continue

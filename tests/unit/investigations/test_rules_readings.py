@@ -931,3 +931,35 @@ def test_a_rolebinding_meant_for_the_workload_that_binds_another_account() -> No
     assert found.subject == "flagd-configmap-reader"
     assert "binds service account flagd-sa instead" in found.cause
     assert rules.report(inv.state)["root_cause"] == found.cause
+
+
+def test_a_daemonset_that_skips_a_tainted_pool_and_an_alert_about_the_scrape_job_itself() -> None:
+    from shared.investigations.rules.alert_words import subject_names
+
+    alert = {
+        "title": "NodeExporterTargetsMissing",
+        "labels": {"alertname": "NodeExporterTargetsMissing", "namespace": "obs", "job": "node-agent"},
+    }
+    assert subject_names(alert) == []  # the alert is not about `node-agent`: its name says node exporter
+    about = {
+        "title": "NodeAgentTargetsMissing",
+        "labels": {"alertname": "NodeAgentTargetsMissing", "job": "node-agent"},
+    }
+    assert subject_names(about) == ["node-agent"]
+    ds = DS.replace("Number of Nodes Misscheduled: 1", "Desired Number of Nodes Scheduled: 2\nNumber of Nodes "
+                    "Misscheduled: 0")  # fmt: skip
+    inv = Investigation({"title": "KubeDaemonSetNotScheduled", "labels": {"alertname": "X", "namespace": "obs",
+                                                                         "daemonset": "agent"}})  # fmt: skip
+    inv.made(("resources_get", {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "namespace": "obs"}, ds))
+    two_pods = "\n".join(DS_PODS.splitlines()[:3]) + "\n"  # none on pool b
+    inv.made(
+        ("pods_list_in_namespace", {"namespace": "obs", "labelSelector": "app=agent"}, two_pods),
+        ("resources_list", {"apiVersion": "v1", "kind": "Node"}, POOL_NODES),
+    )
+    described = {c.args.get("name") for c in inv.next() if c.args.get("kind") == "Node"}
+    assert described == {"pool-b-1"}, "the node without the DaemonSet's pod"
+    node = "Name:               pool-b-1\nTaints:             team=ml:NoSchedule\nUnschedulable:      false\n"
+    inv.made(("resources_get", {"apiVersion": "v1", "kind": "Node", "name": "pool-b-1"}, node))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "daemonset_untolerated")
+    assert "does not run on node pool-b-1" in found.cause
+    assert "team=ml:NoSchedule" in found.remediation[0]
