@@ -209,12 +209,8 @@ def alert_objects(alert: dict[str, Any]) -> AlertObjects:
 
     operator = next((k for rx, k, _ in _OPERATOR_KINDS if rx.search(alertname)), None)
     operator_alert = bool(operator and labels.get("name"))
-    for key, value in labels.items():
-        kind = _label_kind(key, value, alertname, scrape_job)
-        # An operator's alert is about its custom resource; the pod, container and service labels are the
-        # operator's own scrape target.
-        if kind is not None and not (operator_alert and key in ("pod", "service")):
-            add(ref(kind, value, namespace))
+    for obj in _label_objects(labels, alertname, namespace, operator_alert):
+        add(obj)
     if operator and operator_alert:
         add(ref(operator, labels["name"], namespace))
     for target in _scrape_target(labels, alertname, namespace):
@@ -261,6 +257,24 @@ def _scrape_target(labels: dict[str, str], alertname: str, namespace: str | None
         if labels.get(key) and _NAME.fullmatch(labels[key])
     ]
     return [f for f in found if f is not None]
+
+
+def _label_objects(
+    labels: dict[str, str], alertname: str, namespace: str | None, operator_alert: bool
+) -> list[ObjRef | None]:
+    """The objects the labels name. An operator's alert is about its custom resource: the pod, container and
+    service labels are the operator's own scrape target. Beside exported_namespace, the scraped target's own pod
+    lives in the target's `namespace`, and `exported_service` is the Service the series is about."""
+    scrape_job = labels.get("job", "")
+    found: list[ObjRef | None] = []
+    for key, value in labels.items():
+        kind = _label_kind(key, value, alertname, scrape_job)
+        if kind is not None and not (operator_alert and key in ("pod", "service")):
+            own = labels.get("namespace") if key == "pod" and labels.get("exported_namespace") else None
+            found.append(ref(kind, value, own or namespace))
+    if labels.get("exported_service") and _NAME.fullmatch(labels["exported_service"]):
+        found.append(ref("Service", labels["exported_service"], namespace))
+    return found
 
 
 def _label_kind(key: str, value: str, alertname: str, scrape_job: str) -> str | None:

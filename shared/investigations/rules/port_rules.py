@@ -18,6 +18,12 @@ _LISTENING = re.compile(
     r"(?:[\w.\[\]-]{0,40}:)?(\d{2,5})\b"
 )
 _PORTS = re.compile(r"(\d{1,5})/(?:TCP|UDP|SCTP)")
+_YAML_PORT = re.compile(r"(?m)^\s*-?\s*containerPort:\s*['\"]?(\d{1,5})\b")
+# `- Local:   http://localhost:3000`, `listening on [::]:8080`, `url: http://0.0.0.0:9000`.
+_URL_PORT = re.compile(
+    r"(?i)(?:local|listening|listen|serving|url|address|bound)\b[^\n]{0,30}?"
+    r"(?:localhost|0\.0\.0\.0|\[::\]|127\.0\.0\.1|\*):(\d{2,5})\b"
+)
 
 
 def _container_ports(output: str) -> set[str]:
@@ -25,6 +31,7 @@ def _container_ports(output: str) -> set[str]:
     for c in parse.containers(output[:100_000]):
         for key in ("Port", "Ports"):
             ports |= set(_PORTS.findall(c.value(key)))
+    ports |= set(_YAML_PORT.findall(output[:100_000]))
     return ports - {"0"}
 
 
@@ -33,7 +40,7 @@ def _listening(logs: list[CallRecord], pods: set[str]) -> tuple[CallRecord, str,
         if str(rec.args.get("name") or "") not in pods and pods:
             continue
         for line in rec.output[:50_000].splitlines()[:400]:
-            m = _LISTENING.search(line[:500])
+            m = _URL_PORT.search(line[:500]) or _LISTENING.search(line[:500])
             if m:
                 return rec, m.group(1), line.strip()
     return None

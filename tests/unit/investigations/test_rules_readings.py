@@ -963,3 +963,26 @@ def test_a_daemonset_that_skips_a_tainted_pool_and_an_alert_about_the_scrape_job
     found = next(f for f in rules.findings(inv.state) if f.rule == "daemonset_untolerated")
     assert "does not run on node pool-b-1" in found.cause
     assert "team=ml:NoSchedule" in found.remediation[0]
+
+
+def test_an_exported_series_keeps_the_scraped_pod_in_its_own_namespace() -> None:
+    found = alert_objects(
+        {
+            "title": "NginxIngressHigh5xxRate",
+            "labels": {"alertname": "NginxIngressHigh5xxRate", "ingress": "web", "exported_namespace": "shop",
+                       "exported_service": "web", "namespace": "ingress-nginx", "pod": "ingress-nginx-controller-x1",
+                       "job": "ingress-nginx-controller-metrics"},
+        }
+    ).objects  # fmt: skip
+    assert ObjRef("Pod", "ingress-nginx-controller-x1", "ingress-nginx") in found
+    assert ObjRef("Ingress", "web", "shop") in found
+    assert ObjRef("Service", "web", "shop") in found
+
+
+def test_ports_are_read_from_yaml_pods_and_from_the_urls_apps_print() -> None:
+    from shared.investigations.rules.port_rules import _URL_PORT, _container_ports
+
+    assert _container_ports("spec:\n  containers:\n  - name: web\n    ports:\n    - containerPort: 3000\n") == {"3000"}
+    m = _URL_PORT.search("   - Local:        http://localhost:3000")
+    assert m is not None
+    assert m.group(1) == "3000"
