@@ -43,6 +43,17 @@ def scheduling(rec: CallRecord, e: parse.Event, ctx: Context) -> Finding:
             fixes.append("add nodes or raise the nodes' max pods")
         else:
             fixes.append(_placement_fix(r, _pod_doc(ctx, e.obj_name)))
+    if _scheduled_since(pod):
+        # The pod has a node now: the event is history (a node that was not ready, a moment without room).
+        return Finding(
+            rule="scheduling",
+            subject=e.obj_name,
+            cause=f"Pod {e.obj_name} could not be scheduled for a while ({what}), but has a node now.",
+            evidence=[ev(rec, e.message)],
+            remediation=["Nothing to do for placement now; see what happens to the pod on its node."],
+            confidence=0.3,
+            symptom=True,
+        )
     return Finding(
         rule="scheduling",
         subject=e.obj_name,
@@ -71,6 +82,16 @@ def scheduler_reasons(message: str) -> list[tuple[int, str]]:
         if m:
             out.append((int(m.group(1)), m.group(2).strip().rstrip(".")))
     return sorted(out, key=lambda cr: ("control-plane" in cr[1] or "master" in cr[1], -cr[0]))
+
+
+def _scheduled_since(pod: str) -> bool:
+    """The pod's description shows it on a node (PodScheduled True, or a node assigned), so it is not Pending."""
+    if not pod:
+        return False
+    return bool(
+        re.search(r"(?m)^\s*PodScheduled\s+True", pod[:100_000])
+        or re.search(r"(?m)^Node:\s+[a-z0-9][-a-z0-9.]*(?:/[\d.]+)?\s*$", pod[:20_000])
+    ) and not re.search(r"(?m)^Status:\s+Pending", pod[:20_000])
 
 
 def _daemonset_pod(ctx: Context, name: str) -> bool:

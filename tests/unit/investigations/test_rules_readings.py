@@ -986,3 +986,21 @@ def test_ports_are_read_from_yaml_pods_and_from_the_urls_apps_print() -> None:
     m = _URL_PORT.search("   - Local:        http://localhost:3000")
     assert m is not None
     assert m.group(1) == "3000"
+
+
+def test_a_failed_scheduling_event_of_a_pod_that_has_a_node_now_is_history() -> None:
+    pod = (
+        "Name:             dns-1\nNamespace:        kube-system\nNode:             node-1/10.0.0.1\n"
+        "Status:           Running\nConditions:\n  Type           Status\n  PodScheduled   True\nEvents:\n"
+        "  Type     Reason            Age   From               Message\n"
+        "  ----     ------            ----  ----               -------\n"
+        "  Warning  FailedScheduling  40m   default-scheduler  0/3 nodes are available: 3 node(s) had untolerated "
+        "taint {node.kubernetes.io/not-ready: }.\n"
+    )
+    inv = Investigation(
+        {"title": "TargetDown", "labels": {"alertname": "X", "namespace": "kube-system", "pod": "dns-1"}}
+    )
+    inv.made(("pods_get", {"name": "dns-1", "namespace": "kube-system"}, pod))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "scheduling")
+    assert found.symptom
+    assert "has a node now" in found.cause
