@@ -6,7 +6,26 @@ from shared.investigations.rules import parse
 from shared.investigations.rules.objects import alert_objects
 from shared.investigations.rules.seen import Seen
 from shared.investigations.rules.state import CallRecord, Evidence, InvestigationState, Target, target_of
-from shared.investigations.rules.toolshape import Role, toolbox_of
+from shared.investigations.rules.toolshape import Role, Toolbox, toolbox_of
+
+
+def _canonical(rec: CallRecord, box: Toolbox) -> CallRecord:
+    """The call with the planner's names for what it read (`name`, `namespace`, `container`, `previous`) added
+    beside the tool's own arguments, so a rule reads `pod_logs(pod=..., ns=...)` or a kubectl command line the
+    way it reads kubernetes-mcp-server's calls."""
+    read = box.read(rec.tool, rec.args)
+    if read.role is None:
+        return rec
+    more: dict[str, str | bool] = {
+        "name": read.name,
+        "namespace": read.namespace,
+        "container": read.container,
+        "kind": read.kind,
+    }
+    if read.previous:
+        more["previous"] = True
+    extra = {k: v for k, v in more.items() if v and k not in rec.args}
+    return rec.model_copy(update={"args": {**rec.args, **extra}}) if extra else rec
 
 
 def ev(rec: CallRecord, quote: str) -> Evidence:
@@ -22,7 +41,7 @@ class Context:
         self.state = state
         self.target: Target = target_of(state.alert)
         self.box = toolbox_of(state.tools)
-        seen = [Seen(c, self.box) for c in state.calls if not c.is_error]
+        seen = [Seen(_canonical(c, self.box), self.box) for c in state.calls if not c.is_error]
         self.seen = seen
         self.pods = [s.rec for s in seen if s.role is Role.POD_GET or (s.role is Role.DESCRIBE and s.kind == "Pod")]
         self.logs = [s.rec for s in seen if s.role is Role.POD_LOG]

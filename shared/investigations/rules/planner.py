@@ -254,6 +254,8 @@ class Walk(PodListing, LogLeads):
             return budgets + self._node_pods(obj, rec)
         if obj.kind == "Node" and (_unhealthy(rec.output) or filesystem_alert(self.state.alert) is not None):
             return self._node_pods(obj, rec)
+        if obj.kind == "PersistentVolumeClaim" and obj.namespace and obj in self.target.objects:
+            return self._claim_users(obj, rec)
         if obj.kind == "ResourceQuota" and obj.namespace:
             return self._quota_consumers(obj, rec)
         if obj.kind == "Namespace":
@@ -267,6 +269,28 @@ class Walk(PodListing, LogLeads):
                 )
             ]  # fmt: skip
         return []
+
+    def _claim_users(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """The alerted claim's pod (its description's `Used By`, else a StatefulSet pod whose name ends the
+        claim's: `data-db-0` is `db-0`'s), described and read: what fills the volume, and whether it fails."""
+        ns = obj.namespace or ""
+        used_by = parse.field_value(rec.output[:50_000], "Used By")
+        if used_by and used_by != "<none>":
+            pod = ObjRef("Pod", used_by.split(",")[0].strip(), ns)
+            self.parents.setdefault(pod, obj)
+            return self.look_at(pod, f"the pod using {obj.name}") + self._log_call(pod, None, False, "its logs")
+        calls = self._pod_list_call(ns, None, f"which pod uses {obj.name}?")
+        listing = self._pod_listing(ns, None)
+        if listing is None:
+            return calls
+        for row in parse.table(listing.output[:400_000]):
+            name = row.get("NAME")
+            if name and obj.name.endswith("-" + name):
+                pod = ObjRef("Pod", name, ns)
+                self.parents.setdefault(pod, obj)
+                calls += self.look_at(pod, f"the pod using {obj.name}") + self._log_call(pod, None, False, "its logs")
+                break
+        return calls
 
     def _uncovered_nodes(self, obj: ObjRef, rec: CallRecord) -> list[ToolCall]:
         """A DaemonSet on fewer nodes than the cluster has: the nodes, then those (one per pool) without its pod."""

@@ -153,7 +153,8 @@ def _deepest(state: InvestigationState, causes: list[Finding]) -> Finding:
     if len(near) == 1:
         return near[0]
     walk = Walk.of(state)
-    depth = {f.subject: len(walk.chain_to(f.subject)) for f in near if f.subject}
+    # A log finding's subject is "Pod <name>": its depth is its pod's.
+    depth = {f.subject: len(walk.chain_to(f.subject.removeprefix("Pod "))) for f in near if f.subject}
 
     def explains(f: Finding) -> int:
         # A finding that quotes, behind its own evidence, the line another one rests on reads further into it

@@ -18,6 +18,7 @@ import pytest
 from shared.investigations import rules
 from shared.investigations.rules.log_categories import classify
 from shared.investigations.rules.objects import ObjRef, alert_objects, owner_by_name
+from shared.investigations.rules.state import CallRecord
 from tests.unit.investigations.test_walk import Investigation
 
 POD = """Name:             web-api-5d7c9f8b6d-2xkqp
@@ -1004,3 +1005,22 @@ def test_a_failed_scheduling_event_of_a_pod_that_has_a_node_now_is_history() -> 
     found = next(f for f in rules.findings(inv.state) if f.rule == "scheduling")
     assert found.symptom
     assert "has a node now" in found.cause
+
+
+def test_rules_read_other_servers_calls_by_what_they_asked_not_by_argument_names() -> None:
+    from shared.investigations.rules.state import InvestigationState, ToolSpec
+    from tests.unit.investigations.test_toolshape import KUBECTL_SERVER
+
+    tools: list[ToolSpec] = KUBECTL_SERVER
+    state = InvestigationState(alert=ALERT, tools=tools)
+    log = "Picked up JAVA_TOOL_OPTIONS: -Xmx3g\nstarted"
+    state.calls += [
+        CallRecord(tool="execute_kubectl", args={"command": "kubectl describe pod web-api-5d7c9f8b6d-2xkqp -n shop"},
+                   output=POD.format(limit="2Gi"), iteration=0),
+        CallRecord(tool="execute_kubectl",
+                   args={"command": "kubectl logs web-api-5d7c9f8b6d-2xkqp -n shop --previous --tail=500"},
+                   output=log, iteration=0),
+    ]  # fmt: skip
+    found = next(f for f in rules.findings(state) if f.rule == "heap_over_limit")
+    assert found.subject == "web-api-5d7c9f8b6d-2xkqp"
+    assert found.evidence[0].tool == "execute_kubectl"
