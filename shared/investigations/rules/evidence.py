@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from shared.investigations.rules.access_rules import binding_subjects, rbac_gaps
 from shared.investigations.rules.alert_rules import heartbeat
+from shared.investigations.rules.arch_rules import arch_mismatch
 from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.daemonset_placement import daemonset_placement
@@ -81,6 +82,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     near_miss_names,
     heartbeat,
     heap_over_limit,
+    arch_mismatch,
     memory_growth,
     container_states,
     event_findings,

@@ -7,6 +7,7 @@ import re
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.alert_words import alert_words, matching_rows
+from shared.investigations.rules.arch_rules import EXEC_FORMAT, pod_node
 from shared.investigations.rules.objects import ObjRef
 from shared.investigations.rules.revisions import healthy_row, row_revision
 from shared.investigations.rules.state import CallRecord, ToolCall
@@ -157,6 +158,27 @@ class PodListing(WalkGraph):
         )
         if (pod in self.target.objects or not calls) and not never_started:
             calls += self._log_call(pod, None, False, f"current logs of pod {pod.name}")
+        return calls + self._arch_nodes(pod, rec)
+
+    def _arch_nodes(self, pod: ObjRef, rec: CallRecord) -> list[ToolCall]:
+        """A pod whose logs say `exec format error`: its node and a running sibling's node (their architectures)."""
+        failed = any(
+            s.role is Role.POD_LOG and s.name == pod.name and EXEC_FORMAT.search(s.rec.output[-50_000:])
+            for s in self.seen
+        )
+        if not failed:
+            return []
+        calls: list[ToolCall] = []
+        node = pod_node(rec.output)
+        if node:
+            calls += self.look_at(ObjRef("Node", node), f"the node where {pod.name} cannot run its binary")
+        prefix = pod.name.rsplit("-", 1)[0] + "-"
+        for s in self.seen:
+            if s.role in (Role.POD_LIST, Role.LIST) and not s.rec.is_error:
+                for row in parse.table(s.rec.output[:400_000]):
+                    name, where = row.get("NAME"), row.get("NODE")
+                    if name.startswith(prefix) and row.get("STATUS") == "Running" and where and where != node:
+                        return calls + self.look_at(ObjRef("Node", where), f"the node where {name} runs")
         return calls
 
     def _log_call(self, pod: ObjRef, container: str | None, previous: bool, why: str) -> list[ToolCall]:

@@ -1024,3 +1024,40 @@ def test_rules_read_other_servers_calls_by_what_they_asked_not_by_argument_names
     found = next(f for f in rules.findings(state) if f.rule == "heap_over_limit")
     assert found.subject == "web-api-5d7c9f8b6d-2xkqp"
     assert found.evidence[0].tool == "execute_kubectl"
+
+
+def test_an_image_for_one_architecture_fails_on_the_nodes_of_another() -> None:
+    def pod(name: str, node: str) -> str:
+        return (
+            f"Name:             {name}\nNamespace:        maps\nNode:             {node}/10.0.0.1\nStatus:  Running\n"
+        )
+
+    def node(name: str, arch: str) -> str:
+        return f"Name:               {name}\nLabels:             kubernetes.io/arch={arch}\n"
+
+    listing = (
+        "NAME             READY   STATUS             RESTARTS   AGE   IP         NODE\n"
+        "tiles-6d8b-7wtr4 0/1     CrashLoopBackOff   11         30m   10.0.0.5   x86-1\n"
+        "tiles-6d8b-2kq9v 1/1     Running            0          30m   10.0.0.6   arm-1\n"
+    )
+    inv = Investigation({"title": "KubeDeploymentReplicasMismatch",
+                         "labels": {"alertname": "X", "namespace": "maps", "deployment": "tiles"}})  # fmt: skip
+    deployment = "Name:               tiles\nNamespace:          maps\nSelector:           app=tiles\n"
+    inv.made(
+        ("resources_get", {"apiVersion": "apps/v1", "kind": "Deployment", "name": "tiles", "namespace": "maps"},
+         deployment),
+        ("pods_list_in_namespace", {"namespace": "maps", "labelSelector": "app=tiles"}, listing),
+        ("resources_get", {"apiVersion": "v1", "kind": "Pod", "name": "tiles-6d8b-7wtr4", "namespace": "maps"},
+         pod("tiles-6d8b-7wtr4", "x86-1")),
+        ("pods_log", {"name": "tiles-6d8b-7wtr4", "namespace": "maps", "previous": True},
+         "exec /usr/local/bin/tiles: exec format error"),
+    )  # fmt: skip
+    asked = {c.args.get("name") for c in inv.next() if c.args.get("kind") == "Node"}
+    assert asked == {"x86-1", "arm-1"}, "the failing pod's node and a running sibling's"
+    inv.made(
+        ("resources_get", {"apiVersion": "v1", "kind": "Node", "name": "x86-1"}, node("x86-1", "amd64")),
+        ("resources_get", {"apiVersion": "v1", "kind": "Node", "name": "arm-1"}, node("arm-1", "arm64")),
+    )
+    found = next(f for f in rules.findings(inv.state) if f.rule == "arch_mismatch")
+    assert "built for arm64 only" in found.cause
+    assert "linux/arm64,linux/amd64" in found.remediation[0]
