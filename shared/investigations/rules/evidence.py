@@ -10,6 +10,7 @@ from shared.investigations.rules.alert_rules import heartbeat
 from shared.investigations.rules.arch_rules import arch_mismatch
 from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
+from shared.investigations.rules.cronjob_rules import hung_runs
 from shared.investigations.rules.daemonset_placement import daemonset_placement
 from shared.investigations.rules.disruption_rules import drain_blocked
 from shared.investigations.rules.environment_rules import environment_mismatch
@@ -115,6 +116,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     latency,
     http_errors,
     job_status,
+    hung_runs,
     exit_codes,
     silent_exits,
 )

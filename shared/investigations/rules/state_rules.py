@@ -17,7 +17,7 @@ from shared.investigations.rules.toolshape import Role
 def object_states(ctx: Context) -> list[Finding]:
     """What each object's output says (object_state): conditions, containers, limits against use, dates against
     the alert's time, Warning events. Event listings count only for the objects this investigation is about."""
-    when = _alert_time(ctx.state.alert)
+    when = alert_time(ctx.state.alert)
     out: list[Finding] = []
     for s in ctx.seen:
         if s.role in (Role.DESCRIBE, Role.POD_GET):
@@ -27,7 +27,7 @@ def object_states(ctx: Context) -> list[Finding]:
     return out
 
 
-def _alert_time(alert: dict[str, object]) -> datetime | None:
+def alert_time(alert: dict[str, object]) -> datetime | None:
     try:
         when = datetime.fromisoformat(str(alert.get("starts_at") or ""))
     except ValueError:

@@ -1061,3 +1061,33 @@ def test_an_image_for_one_architecture_fails_on_the_nodes_of_another() -> None:
     found = next(f for f in rules.findings(inv.state) if f.rule == "arch_mismatch")
     assert "built for arm64 only" in found.cause
     assert "linux/arm64,linux/amd64" in found.remediation[0]
+
+
+def test_a_forbid_cronjob_held_by_a_run_that_never_ends() -> None:
+    cronjob = (
+        "Name:                          export\nNamespace:                     jobs\nSchedule:                      "
+        "30 1 * * *\nConcurrency Policy:            Forbid\nPod Template:\n  Containers:\n   export:\n    Environment:\n"
+        "      UPLOAD_TIMEOUT:    0\nActive Jobs:         export-29111130\n"
+    )
+    job = (
+        "Name:             export-29111130\nNamespace:        jobs\nStart Time:       Tue, 15 Jul 2025 01:30:00 +0000\n"
+    )
+    inv = Investigation({"title": "CronJobNoRecentSuccess", "starts_at": "2025-07-16T01:52:00Z",
+                         "labels": {"alertname": "X", "namespace": "jobs", "cronjob": "export"}})  # fmt: skip
+    inv.made(
+        (
+            "resources_get",
+            {"apiVersion": "batch/v1", "kind": "CronJob", "name": "export", "namespace": "jobs"},
+            cronjob,
+        ),
+        (
+            "resources_get",
+            {"apiVersion": "batch/v1", "kind": "Job", "name": "export-29111130", "namespace": "jobs"},
+            job,
+        ),
+    )
+    found = next(f for f in rules.findings(inv.state) if f.rule == "cronjob_hung_run")
+    assert "Forbid" in found.cause
+    assert "still active for 1 day" in found.cause
+    assert "UPLOAD_TIMEOUT is 0" in found.cause
+    assert "kubectl delete job export-29111130 -n jobs" in found.remediation[0]
