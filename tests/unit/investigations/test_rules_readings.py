@@ -1066,8 +1066,8 @@ def test_an_image_for_one_architecture_fails_on_the_nodes_of_another() -> None:
 def test_a_forbid_cronjob_held_by_a_run_that_never_ends() -> None:
     cronjob = (
         "Name:                          export\nNamespace:                     jobs\nSchedule:                      "
-        "30 1 * * *\nConcurrency Policy:            Forbid\nPod Template:\n  Containers:\n   export:\n    Environment:\n"
-        "      UPLOAD_TIMEOUT:    0\nActive Jobs:         export-29111130\n"
+        "30 1 * * *\nConcurrency Policy:            Forbid\nPod Template:\n  Containers:\n   export:\n"
+        "    Environment:\n      UPLOAD_TIMEOUT:    0\nActive Jobs:         export-29111130\n"
     )
     job = (
         "Name:             export-29111130\nNamespace:        jobs\nStart Time:       Tue, 15 Jul 2025 01:30:00 +0000\n"
