@@ -8,6 +8,7 @@ from collections.abc import Callable
 from shared.investigations.rules.access_rules import binding_subjects, rbac_gaps
 from shared.investigations.rules.alert_rules import heartbeat
 from shared.investigations.rules.arch_rules import arch_mismatch
+from shared.investigations.rules.auth_clients import auth_clients
 from shared.investigations.rules.capacity_rules import requests_over_allocatable
 from shared.investigations.rules.context import Context
 from shared.investigations.rules.cronjob_rules import hung_runs
@@ -97,6 +98,7 @@ _RULES: tuple[Callable[[Context], list[Finding]], ...] = (
     gated_pods,
     rbac_gaps,
     binding_subjects,
+    auth_clients,
     lost_nodes,
     node_filesystem,
     heavy_consumers,

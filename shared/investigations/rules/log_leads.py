@@ -9,6 +9,7 @@ import re
 from typing import NamedTuple
 
 from shared.investigations.rules import parse
+from shared.investigations.rules.auth_clients import failing_clients
 from shared.investigations.rules.memo import remembered
 from shared.investigations.rules.objects import ObjRef, kind_of
 from shared.investigations.rules.rbac import Denial, denials
@@ -89,6 +90,9 @@ class LogLeads(WalkGraph):
                     api_version="networking.k8s.io/v1", kind="NetworkPolicy", namespace=ns,
                 )  # fmt: skip
             calls += self.rbac(facts.denials)
+            for ip, _ in failing_clients(out):
+                # Which pod has that address? Its workload and age say whose credentials are stale.
+                calls += self._call(Role.POD_LIST_ALL, f"which pod logs in from {ip}?", fields=f"status.podIP={ip}")
             target = facts.service
             if target is not None:
                 svc, host = target

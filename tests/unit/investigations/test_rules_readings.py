@@ -1091,3 +1091,28 @@ def test_a_forbid_cronjob_held_by_a_run_that_never_ends() -> None:
     assert "still active for 1 day" in found.cause
     assert "UPLOAD_TIMEOUT is 0" in found.cause
     assert "kubectl delete job export-29111130 -n jobs" in found.remediation[0]
+
+
+def test_the_pods_whose_logins_fail_are_found_by_their_address() -> None:
+    from shared.investigations.rules.auth_clients import failing_clients
+
+    server_log = (
+        "2025-12-09 07:50:00.000 UTC [1782000] LOG:  connection received: host=10.12.6.41 port=38812\n"
+        '2025-12-09 07:50:00.000 UTC [1782000] FATAL:  password authentication failed for user "app"\n'
+        "2025-12-09 07:51:00.000 UTC [1782001] LOG:  connection received: host=10.12.4.77 port=1\n"
+        "2025-12-09 07:51:00.000 UTC [1782001] LOG:  connection authorized: user=reporting\n"
+    )
+    assert [ip for ip, _ in failing_clients(server_log)] == ["10.12.6.41"]
+    inv = Investigation({"title": "PostgresAuthFailuresHigh",
+                         "labels": {"alertname": "X", "namespace": "data", "pod": "db-0"}})  # fmt: skip
+    inv.made(("pods_log", {"name": "db-0", "namespace": "data"}, server_log))
+    assert ("pods_list", {"fieldSelector": "status.podIP=10.12.6.41"}) in [(c.tool, c.args) for c in inv.next()]
+    listing = (
+        "NAMESPACE   NAME                        READY   STATUS    RESTARTS   AGE   IP           NODE\n"
+        "shop        orders-5d7c9b8f6-4m2qx      1/1     Running   0          6d    10.12.6.41   n1\n"
+    )
+    inv.made(("pods_list", {"fieldSelector": "status.podIP=10.12.6.41"}, listing))
+    found = next(f for f in rules.findings(inv.state) if f.rule == "auth_clients")
+    assert "orders-5d7c9b8f6-4m2qx" in found.cause
+    assert "Deployment orders" in found.cause
+    assert "kubectl rollout restart deployment/orders -n shop" in found.remediation[0]
