@@ -8,7 +8,7 @@ import re
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import Context, ev
-from shared.investigations.rules.object_view.values import find_time, span
+from shared.investigations.rules.object_view.values import cron_period_minutes, find_time, span
 from shared.investigations.rules.state import Finding
 from shared.investigations.rules.state_rules import alert_time
 from shared.investigations.rules.toolshape import Role
@@ -29,8 +29,13 @@ def hung_runs(ctx: Context) -> list[Finding]:
             continue
         job_name = active.split(",")[0].strip()
         job = next((j for j in ctx.seen if j.kind == "Job" and j.name == job_name and not j.rec.is_error), None)
+        if job is not None and re.search(r"(?m)^Pods Statuses:\s+0 Active", job.rec.output[:50_000]):
+            continue  # no pod runs: the run is not hung, it cannot start (another rule reads why)
         started = find_time(parse.field_value(job.rec.output, "Start Time")) if job is not None else None
         ran = f" for {span(now - started[0])}" if started and now and now > started[0] else ""
+        period = cron_period_minutes(parse.field_value(s.rec.output[:50_000], "Schedule"))
+        if started and now and period and (now - started[0]).total_seconds() < period * 60:
+            continue  # still within its own period: not yet overdue
         bounded = job is not None and "Active Deadline Seconds" in job.rec.output[:50_000]
         off = _TIMEOUT_OFF.search(s.rec.output[:50_000])
         cause = (

@@ -151,6 +151,15 @@ def _own_spans(line: str, spans: dict[str, tuple[int, int | None]]) -> dict[str,
     return dict(zip(names, zip(starts, ends, strict=True), strict=True))
 
 
+def carries(row: Row, wanted: dict[str, str]) -> bool:
+    """A listed object carries a selector's labels (a listing without a LABELS column: taken at its word)."""
+    labels = row.get("LABELS")
+    if not labels:
+        return bool(row.get("NAME"))
+    have = dict(p.split("=", 1) for p in labels.split(",") if "=" in p)
+    return all(have.get(k) == v for k, v in wanted.items())
+
+
 @dataclass
 class Event:
     """One Kubernetes event: type, reason, the object (Kind/name) and message, and the line to quote."""

@@ -47,7 +47,7 @@ class PodListing(WalkGraph):
             # A selector that matches no pod is the finding itself; the namespace's listing (with labels) is
             # there to compare, not a list of pods to read. The pods it does select are read (a few).
             wanted = dict(p.split("=", 1) for p in (selector or "").split(",") if "=" in p)
-            mine = [r for r in rows if wanted and _selected(r, wanted)]
+            mine = [r for r in rows if wanted and parse.carries(r, wanted)]
             if not mine:
                 return calls
             first = ObjRef("Pod", mine[0].get("NAME"), ns)
@@ -208,12 +208,3 @@ def _failing(row: parse.Row) -> bool:
         return False
     restarts = row.get("RESTARTS").split(" ")[0]
     return bool(_FAILING_STATUS.search(status + " " + row.get("READY"))) or restarts not in ("", "0")
-
-
-def _selected(row: parse.Row, wanted: dict[str, str]) -> bool:
-    """The listed pod carries the selector's labels (a listing without a LABELS column: trusted as selected)."""
-    labels = row.get("LABELS")
-    if not labels:
-        return True
-    have = dict(p.split("=", 1) for p in labels.split(",") if "=" in p)
-    return all(have.get(k) == v for k, v in wanted.items())

@@ -36,6 +36,11 @@ def service_selectors(ctx: Context) -> list[Finding]:
         if "=" not in selector or endpoints not in ("", "<none>"):
             continue
         wanted = dict(p.split("=", 1) for p in selector.split(",") if "=" in p)
+        listed = [x for x in ctx.seen if x.role is Role.POD_LIST or (x.role is Role.LIST and x.kind == "Pod")]
+        if any(
+            x.labels == selector and any(parse.carries(r, wanted) for r in parse.table(x.rec.output)) for x in listed
+        ):
+            continue  # pods carry the selector's labels: they are not ready (service_no_endpoints says so)
         near: list[tuple[parse.Row, dict[str, str], CallRecord]] = []
         for listing in ctx.lists:
             if listing.args.get("namespace") not in (None, s.namespace):

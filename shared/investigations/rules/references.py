@@ -44,8 +44,23 @@ _MESSAGE_REF = re.compile(
 )
 
 
+_SERVICE_URL = re.compile(r"https?://([a-z0-9][-a-z0-9]{0,62})\.([a-z0-9][-a-z0-9]{0,62})\.svc\b")
+
 # A StatefulSet's governing (headless) Service gives its pods their DNS names.
 _SERVICE_NAME = re.compile(r"^[ \t]*\"?serviceName\"?:[ \t]*\"?([a-z0-9][-a-z0-9]*)")
+
+
+def _message_refs(line: str, namespace: str | None) -> list[tuple[str, str, str | None]]:
+    """(kind, name, namespace) of what one message line names: a cluster URL (a webhook's) names its Service and
+    that Service's namespace; `configmap "x" not found` names x in the object's own namespace."""
+    urls = [(u.group(1), u.group(2)) for u in _SERVICE_URL.finditer(line)]
+    found: list[tuple[str, str, str | None]] = [("Service", name, ns) for name, ns in urls]
+    for m in _MESSAGE_REF.finditer(line):
+        named = "ResourceQuota" if m.group(1) else (m.group(2) or "")
+        if named == "service" and any(name == m.group(3) for name, _ in urls):
+            continue  # the URL says which namespace
+        found.append((named, m.group(1) or m.group(3) or "", namespace))
+    return found
 
 
 def references(text: str, obj: ObjRef) -> Refs:
@@ -80,7 +95,6 @@ def _references(text: str, obj: ObjRef) -> Refs:
         governing = _SERVICE_NAME.match(line) if obj.kind == "StatefulSet" else None
         if governing:
             add("Service", governing.group(1), obj.namespace, "governing service (serviceName)")
-        for m in _MESSAGE_REF.finditer(line):
-            named = "ResourceQuota" if m.group(1) else (m.group(2) or "")
-            add(named, m.group(1) or m.group(3) or "", obj.namespace, "named in a message")
+        for kind, name, namespace in _message_refs(line, obj.namespace):
+            add(kind, name, namespace, "named in a message")
     return Refs(links, selector)

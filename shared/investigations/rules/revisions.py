@@ -74,6 +74,8 @@ def _failing(output: str) -> bool:
     view = read_object(output[:_MAX_DESCRIBED], "Pod")
     if view.phase == "Pending":
         return True
+    if any(c.type == "Ready" and c.status != "True" for c in view.conditions):
+        return True
     return any(c.state == "Waiting" or c.last_reason or (c.restart_count or 0) > 0 for c in view.containers)
 
 

@@ -1116,3 +1116,34 @@ def test_the_pods_whose_logins_fail_are_found_by_their_address() -> None:
     assert "orders-5d7c9b8f6-4m2qx" in found.cause
     assert "Deployment orders" in found.cause
     assert "kubectl rollout restart deployment/orders -n shop" in found.remediation[0]
+
+
+def test_a_webhook_that_cannot_be_called_is_followed_to_its_service_in_its_own_namespace() -> None:
+    from shared.investigations.rules.object_view.messages import About, meaning
+
+    message = (
+        'Error creating: Internal error occurred: failed calling webhook "mutate.policy.io": failed to call webhook: '
+        'Post "https://policy-svc.policy.svc:443/mutate?timeout=10s": no endpoints available for service "policy-svc"'
+    )
+    read = meaning(message, About("Job", "batch-1", "acc"))
+    assert read is not None
+    assert "failurePolicy" in read.why
+    assert "Ignore" in read.fixes[0]
+    events = (
+        "LAST SEEN   TYPE      REASON         OBJECT        MESSAGE\n"
+        f"3m          Warning   FailedCreate   Job/batch-1   {message}\n"
+    )
+    inv = Investigation(
+        {"title": "KubeJobNotCompleted", "labels": {"alertname": "X", "namespace": "acc", "job_name": "batch-1"}}
+    )
+    job = (
+        "Name:             batch-1\nNamespace:        acc\nPods Statuses:    0 Active / 0 Succeeded / 0 Failed\n"
+        "Events:\n  Type     Reason        Age   From            Message\n  ----     ------        ----  ----     "
+        f"       -------\n  Warning  FailedCreate  3m    job-controller  {message}\n"
+    )
+    inv.made(
+        ("resources_get", {"apiVersion": "batch/v1", "kind": "Job", "name": "batch-1", "namespace": "acc"}, job),
+        ("events_list", {"namespace": "acc"}, events),
+    )
+    asked = [(c.args.get("kind"), c.args.get("name"), c.args.get("namespace")) for c in inv.next()]
+    assert ("Service", "policy-svc", "policy") in asked

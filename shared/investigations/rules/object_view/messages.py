@@ -436,6 +436,23 @@ def _pleg(m: re.Match[str], a: About) -> Meaning:
     )
 
 
+def _webhook_down(m: re.Match[str], a: About) -> Meaning:
+    service = f" (Service {m.group(3)} in namespace {m.group(2)})" if m.group(2) else ""
+    return Meaning(
+        f"every create is rejected because admission webhook {m.group(1)} cannot be called: its backend{service} has "
+        "no ready endpoint, and a webhook with failurePolicy: Fail blocks what it cannot reach (pods in every "
+        "namespace it covers)",
+        [
+            (
+                f"Bring the webhook's pods back (their deployment, node and events{service}); to unblock now, set "
+                f"the webhook's failurePolicy to Ignore or remove its configuration temporarily "
+                "(kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations)."
+            )
+        ],
+        confidence=0.85,
+    )
+
+
 def _runs_as_root(m: re.Match[str], a: About) -> Meaning:
     return Meaning(
         "the pod requires a non-root user (runAsNonRoot) but the image runs as root (its USER is 0 or unset)",
@@ -473,6 +490,13 @@ _RULES: tuple[_Rule, ...] = (
     (re.compile(r"(?<!\w)Too many pods"), _too_many_pods),
     (re.compile(r"unbound immediate PersistentVolumeClaims"), _unbound_claim),
     (re.compile(r"volume node affinity conflict"), _volume_zone),
+    (
+        re.compile(
+            r'failed calling webhook \\?"([\w.-]{1,253})\\?"[^\n]{0,300}?(?:https://([a-z0-9-]{1,63})\.'
+            r"([a-z0-9-]{1,63})\.svc)?[^\n]{0,300}?(?:no endpoints available|connection refused|context deadline)"
+        ),
+        _webhook_down,
+    ),
     (re.compile(r"container has runAsNonRoot and image (?:will run|has non-numeric user)"), _runs_as_root),
     (
         re.compile(r"(?i)forbidden sysctl: \\?\"?([\w./-]{1,100})\\?\"? not (?:allowlisted|whitelisted)"),
