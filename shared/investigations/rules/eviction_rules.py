@@ -19,6 +19,28 @@ _USING = re.compile(
 )
 
 
+_THRESHOLD = re.compile(r"Threshold quantity: (\d{1,20}(?:Ki|Mi|Gi|Ti|k|M|G)?)")
+
+
+def _little(rec: CallRecord, e: parse.Event, workload: str, resource: str, most: float) -> Finding:
+    """Evicted pods that used little: what fills the node is not counted against any pod."""
+    return Finding(
+        rule="pressure_outside_pods",
+        subject=workload,
+        cause=f"The pods the kubelet evicts for {resource} use little of it ({workload}'s use at most "
+        f"{_human(most)}, far below what the kubelet must reclaim): the space goes to what it does not count "
+        "against pods (a hostPath volume, container logs, images), so evicting pods cannot reclaim it.",
+        evidence=[ev(rec, e.message)],
+        remediation=[
+            (
+                "Find what fills the node's disk outside the pods' accounting (hostPath volumes of the pods on it, "
+                "large container logs, unused images) and clean or bound it; evictions stop once it is freed."
+            )
+        ],
+        confidence=0.7,
+    )
+
+
 def _human(n: float) -> str:
     for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
         if n >= size:
@@ -42,6 +64,11 @@ def heavy_consumers(ctx: Context) -> list[Finding]:
     for (ns, workload, resource), seen in sorted(hits.items(), key=lambda kv: -len(kv[1]))[:2]:
         rec, e, m = seen[0]
         used = [q for _, _, x in seen if (q := quantity(x.group(2))) is not None]
+        threshold = _THRESHOLD.search(e.message)
+        limit = quantity(threshold.group(1)) if threshold else None
+        if used and limit and max(used) < limit * 0.1:
+            out.append(_little(rec, e, workload, resource, max(used)))
+            continue
         request = m.group(3) or "unset"
         again = f"{len(seen)} of its pods were evicted" if len(seen) > 1 else "a pod was evicted"
         most = f" (up to {_human(max(used))})" if used else ""

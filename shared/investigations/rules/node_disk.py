@@ -33,6 +33,14 @@ def filesystem_alert(alert: dict[str, Any]) -> str | None:
     return str(labels.get("mountpoint") or "")
 
 
+_DISK_PRESSURE = re.compile(r"(?m)^\s*DiskPressure\s+True")
+
+
+def disk_pressure(node_describe: str) -> bool:
+    """The node reports DiskPressure: its root filesystem (the kubelet's nodefs) is filling up."""
+    return bool(_DISK_PRESSURE.search(node_describe[:100_000]))
+
+
 def node_workload_rows(listing: str) -> list[parse.Row]:
     """The node's workload pods (not the cluster's own agents, not finished ones), at most a few."""
     rows = [
@@ -62,6 +70,8 @@ def _host_paths(output: str) -> list[str]:
 
 
 def _under(path: str, mountpoint: str) -> bool:
+    if mountpoint == "/":
+        return path.startswith("/")
     mount = mountpoint.rstrip("/")
     return bool(mount) and (path == mount or path.startswith(mount + "/"))
 
@@ -69,10 +79,12 @@ def _under(path: str, mountpoint: str) -> bool:
 def node_filesystem(ctx: Context) -> list[Finding]:
     """Which pod fills the alerted node filesystem: a hostPath on its mount point, a write that fails."""
     mountpoint = filesystem_alert(ctx.state.alert)
-    if mountpoint is None:
-        return []
     described = [s for s in ctx.seen if s.role in (Role.DESCRIBE, Role.POD_GET) and not s.rec.is_error]
     node = next((s for s in described if s.kind == "Node"), None)
+    if mountpoint is None and node is not None and disk_pressure(node.rec.output):
+        mountpoint = "/"  # DiskPressure is the kubelet's root filesystem: any hostPath on it counts
+    if mountpoint is None:
+        return []
     full_logs = {
         str(rec.args.get("name") or ""): (rec, line)
         for rec in ctx.logs

@@ -24,7 +24,7 @@ from shared.investigations.rules.daemonset_placement import (
 from shared.investigations.rules.disruption_rules import cordoned
 from shared.investigations.rules.log_leads import DNS_ERROR, TIMEOUTS, LogLeads
 from shared.investigations.rules.memo import evaluation, per_evaluation, remembered
-from shared.investigations.rules.node_disk import filesystem_alert, node_workload_rows
+from shared.investigations.rules.node_disk import disk_pressure, filesystem_alert, node_workload_rows
 from shared.investigations.rules.objects import ObjRef, owner_by_name
 from shared.investigations.rules.pod_listing import PodListing
 from shared.investigations.rules.quota_rules import consumers_kind, nearly_full
@@ -335,7 +335,7 @@ class Walk(PodListing, LogLeads):
         calls = self._call(Role.POD_LIST_ALL, f"pods on node {obj.name}", fields=on_node) or self._call(
             Role.LIST, f"pods on node {obj.name}", api_version="v1", kind="Pod", fields=on_node
         )
-        if filesystem_alert(self.state.alert) is not None:
+        if filesystem_alert(self.state.alert) is not None or disk_pressure(rec.output):
             calls += self._node_workloads(obj)
         for ns in _node_pod_namespaces(rec.output)[:2]:
             calls += self._call(Role.EVENTS, f"events where node {obj.name}'s pods run", namespace=ns)

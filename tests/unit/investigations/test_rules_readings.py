@@ -1147,3 +1147,17 @@ def test_a_webhook_that_cannot_be_called_is_followed_to_its_service_in_its_own_n
     )
     asked = [(c.args.get("kind"), c.args.get("name"), c.args.get("namespace")) for c in inv.next()]
     assert ("Service", "policy-svc", "policy") in asked
+
+
+def test_evicted_pods_that_used_little_point_outside_the_pods_accounting() -> None:
+    events = (
+        "LAST SEEN   TYPE      REASON    OBJECT                        MESSAGE\n"
+        "7m          Warning   Evicted   pod/web-6d7c8b9f5-m7r2d       The node was low on resource: "
+        "ephemeral-storage. Threshold quantity: 10Gi, available: 6Gi. Container web was using 1204Ki, request is 0, "
+        "has larger consumption of ephemeral-storage.\n"
+    )
+    inv = Investigation({"title": "KubeletPodEvictionsHigh", "labels": {"alertname": "X", "node": "n1"}})
+    inv.made(("events_list", {"namespace": "shop"}, events))
+    names = {f.rule for f in rules.findings(inv.state)}
+    assert "pressure_outside_pods" in names
+    assert "heavy_consumer" not in names, "a pod using 1.2Mi does not fill a node"
