@@ -45,7 +45,8 @@ def command(role: str, prefix: bool, **v: str | bool | None) -> str | None:
     kind = _KIND_OF_ROLE.get(role) or str(v.get("kind") or "").lower()
     parts = ["kubectl", verb] if prefix else [verb]
     if verb != "logs":
-        parts.append(kind)
+        # As people write them: `kubectl get pods`, `kubectl describe pod web-1`.
+        parts.append(kind if v.get("name") or verb == "top" else plural(kind))
     if v.get("name"):
         parts.append(str(v["name"]))
     if v.get("namespace"):
@@ -67,14 +68,25 @@ _KIND_OF_ROLE = {
 
 
 def _tail(verb: str, role: str, kind: str, v: dict[str, str | bool | None]) -> list[str]:
-    """The flags at the end: a log's container, previous run and length; a listing's wide output and labels."""
+    """The flags at the end: a log's container and previous run; a node's pods listed wide (their nodes and IPs)."""
     if verb == "logs":
         return (["-c", str(v["container"])] if v.get("container") else []) + (
             ["--previous"] if v.get("previous") else []
-        ) + ["--tail=500"]  # fmt: skip
-    if verb == "get" and role != "namespaces":
-        return ["-o", "wide"] + (["--show-labels"] if kind in ("pod", "node") else [])
+        )  # fmt: skip
+    if role == "pod_list_all":
+        return ["-o", "wide"]
     return []
+
+
+def plural(kind: str) -> str:
+    """kubectl's plural of a lower-case kind (`pod` -> `pods`, `networkpolicy` -> `networkpolicies`)."""
+    if not kind or (kind.endswith("s") and not kind.endswith("ss")):
+        return kind
+    if kind.endswith(("ss", "x", "ch", "sh")):
+        return kind + "es"
+    if kind.endswith("y") and kind[-2:-1] not in "aeiou":
+        return kind[:-1] + "ies"
+    return kind + "s"
 
 
 def parse(text: str) -> Parsed | None:

@@ -364,10 +364,10 @@ def test_a_kubectl_command_tool_serves_every_read_and_reads_back() -> None:
     }
     assert {k: c.args["command"] for k, c in calls.items() if c} == {
         "describe": "kubectl describe deployment web -n shop",
-        "logs": "kubectl logs web-1 -n shop -c app --previous --tail=500",
-        "events": "kubectl get events -n shop -o wide",
-        "pods": "kubectl get pod -n shop -l app=web -o wide --show-labels",
-        "node": "kubectl get pod -A --field-selector=spec.nodeName=n1 -o wide --show-labels",
+        "logs": "kubectl logs web-1 -n shop -c app --previous",
+        "events": "kubectl get events -n shop",
+        "pods": "kubectl get pods -n shop -l app=web",
+        "node": "kubectl get pods -A --field-selector=spec.nodeName=n1 -o wide",
     }
     read = {k: box.read("execute_kubectl", c.args) for k, c in calls.items() if c}
     assert (read["describe"].role, read["describe"].kind, read["describe"].name) == (Role.DESCRIBE, "deployment", "web")
@@ -411,5 +411,5 @@ def test_the_planner_investigates_through_a_kubectl_command_tool() -> None:
     calls = next_calls(InvestigationState(alert=alert, tools=KUBECTL_SERVER))
     assert [c.args["command"] for c in calls][:2] == [
         "kubectl describe horizontalpodautoscaler frontend -n search",
-        "kubectl get events -n search -o wide",
+        "kubectl get events -n search",
     ]
