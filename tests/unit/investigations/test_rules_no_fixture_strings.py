@@ -44,6 +44,9 @@ PLATFORM = {
     "read-write": "mount and filesystem vocabulary (a read-write volume; `ro`/`rw` mount options)",
     "x509: certificate has expired": "Go crypto/x509's error for an expired certificate, printed by every Go client",
     "multi-attach": "the attach/detach controller's `Multi-Attach error` for a ReadWriteOnce volume",
+    "keep-alive": "HTTP's Connection: keep-alive (and idle/keep-alive timeouts), in every proxy's and client's wording",
+    "maxmemory-policy": "Redis's configuration directive for what happens at maxmemory",
+    "ready to accept connections": "the start-up line of Redis and PostgreSQL",
     "kube-public": "a namespace every cluster creates",
     "kube-node-lease": "a namespace every cluster creates",
 }
@@ -86,6 +89,7 @@ def fixture_texts() -> dict[str, str]:
         *sorted(CORPUS.glob("*/*.json")),
         *sorted((CORPUS.parent / "investigations_blind").glob("*.json")),
         *sorted((CORPUS.parent / "investigations_blind2").glob("*.json")),
+        *sorted((CORPUS.parent / "investigations_blind3").glob("*.json")),
     ]
     return {f.stem: _data(json.loads(f.read_text())).lower() for f in files}
 
