@@ -128,21 +128,15 @@ def test_rule_path_on_the_blind_set() -> None:
     assert mean >= BLIND_FLOOR
 
 
-def test_rule_path_on_the_second_blind_set() -> None:
-    """20 scenarios (9 of them through other servers' tools) by a session that never read the rules; measured
-    blind at 0.462, tuned on since (tests/fixtures/investigations_blind2/README.md)."""
-    files = sorted((CORPUS.parent / "investigations_blind2").glob("*.json"))
-    assert len(files) == 20
-    mean, lines = _table(files)
-    print("\n" + "\n".join(lines) + f"\nblind set 2 mean {mean:.3f}")
-    assert mean >= BLIND2_FLOOR
+# Sets written by sessions that never read the rules (each README says how it was used): blind set 2 measured blind
+# at 0.462 and tuned on since; blind set 3 at 0.302 on its first run, never read.
+LATER_BLIND_SETS = {"investigations_blind2": BLIND2_FLOOR, "investigations_blind3": BLIND3_FLOOR}
 
 
-def test_rule_path_on_the_third_blind_set() -> None:
-    """20 scenarios (8 through other servers' tools) by a session that never read the rules; never read while the
-    rules changed (tests/fixtures/investigations_blind3/README.md): 0.302 on its first run."""
-    files = sorted((CORPUS.parent / "investigations_blind3").glob("*.json"))
+@pytest.mark.parametrize("folder", sorted(LATER_BLIND_SETS))
+def test_rule_path_on_the_later_blind_sets(folder: str) -> None:
+    files = sorted((CORPUS.parent / folder).glob("*.json"))
     assert len(files) == 20
     mean, lines = _table(files)
-    print("\n" + "\n".join(lines) + f"\nblind set 3 mean {mean:.3f}")
-    assert mean >= BLIND3_FLOOR
+    print("\n" + "\n".join(lines) + f"\n{folder} mean {mean:.3f}")
+    assert mean >= LATER_BLIND_SETS[folder]
