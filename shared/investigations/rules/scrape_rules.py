@@ -17,8 +17,9 @@ from shared.investigations.rules.toolshape import Role
 _REQUEST = re.compile(r"\"(?:GET|HEAD) (/[^\s\"]{0,300}) HTTP/[\d.]{1,3}\" (\d{3})")
 _SCRAPER = re.compile(r"(?i)prometheus/|vmagent|otel|opentelemetry|/metrics\b")
 _BASE_PATH = re.compile(r"(?i)(?:beneath|under|at) (?:base )?path ['\"`]?(/[\w/.-]{0,100})")
-_SM_PATH = re.compile(r"^\s*-?\s*path:\s*['\"]?(/[\w/.-]{0,200})")
-_SM_PORT = re.compile(r"^\s*-?\s*(?:port|targetPort):\s*['\"]?([\w-]{1,63})")
+# One run of blanks, then an optional `- ` list marker: no two adjacent runs to backtrack between.
+_SM_PATH = re.compile(r"^[ \t]*(?:-[ \t]+)?path:[ \t]*['\"]?(/[\w/.-]{0,200})")
+_SM_PORT = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:port|targetPort):[ \t]*['\"]?([\w-]{1,63})")
 # Where frameworks put their Prometheus endpoint under a base path.
 _METRICS_UNDER = {"actuator": "prometheus"}
 
