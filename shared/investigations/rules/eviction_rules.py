@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import Context, ev
-from shared.investigations.rules.object_view.values import quantity
+from shared.investigations.rules.object_view.values import bytes_text, quantity
 from shared.investigations.rules.objects import ObjRef, owner_by_name
 from shared.investigations.rules.state import CallRecord, Finding
 
@@ -28,7 +28,7 @@ def _little(rec: CallRecord, e: parse.Event, workload: str, resource: str, most:
         rule="pressure_outside_pods",
         subject=workload,
         cause=f"The pods the kubelet evicts for {resource} use little of it ({workload}'s use at most "
-        f"{_human(most)}, far below what the kubelet must reclaim): the space goes to what it does not count "
+        f"{bytes_text(most)}, far below what the kubelet must reclaim): the space goes to what it does not count "
         "against pods (a hostPath volume, container logs, images), so evicting pods cannot reclaim it.",
         evidence=[ev(rec, e.message)],
         remediation=[
@@ -39,13 +39,6 @@ def _little(rec: CallRecord, e: parse.Event, workload: str, resource: str, most:
         ],
         confidence=0.7,
     )
-
-
-def _human(n: float) -> str:
-    for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return f"{n:.0f}"
 
 
 def heavy_consumers(ctx: Context) -> list[Finding]:
@@ -71,7 +64,7 @@ def heavy_consumers(ctx: Context) -> list[Finding]:
             continue
         request = m.group(3) or "unset"
         again = f"{len(seen)} of its pods were evicted" if len(seen) > 1 else "a pod was evicted"
-        most = f" (up to {_human(max(used))})" if used else ""
+        most = f" (up to {bytes_text(max(used))})" if used else ""
         out.append(
             Finding(
                 rule="heavy_consumer",

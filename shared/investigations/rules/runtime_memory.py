@@ -8,7 +8,7 @@ import re
 
 from shared.investigations.rules import parse
 from shared.investigations.rules.context import Context, ev
-from shared.investigations.rules.object_view.values import quantity
+from shared.investigations.rules.object_view.values import bytes_text, quantity
 from shared.investigations.rules.state import CallRecord, Finding
 
 # Sizes as each runtime writes them: -Xmx3g / -Xmx3072m (JVM, binary units), --max-old-space-size=3072 (MiB),
@@ -43,14 +43,6 @@ def _settings(text: str) -> list[tuple[str, str, float]]:
     return found
 
 
-def _human(n: float) -> str:
-    for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if n >= size:
-            value = n / size
-            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
-    return f"{n:.0f}"
-
-
 def _limits(ctx: Context) -> list[tuple[CallRecord, str, str, float]]:
     """(pod description, pod, limit as written, bytes) for each container that was OOMKilled and has a limit."""
     out: list[tuple[CallRecord, str, str, float]] = []
@@ -77,7 +69,7 @@ def heap_over_limit(ctx: Context) -> list[Finding]:
             for pod_rec, pod, limit, limit_bytes in limits:
                 if size < limit_bytes * _HEAP_SHARE:
                     continue
-                setting = _human(size)
+                setting = bytes_text(size)
                 share = "above" if size > limit_bytes else "as large as"
                 return [
                     Finding(

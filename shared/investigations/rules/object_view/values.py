@@ -20,6 +20,15 @@ def quantity(text: str) -> float | None:
     return float(m.group(1)) * _SUFFIX[m.group(2)] if m else None
 
 
+def bytes_text(n: float) -> str:
+    """A byte count as Kubernetes writes it (3221225472 -> 3Gi, 33804771328 -> 31.5Gi)."""
+    for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+    return f"{n:.0f}"
+
+
 def at_or_over(used: str, limit: str) -> bool:
     """Is a used/current quantity at or above its limit/target? False when either is not a quantity."""
     u, h = quantity(used), quantity(limit)
