@@ -2,9 +2,12 @@
 (first_calls, then next_calls until the rules stop or the budget ends, every call answered by the scenario's
 server rules), and the report's `analysis` scored by the fixtures README's keyword rule.
 
-    python -m devhost.rule_scores DIR [DIR ...] [--markdown]
+    python -m devhost.rule_scores DIR [DIR ...] [--markdown] [--ceiling]
 
-Prints one row per scenario (score, analysis length, calls) and the mean per directory. No stack is needed:
+Prints one row per scenario (score, analysis length, calls) and the mean per directory. `--ceiling` prints, per
+directory, what the same keyword rule would give if the analysis also carried every byte the investigation fetched,
+and every byte the scenario could have answered: how much of a set's miss is reading (the words were fetched) and
+how much is knowledge (they were never in any output). No stack is needed:
 the MCP server, the runbook and the orchestrator are replaced by their pure parts, the same ones the app runs.
 """
 
@@ -43,6 +46,32 @@ def investigate(scenario: dict[str, Any]) -> tuple[dict[str, Any], rules.Investi
 
 
 @dataclass
+class Ceiling:
+    """Mean scores of one directory: the report, the report plus all it fetched, plus all it could have fetched."""
+
+    report: float
+    fetched: float
+    offered: float
+
+
+def ceiling(files: list[Path]) -> Ceiling:
+    """How far reading alone could go on these scenarios (see the module docstring)."""
+    totals = [0.0, 0.0, 0.0]
+    for f in files:
+        scenario = load(f)
+        result, state = investigate(scenario)
+        fetched = "\n".join(c.output for c in state.calls)
+        offered = "\n".join(
+            [str(r.get("output") or "") for r in scenario.get("tool_responses") or []]
+            + [str(scenario.get("alert")), str(scenario.get("runbook_markdown") or "")]
+        )
+        for i, text in enumerate((result["analysis"], result["analysis"] + fetched, result["analysis"] + offered)):
+            totals[i] += score(text, scenario) or 0.0
+    n = max(1, len(files))
+    return Ceiling(*(t / n for t in totals))
+
+
+@dataclass
 class Row:
     id: str
     score: float
@@ -69,8 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="+", type=Path)
     parser.add_argument("--markdown", action="store_true", help="Markdown tables (for the README)")
+    parser.add_argument("--ceiling", action="store_true", help="scores with all fetched / all offered output added")
     args = parser.parse_args(argv)
     for d in args.dirs:
+        if args.ceiling:
+            c = ceiling(sorted(d.glob("*.json")))
+            print(f"{d}: report {c.report:.3f}, + all fetched output {c.fetched:.3f}, + all offered {c.offered:.3f}")
+            continue
         rows = score_files(sorted(d.glob("*.json")))
         if args.markdown:
             print(f"\n`{d}`: mean **{mean(rows):.2f}** over {len(rows)}, lowest {min(r.score for r in rows):.2f}\n")
