@@ -21,4 +21,6 @@ def test_the_ceilings_are_ordered_and_reading_is_not_all_of_the_gap() -> None:
 def test_the_command_prints_one_line_per_directory(capsys) -> None:
     assert rule_scores.main([str(_HELDOUT), "--ceiling"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and "all fetched output" in out[0] and "all offered" in out[0]
+    assert len(out) == 1
+    assert "all fetched output" in out[0]
+    assert "all offered" in out[0]
