@@ -511,6 +511,12 @@ class Session:
     story: Story = STORIES[0]
     hung: bool = False
     dialect: Dialect = field(default_factory=lambda: Dialect())
+    offset: timedelta | None = None  # writes this session's times at this offset (milliseconds), whatever the dialect
+
+    def time(self, moment: datetime) -> str:
+        if self.offset is not None:
+            return rfc3339(moment, self.offset, 3)
+        return self.dialect.time(moment, self.uuid)
 
     def status(self, now: float) -> str:
         if not self.cycles:
@@ -547,8 +553,8 @@ class Session:
         row: JSON = {
             "session_uuid": self.uuid,
             "name": self.current_name(now),
-            "create_time": self.dialect.time(self.create_time, self.uuid),
-            "last_update": self.dialect.time(self.last_update(now), self.uuid),
+            "create_time": self.time(self.create_time),
+            "last_update": self.time(self.last_update(now)),
             "project_uuid": self.project_uuid,
             "session_type": self.session_type,
             "investigation_status": self.status(now),
@@ -563,7 +569,7 @@ class Session:
         state = cycle.fold(now)
         return {
             "id": cycle.id,
-            "create_time": self.dialect.time(cycle.create_time, self.uuid),
+            "create_time": self.time(cycle.create_time),
             "status": self.cycle_status(cycle, now),
             "request": self.dialect.extra(cycle.request),
             "final_answer": state.answer.strip() if state.finished and state.error is None else "",
@@ -962,10 +968,11 @@ class FakeNeubird:
         priority: str = "P2",
         created: datetime | None = None,
         summary: Literal["scored", "plain", "none"] = "scored",
+        offset: timedelta | None = None,
     ) -> str:
         """Add a session and return its uuid. An `alert_id` makes it an incident session (`incident_info.id`);
         `completed`/`failed` sessions have one finished prompt cycle (with `answer` as the final answer when
-        given); `in_progress` has a cycle that never finishes."""
+        given); `in_progress` has a cycle that never finishes. `offset` writes its times at that UTC offset."""
         with self.lock:
             story = self._story_for(title or alert_id or "")
             if answer is not None:
@@ -981,6 +988,7 @@ class FakeNeubird:
                 story=story,
                 summary=summary,
                 dialect=self.dialect,
+                offset=offset,
             )
             if kind == INCIDENT:
                 session.incident_info = {
@@ -1370,7 +1378,7 @@ class FakeNeubird:
         summary = session.summary_view(now)
         saved = summary.get("time_saved", {}).get("time_saved_minutes", 0) if summary else 0
         return {
-            "create_time": session.dialect.time(session.create_time, session.uuid),
+            "create_time": session.time(session.create_time),
             "prompt": session.first_prompt(),
             "session_link": f"{self.url}/console/project/{session.project_uuid}/session/{session.uuid}",
             "summary": summary["short_session_summary"]["analysis"] if summary else "",

@@ -13,6 +13,7 @@ from shared.neubird.connection import Connection
 from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
+from shared.neubird.times import newest_first
 from shared.neubird.wait_plan import MAX_WAIT_SECONDS
 from shared.neubird.waiting import (
     WAIT_MARGIN_SECONDS,
@@ -163,7 +164,7 @@ async def _alert_sessions(
     # Sessions another workspace created here are not this caller's to reuse.
     mine = await conn.visible([str(r["session_uuid"]) for r in found])
     found = [r for r in found if r["session_uuid"] in mine]
-    return sorted(found, key=lambda r: str(r.get("create_time") or ""), reverse=True)
+    return newest_first(found)
 
 
 async def _project_for_alert(conn: Connection, deps: Deps, alert_id: str) -> tuple[str, list[dict[str, Any]]]:

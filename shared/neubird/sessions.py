@@ -14,6 +14,7 @@ from shared.neubird.errors import neubird_error
 from shared.neubird.instances import console_url
 from shared.neubird.models import SessionDetails, SessionList, SessionReports, SessionSummary
 from shared.neubird.stream import state_from_prompt_cycle, strip_html
+from shared.neubird.times import newest_first
 from shared.tools.deps import Deps
 
 NOT_STARTED = "INVESTIGATION_STATUS_NOT_STARTED"
@@ -204,7 +205,7 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
     visible = await conn.visible([s["session_uuid"] for s in page])
     hidden = sum(1 for s in page if s["session_uuid"] not in visible)
     rows = [s for s in page if s["session_uuid"] in visible and q.matches(s)]
-    rows.sort(key=lambda s: str(s.get("create_time") or ""), reverse=True)
+    rows = newest_first(rows)  # by instant: RFC 3339 text with offsets does not sort as time
     if args.hide_grouped_incidents:
         rows = [s for s in rows if not _grouped(s)]
     full = [_row(s) for s in rows]
