@@ -7,13 +7,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from shared.neubird import projects, sessions
-from shared.neubird.client import as_object, looks_like_id
+from shared.neubird import alerts, projects, sessions
+from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
 from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
-from shared.neubird.times import newest_first
 from shared.neubird.wait_plan import MAX_WAIT_SECONDS
 from shared.neubird.waiting import (
     WAIT_MARGIN_SECONDS,
@@ -26,10 +25,6 @@ from shared.neubird.waiting import (
 from shared.tools.deps import Deps
 from shared.tools.invoke import Orchestrations, ProgressFn
 
-# Pages of up to 100 sessions searched for an alert's sessions when the server does not filter by alert id.
-_ALERT_PAGES = 5
-# Projects searched for an alert when no project is given or set as default (one page each).
-_ALERT_PROJECTS = 5
 log = logging.getLogger("firebreak.neubird")
 
 
@@ -71,9 +66,19 @@ class Investigation:
         )
 
     async def finish(
-        self, session_uuid: str, project: str, waited: Waited, started_status: OutcomeStatus, **extra: Any
+        self,
+        session_uuid: str,
+        project: str,
+        waited: Waited,
+        started_status: OutcomeStatus,
+        lead: str = "",
+        **extra: Any,
     ) -> InvestigationOutcome:
-        return await _finish(self, session_uuid, project, waited, started_status, **extra)
+        """The tool's answer; `lead` opens its message (what was looked at before starting)."""
+        out = await _finish(self, session_uuid, project, waited, started_status, **extra)
+        if lead:
+            out.message = f"{lead} {out.message}"
+        return out
 
 
 async def _finish(
@@ -137,56 +142,11 @@ async def _finish(
     )
 
 
-async def _alert_sessions(
-    conn: Connection, project: str, org: str, alert_id: str, pages: int = _ALERT_PAGES
-) -> list[dict[str, Any]]:
-    """Sessions of `alert_id`, newest first. Filters by incident id [INF: not a documented filter key] and checks
-    each row, reading further pages only while a server that ignored the filter keeps answering full pages."""
-    found: list[dict[str, Any]] = []
-    for page in range(pages):
-        rows = await conn.client.list_sessions(
-            project,
-            org,
-            start=page * 100,
-            limit=100,
-            filters=[{"key": "incident_info.id", "value": alert_id, "operator": "=="}],
-        )
-        found += [
-            r
-            for r in rows
-            if isinstance(r, dict)
-            and looks_like_id(r.get("session_uuid"))
-            and isinstance(r.get("incident_info"), dict)
-            and r["incident_info"].get("id") == alert_id
-        ]
-        if len(rows) < 100 or found:
-            break
-    # Sessions another workspace created here are not this caller's to reuse.
-    mine = await conn.visible([str(r["session_uuid"]) for r in found])
-    found = [r for r in found if r["session_uuid"] in mine]
-    return newest_first(found)
-
-
-async def _project_for_alert(conn: Connection, deps: Deps, alert_id: str) -> tuple[str, list[dict[str, Any]]]:
-    chosen = await projects.default_project(conn, deps)
-    org = await conn.organization()
-    if chosen:
-        return chosen, await _alert_sessions(conn, chosen, org, alert_id)
-    ready = [str(p["uuid"]) for p in (await projects.projects(conn, deps))[0] if projects.is_ready(p)][:_ALERT_PROJECTS]
-    found = await asyncio.gather(*(_alert_sessions(conn, p, org, alert_id, pages=1) for p in ready))
-    for project, rows in zip(ready, found, strict=True):
-        if rows:
-            return project, rows
-    raise projects.ambiguous(await projects.projects(conn, deps))
-
-
 async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutcome:
     conn, deps = inv.conn, inv.deps
     org = await conn.organization()
-    if args.project_uuid:
-        project, found = args.project_uuid, await _alert_sessions(conn, args.project_uuid, org, args.alert_id)
-    else:
-        project, found = await _project_for_alert(conn, deps, args.alert_id)
+    search = await alerts.find(conn, deps, args.alert_id, args.project_uuid)
+    project, found = search.project, search.rows
     latest = found[0] if found else None
     state = (latest or {}).get("investigation_status")
     if latest is not None and state != sessions.NOT_STARTED:
@@ -212,11 +172,17 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
             return await inv.finish(session_uuid, project, waited, "in_progress")
     if latest is not None:
         session_uuid = str(latest["session_uuid"])  # an incident session nobody investigated yet
+        looked = f"NeuBird had an incident session for this alert nobody investigated ({session_uuid}); started it."
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
         await conn.claim_session(session_uuid, deps.clock())
+        looked = (
+            f"No earlier session of this alert among the {search.searched} most recent incident sessions searched "
+            f"(in {len(search.projects_searched)} project(s); NeuBird has no documented filter by alert id, so "
+            "older sessions are not looked at): started a new one."
+        )
     waited = await inv.send(session_uuid, project, f"Investigate alert {args.alert_id}")
-    return await inv.finish(session_uuid, project, waited, "new_investigation")
+    return await inv.finish(session_uuid, project, waited, "new_investigation", lead=looked)
 
 
 async def _poll_only(conn: Connection, deps: Deps, session_uuid: str, project: str, max_wait: float) -> Waited:
