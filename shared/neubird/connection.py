@@ -212,7 +212,10 @@ def unknown_session(session_uuid: str) -> NotFound:
         "investigation",
         f"No NeuBird session {describe(session_uuid)!r} here.",
         details={"session_uuid": describe(session_uuid, 128)},
-        recovery=["List the sessions you can use with neubird_list_sessions."],
+        recovery=[
+            "List the sessions you can use with neubird_list_sessions.",
+            "If you know the session's project, pass it as project_uuid.",
+        ],
     )
 
 

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from shared.neubird import alerts, projects, sessions
+from shared.neubird import alerts, locate, projects, sessions
 from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
 from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
@@ -148,6 +148,8 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
     search = await alerts.find(conn, deps, args.alert_id, args.project_uuid)
     project, found = search.project, search.rows
     latest = found[0] if found else None
+    if latest is not None:
+        await locate.remember(conn, deps, str(latest["session_uuid"]), project)
     state = (latest or {}).get("investigation_status")
     if latest is not None and state != sessions.NOT_STARTED:
         session_uuid = str(latest["session_uuid"])
@@ -176,6 +178,7 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
         await conn.claim_session(session_uuid, deps.clock())
+        await locate.remember(conn, deps, session_uuid, project)
         looked = (
             f"No earlier session of this alert among the {search.searched} most recent incident sessions searched "
             f"(in {len(search.projects_searched)} project(s); NeuBird has no documented filter by alert id, so "
@@ -206,6 +209,7 @@ async def create_investigation(inv: Investigation, args: Any) -> InvestigationOu
     project = await projects.choose(conn, deps, args.project_uuid)
     session_uuid = await conn.client.new_session(project, await conn.organization())
     await conn.claim_session(session_uuid, deps.clock())
+    await locate.remember(conn, deps, session_uuid, project)
     waited = await inv.send(session_uuid, project, enhanced)
     return await inv.finish(
         session_uuid, project, waited, "created", enhanced_prompt=enhanced, timeframe_parsed=frame.as_dict()
@@ -214,16 +218,17 @@ async def create_investigation(inv: Investigation, args: Any) -> InvestigationOu
 
 async def continue_investigation(inv: Investigation, args: Any) -> InvestigationOutcome:
     await inv.conn.check_session(args.session_uuid)
-    project = await projects.choose(inv.conn, inv.deps, args.project_uuid)
+    project = (await locate.session_project(inv.conn, inv.deps, args.session_uuid, args.project_uuid)).project
     waited = await inv.send(args.session_uuid, project, args.follow_up_prompt)
     return await inv.finish(args.session_uuid, project, waited, "in_progress", enhanced_prompt=args.follow_up_prompt)
 
 
 async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
     await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
-    # Never cached: an agent polls this to see change.
-    found = await conn.client.inspect(args.session_uuid, project, await conn.organization())
+    located = await locate.session_project(conn, deps, args.session_uuid, args.project_uuid)
+    project = located.project
+    # Never cached: an agent polls this to see change (an answer read while locating is fresh too).
+    found = located.inspected or await conn.client.inspect(args.session_uuid, project, await conn.organization())
     state, results, prog = snapshot(found)
     info = as_object(found.get("session_info"))
     total, done = prog.get("total_steps", 0), prog.get("completed_steps", 0)

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from shared.core.errors import ValidationFailed
-from shared.neubird import projects
+from shared.neubird import locate, projects
 from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
@@ -248,18 +248,26 @@ async def forget_completed(conn: Connection, session_uuid: str, project: str) ->
 
 
 async def inspect_raw(
-    conn: Connection, deps: Deps, session_uuid: str, project: str, org: str, *, fresh: bool = False
+    conn: Connection,
+    deps: Deps,
+    session_uuid: str,
+    project: str,
+    org: str,
+    *,
+    fresh: bool = False,
+    read: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The inspect response; a completed one is reused from the cache for completed_cache_seconds.
 
     `fresh` skips the cached copy (and replaces it when the answer is complete): after a prompt of ours ended.
+    `read`: an inspect answer this call already has (it is used, and cached when complete).
     """
     key = _cache_key(project, session_uuid)
-    if not fresh:
+    if not fresh and read is None:
         cached = await conn.store.completed(conn.principal.workspace_id, conn.base_url, key, deps.clock())
         if cached is not None:
             return cached
-    found = await conn.client.inspect(session_uuid, project, org)
+    found = read if read is not None else await conn.client.inspect(session_uuid, project, org)
     if is_completed(found):
         await conn.store.put_completed(
             conn.principal.workspace_id,
@@ -290,9 +298,10 @@ def is_completed(found: dict[str, Any]) -> bool:
 
 async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
     await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
+    located = await locate.session_project(conn, deps, args.session_uuid, args.project_uuid)
+    project = located.project
     org = args.organization_uuid or await conn.organization()
-    found = await inspect_raw(conn, deps, args.session_uuid, project, org)
+    found = await inspect_raw(conn, deps, args.session_uuid, project, org, read=located.inspected)
     info = as_object(found.get("session_info"))
     out_cycles = []
     for c in cycles(found):
@@ -358,7 +367,7 @@ async def reports(conn: Connection, args: Any) -> SessionReports:
 
 async def summary(conn: Connection, deps: Deps, args: Any) -> SessionSummary:
     await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
+    project = (await locate.session_project(conn, deps, args.session_uuid, args.project_uuid)).project
     found = await conn.client.session_summary(args.session_uuid, project)
     body = found.get("session_summary")
     if not isinstance(body, dict):
