@@ -71,7 +71,8 @@ lean on the fake's inventions:
   `-08:00`, `Z`, `+09:00`, `-03:30`; whole seconds, milliseconds, microseconds or nanoseconds), so text order
   is not time order. The instants are the same as in the default dialect.
 `extra_fields=True` adds a field the contract does not name (`x_unlisted`) to list rows, `incident_info`,
-sources, the prompt request, the summary and the incident report: what a newer server may send.
+sources (inspected and streamed), the prompt request, the summary and the incident report: what a newer server
+may send.
 """
 
 from __future__ import annotations
@@ -1558,7 +1559,8 @@ def render(event: Event, cycle: Cycle, session: Session, fold: Fold, mode: CotMo
         name, fields = _cot_message(event, fold, mode)
         message.update(fields)
     elif kind == "sources":
-        parts = [json.dumps({"id": s["id"], "category": s["category"], "title": s["title"]}) for s in value]
+        shown = ({"id": s["id"], "category": s["category"], "title": s["title"]} for s in value)
+        parts = [json.dumps(session.dialect.extra(s)) for s in shown]
         message["content"] = _content("CONTENT_TYPE_SOURCES", parts)
     elif kind == "follow_ups":
         message["content"] = _content("CONTENT_TYPE_FOLLOW_UP_SUGGESTIONS", [str(v) for v in value])

@@ -26,8 +26,8 @@ from shared.core.errors import UpstreamError
 from shared.neubird import projects
 from shared.neubird.client import looks_like_id
 from shared.neubird.connection import Connection, runtime
-from shared.neubird.sessions import INCIDENT
 from shared.neubird.times import newest_first
+from shared.neubird.vocabulary import INCIDENT
 from shared.tools.deps import Deps
 
 ALERT_ID_KEY = "incident_info.id"

@@ -7,10 +7,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from shared.neubird import alerts, locate, projects, sessions
+from shared.neubird import alerts, locate, projects, sessions, shapes, vocabulary
 from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
-from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
+from shared.neubird.models import InvestigationOutcome, OutcomeStatus, SessionStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
 from shared.neubird.wait_plan import MAX_WAIT_SECONDS
@@ -26,6 +26,15 @@ from shared.tools.deps import Deps
 from shared.tools.invoke import Orchestrations, ProgressFn
 
 log = logging.getLogger("firebreak.neubird")
+
+
+_STATUS_MESSAGES: dict[SessionStatus, str] = {
+    "completed": "NeuBird finished the investigation.",
+    "in_progress": "NeuBird is investigating.",
+    "failed": "NeuBird's last prompt in this session failed.",
+    "not_started": "NeuBird has not started investigating this session (no prompt has been sent to it yet).",
+    "unknown": "NeuBird says the session started but shows no prompt in it; its state cannot be told.",
+}
 
 
 def _status_tool(session_uuid: str) -> str:
@@ -151,7 +160,7 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
     if latest is not None:
         await locate.remember(conn, deps, str(latest["session_uuid"]), project)
     state = (latest or {}).get("investigation_status")
-    if latest is not None and state != sessions.NOT_STARTED:
+    if latest is not None and state != vocabulary.NOT_STARTED:
         session_uuid = str(latest["session_uuid"])
         raw = await sessions.inspect_raw(conn, deps, session_uuid, project, org)
         status, results, progress_now = snapshot(raw)
@@ -251,10 +260,14 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
             "Nothing has been investigated in this session yet: start with neubird_investigate_alert or "
             "neubird_continue_investigation."
         )
+    neubird_status = shapes.text(info.get("investigation_status"))
     return StatusOutcome(
         session_uuid=args.session_uuid,
         project_uuid=project,
-        status=state,
+        # not_started is outside the spec's set: "unknown", with NeuBird's own status and the message saying so.
+        status="unknown" if state == "not_started" else state,
+        investigation_status=neubird_status,
+        message=_STATUS_MESSAGES[state],
         progress_percentage=percent,
         current_step=prog.get("current_step"),
         investigation_summary={
@@ -266,8 +279,8 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
         if prog
         else None,
         investigation_results=results if args.include_full_details else None,
-        created_at=str(info.get("create_time") or "") or None,
-        updated_at=str(info.get("last_update") or "") or None,
+        created_at=shapes.text(info.get("create_time")) or "",
+        updated_at=shapes.text(info.get("last_update")) or "",
         session_link=sessions.session_link(conn.base_url, project, args.session_uuid),
         next_action=action,
     )

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from shared.neubird import investigate, preferences, projects, sessions
+from shared.neubird import investigate, preferences, projects, sessions, shapes
 from shared.neubird.client import ID_PATTERN
 from shared.neubird.connection import Connection, open_connection
 from shared.neubird.models import (
@@ -73,8 +73,10 @@ class CreateInvestigationRequest(ToolInput):
     project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
     wait_for_completion: bool = _WAIT
     max_wait_seconds: int = _MAX_WAIT
-    stream_updates: bool | None = Field(
-        None, description="Send progress notifications as NeuBird's steps arrive (default: your streaming default)."
+    stream_updates: bool = Field(
+        False,
+        description="Send progress notifications as NeuBird's steps arrive while waiting. Default false (the spec); "
+        "omitted, your enable_streaming default from neubird_configure_defaults applies when you set one.",
     )
 
 
@@ -180,7 +182,8 @@ def _investigation(ctx: ToolContext, conn: Connection, args: Any) -> investigate
         ctx.correlation_id,
         wait=args.wait_for_completion,
         max_wait=args.max_wait_seconds,
-        streaming=getattr(args, "stream_updates", None),
+        # Omitted (not sent false): the caller's own default, else the deployment's (false unless set).
+        streaming=args.stream_updates if "stream_updates" in args.model_fields_set else None,
     )
 
 
@@ -318,7 +321,7 @@ async def neubird_get_incident_report(ctx: ToolContext, args: IncidentReportRequ
     by incident type and priority (for the whole NeuBird account, every workspace using it included).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return IncidentReport(report=await conn.client.incident_report())
+        return shapes.incident_report(await conn.client.incident_report())
 
 
 # -- instance and defaults -------------------------------------------------------------------------------

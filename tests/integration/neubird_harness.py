@@ -7,7 +7,7 @@ from typing import Any
 
 from shared.identity.models import Principal
 from shared.tools.deps import Deps
-from shared.tools.invoke import ToolContext, invoke
+from shared.tools.invoke import ProgressFn, ToolContext, invoke
 
 LOCAL = {"FIREBREAK_OUTBOUND_ALLOW_HTTP": "true", "FIREBREAK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1"}
 
@@ -16,11 +16,14 @@ def caller(tag: str = "nba") -> Principal:
     return Principal(workspace_id=f"ws-{tag}-{uuid.uuid4().hex[:6]}", user_id="u1", source="dev")
 
 
-async def answer(deps: Deps, who: Principal, name: str, args: dict[str, Any]) -> dict[str, Any]:
+async def answer(
+    deps: Deps, who: Principal, name: str, args: dict[str, Any], progress: ProgressFn | None = None
+) -> dict[str, Any]:
     """The tool's output, or the common error envelope {"error": {code, message, details, ...}} when it refused."""
     tool = deps.tools.get(name) if deps.tools else None
     assert tool is not None
-    outcome = await invoke(tool, args, ToolContext(principal=who, deps=deps, correlation_id=uuid.uuid4().hex))
+    ctx = ToolContext(principal=who, deps=deps, correlation_id=uuid.uuid4().hex, progress=progress)
+    outcome = await invoke(tool, args, ctx)
     if outcome.error is not None:
         error: dict[str, Any] = outcome.error_envelope()
         return error
