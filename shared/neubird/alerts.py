@@ -109,17 +109,25 @@ async def find(conn: Connection, deps: Deps, alert_id: str, project_uuid: str | 
     if project_uuid:
         return await find_in_project(conn, deps, project_uuid, org, alert_id)
     default = await projects.default_project(conn, deps)
-    first = await find_in_project(conn, deps, default, org, alert_id) if default else None
-    if first is not None and first.rows:
-        return first
     listed = (await projects.projects(conn, deps))[0]
     others = [str(p["uuid"]) for p in listed if projects.is_ready(p) and p["uuid"] != default][:MAX_PROJECTS]
-    results = await asyncio.gather(*(find_in_project(conn, deps, p, org, alert_id, pages=OTHER_PAGES) for p in others))
+    order = [default, *others] if default else others
+    results: list[AlertSearch] = []
+    if order:
+        # The first project alone: it learns whether the instance takes the shortcut filter, so the others, searched
+        # together, do not each try it.
+        results.append(await find_in_project(conn, deps, order[0], org, alert_id, PAGES if default else OTHER_PAGES))
+        if not results[0].rows:
+            rest = order[1:]
+            results += await asyncio.gather(
+                *(find_in_project(conn, deps, p, org, alert_id, pages=OTHER_PAGES) for p in rest)
+            )
     for result in results:
         if result.rows:
             return result
-    if first is None:
+    if not default:
         raise projects.ambiguous(listed)
-    first.searched += sum(r.searched for r in results)
-    first.projects_searched += others
+    first = results[0]
+    first.searched = sum(r.searched for r in results)
+    first.projects_searched = [r.project for r in results]
     return first
