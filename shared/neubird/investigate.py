@@ -160,6 +160,7 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
     if latest is not None:
         await locate.remember(conn, deps, str(latest["session_uuid"]), project)
     state = (latest or {}).get("investigation_status")
+    status: str = "not_started"
     if latest is not None and state != vocabulary.NOT_STARTED:
         session_uuid = str(latest["session_uuid"])
         raw = await sessions.inspect_raw(conn, deps, session_uuid, project, org)
@@ -182,8 +183,13 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
                 waited = await _poll_only(conn, deps, session_uuid, project, inv.max_wait)
             return await inv.finish(session_uuid, project, waited, "in_progress")
     if latest is not None:
-        session_uuid = str(latest["session_uuid"])  # an incident session nobody investigated yet
-        looked = f"NeuBird had an incident session for this alert nobody investigated ({session_uuid}); started it."
+        # Its latest session: one nobody investigated yet, or one whose investigation failed (asked again there).
+        session_uuid = str(latest["session_uuid"])
+        looked = (
+            f"NeuBird's last investigation of this alert (session {session_uuid}) failed; asked again in it."
+            if status == "failed"
+            else f"NeuBird had a session for this alert with no investigation in it ({session_uuid}); started one."
+        )
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
         await conn.claim_session(session_uuid, deps.clock())

@@ -159,7 +159,7 @@ async def resolve(conn: Connection, deps: Deps, ref: str) -> dict[str, Any]:
         f"No project {describe(ref)!r} on this NeuBird instance.",
         details={
             "field": "default_project_uuid",
-            "projects": [f"{p.get('name')} ({p.get('uuid')})" for p in listed][:20],
+            "projects": [{"name": str(p.get("name", "")), "uuid": str(p.get("uuid", ""))} for p in listed][:20],
         },
         recovery=["Pick a uuid or name from neubird_list_projects."],
     )

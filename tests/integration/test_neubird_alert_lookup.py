@@ -72,3 +72,15 @@ async def test_a_new_alert_says_how_far_it_looked(deps: Deps, fake: FakeNeubird)
     out = await answer(deps, caller(), "neubird_investigate_alert", {"alert_id": "/aws/alerts/strict-new-1"})
     assert out["status"] == "new_investigation", out
     assert "most recent incident sessions" in out["message"]
+
+
+async def test_an_alert_whose_last_investigation_failed_is_asked_again_and_says_so(
+    deps: Deps, fake: FakeNeubird
+) -> None:
+    alert = "/aws/alerts/strict-failed-1"
+    sid = fake.add_session(alert_id=alert, status="failed")
+    out = await answer(deps, caller(), "neubird_investigate_alert", {"alert_id": alert})
+    assert out["status"] == "new_investigation", out
+    assert out["session_uuid"] == sid
+    assert "failed" in out["message"]
+    assert "no investigation" not in out["message"]

@@ -456,7 +456,7 @@ async def test_per_tool_http_functions(nb_host: HostProcess, fake: FakeNeubird) 
     assert [p["name"] for p in r.json()["projects"]] == ["Production", "Staging"]
     r = post(nb_host, "neubird_get_incident_report", {}, mine)
     assert r.status_code == 200
-    assert r.json()["report"]["total_incidents"] > 0
+    assert r.json()["total_incidents"] > 0
     r = post(nb_host, "neubird_switch_instance", {"base_url": "https://169.254.169.254/api"}, mine)
     assert r.status_code == 400
     assert r.json()["error"]["code"] == "VALIDATION_ERROR"

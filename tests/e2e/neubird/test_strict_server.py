@@ -86,8 +86,7 @@ async def test_a_new_investigation_without_a_default_lists_the_projects(
 async def test_the_incident_report_over_http_is_flat_and_has_no_unlisted_field(strict_host: HostProcess) -> None:
     r = post(strict_host, "neubird_get_incident_report", {}, WS)
     assert r.status_code == 200, r.text
-    body = r.json()
-    report = body.get("result", body)
+    report = r.json()
     assert "report" not in report
     assert report["total_incidents"] > 0
     assert not _unlisted(report)
