@@ -61,6 +61,18 @@ Invented behaviour (the contract marks these [GAP]/[INF]; every one is a choice 
   them, or none yet (deterministic per seed); a live investigation's summary appears when it completes.
 - [GAP] The incident report is computed from the seeded incident sessions.
 - `/_fake/...` control routes (no auth, not counted in stats) are this fake's own.
+
+The strict dialect (`strict=True`, or `configure(strict=True)` on a running server), for clients that must not
+lean on the fake's inventions:
+- an undocumented filter key or operator (`incident_info.id` included) answers HTTP 400 with a gRPC-gateway
+  style JSON body `{"code": 3, "message": ..., "details": []}` (INVALID_ARGUMENT), as a server validating its
+  request would;
+- times are RFC 3339 with offsets other than `Z` and varying precision, one style per session (`+05:30`,
+  `-08:00`, `Z`, `+09:00`, `-03:30`; whole seconds, milliseconds, microseconds or nanoseconds), so text order
+  is not time order. The instants are the same as in the default dialect.
+`extra_fields=True` adds a field the contract does not name (`x_unlisted`) to list rows, `incident_info`,
+sources (inspected and streamed), the prompt request, the summary and the incident report: what a newer server
+may send.
 """
 
 from __future__ import annotations
@@ -79,7 +91,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, cast
 from urllib.parse import parse_qs, urlsplit
@@ -499,6 +511,13 @@ class Session:
     summary: Literal["scored", "plain", "none"] = "scored"
     story: Story = STORIES[0]
     hung: bool = False
+    dialect: Dialect = field(default_factory=lambda: Dialect())
+    offset: timedelta | None = None  # writes this session's times at this offset (milliseconds), whatever the dialect
+
+    def time(self, moment: datetime) -> str:
+        if self.offset is not None:
+            return rfc3339(moment, self.offset, 3)
+        return self.dialect.time(moment, self.uuid)
 
     def status(self, now: float) -> str:
         if not self.cycles:
@@ -535,8 +554,8 @@ class Session:
         row: JSON = {
             "session_uuid": self.uuid,
             "name": self.current_name(now),
-            "create_time": stamp(self.create_time),
-            "last_update": stamp(self.last_update(now)),
+            "create_time": self.time(self.create_time),
+            "last_update": self.time(self.last_update(now)),
             "project_uuid": self.project_uuid,
             "session_type": self.session_type,
             "investigation_status": self.status(now),
@@ -544,20 +563,20 @@ class Session:
             "prompt_cycle_ids": [c.id for c in self.cycles],
         }
         if self.incident_info is not None:
-            row["incident_info"] = copy.deepcopy(self.incident_info)
-        return row
+            row["incident_info"] = self.dialect.extra(copy.deepcopy(self.incident_info))
+        return self.dialect.extra(row)
 
     def cycle_view(self, cycle: Cycle, now: float) -> JSON:
         state = cycle.fold(now)
         return {
             "id": cycle.id,
-            "create_time": stamp(cycle.create_time),
+            "create_time": self.time(cycle.create_time),
             "status": self.cycle_status(cycle, now),
-            "request": cycle.request,
+            "request": self.dialect.extra(cycle.request),
             "final_answer": state.answer.strip() if state.finished and state.error is None else "",
             "rating": "",
             "follow_up_suggestions": state.follow_ups,
-            "sources": state.sources,
+            "sources": [self.dialect.extra(source) for source in state.sources],
             "chain_of_thoughts": state.steps,
         }
 
@@ -588,16 +607,61 @@ class Session:
                 "qualitative": {"strengths": ["Cited logs and metrics"], "improvements": ["Add a timeline"]},
                 "scored_by": "auto",
             }
+            out["analysis_score"] = self.dialect.extra(out["analysis_score"])
             out["time_saved"] = {
                 "time_saved_minutes": max(0, standard - spent),
                 "standard_investigation_time_minutes": standard,
                 "hawkeye_investigation_time_minutes": spent,
             }
-        return out
+        return self.dialect.extra(out)
 
 
 def stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+# The strict dialect's time styles: RFC 3339 allows any offset and any number of fraction digits.
+STRICT_OFFSETS = (
+    timedelta(hours=5, minutes=30),
+    timedelta(hours=-8),
+    timedelta(0),
+    timedelta(hours=9),
+    timedelta(hours=-3, minutes=-30),
+)
+STRICT_DIGITS = (3, 0, 9, 6)
+UNLISTED = "x_unlisted"  # the field `extra_fields` adds
+
+
+def rfc3339(moment: datetime, offset: timedelta, digits: int) -> str:
+    """`moment` at `offset` ("Z" for zero) with `digits` fraction digits (0: whole seconds, 9: nanoseconds)."""
+    local = moment.astimezone(timezone(offset))
+    text = local.strftime("%Y-%m-%dT%H:%M:%S")
+    if digits:
+        text += "." + f"{local.microsecond:06d}{'000'}"[:digits]
+    if not offset:
+        return text + "Z"
+    minutes = int(offset.total_seconds() // 60)
+    sign = "+" if minutes > 0 else "-"
+    return text + f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+@dataclass
+class Dialect:
+    """How this server writes what it answers: the default, or the strict dialect (see the module docstring)."""
+
+    strict: bool = False
+    extra_fields: bool = False
+
+    def time(self, moment: datetime, key: str) -> str:
+        """A time of the object `key` (a session id): one style per object, so a session's times agree."""
+        if not self.strict:
+            return stamp(moment)
+        n = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
+        return rfc3339(moment, STRICT_OFFSETS[n % len(STRICT_OFFSETS)], STRICT_DIGITS[(n // 7) % len(STRICT_DIGITS)])
+
+    def extra(self, obj: JSON) -> JSON:
+        """`obj` with the unlisted field when `extra_fields` (a copy; `obj` is not changed)."""
+        return {**obj, UNLISTED: "a field the contract does not name"} if self.extra_fields else obj
 
 
 def _prompt_text(request: JSON) -> str:
@@ -670,7 +734,8 @@ class FakeNeubird:
     Constructor: `sessions` seeded sessions (spread over the last ~60 days before `now`), `seed` for every
     generated id/title/status, `investigation_seconds` (nominal length of an investigation) and `time_scale`
     (real seconds per nominal second), `keepalive_seconds`, `cot_mode` ("delta" | "snapshot"), the account
-    (`email`, `password`), `port` (0 = any free port), `now` (the clock the seeded dates count back from).
+    (`email`, `password`), `port` (0 = any free port), `now` (the clock the seeded dates count back from),
+    `strict` and `extra_fields` (the strict dialect and unlisted fields: see the module docstring).
     """
 
     def __init__(
@@ -686,7 +751,10 @@ class FakeNeubird:
         password: str = "demo",
         port: int = 0,
         now: datetime | None = None,
+        strict: bool = False,
+        extra_fields: bool = False,
     ) -> None:
+        self.dialect = Dialect(strict=strict, extra_fields=extra_fields)
         self.email = email
         self.password = password
         self.port = port
@@ -782,9 +850,16 @@ class FakeNeubird:
         done_marker: bool | None = None,
         login_failure_status: int | None = None,
         fail_prompts: bool | None = None,
+        strict: bool | None = None,
+        extra_fields: bool | None = None,
     ) -> None:
-        """Change global knobs; None leaves a knob as it is. Affects prompts sent afterwards."""
+        """Change global knobs; None leaves a knob as it is. Affects prompts sent afterwards (`strict` and
+        `extra_fields`: every answer from now on)."""
         with self.lock:
+            if strict is not None:
+                self.dialect.strict = strict
+            if extra_fields is not None:
+                self.dialect.extra_fields = extra_fields
             if investigation_seconds is not None:
                 self.investigation_seconds = investigation_seconds
             if time_scale is not None:
@@ -894,10 +969,11 @@ class FakeNeubird:
         priority: str = "P2",
         created: datetime | None = None,
         summary: Literal["scored", "plain", "none"] = "scored",
+        offset: timedelta | None = None,
     ) -> str:
         """Add a session and return its uuid. An `alert_id` makes it an incident session (`incident_info.id`);
         `completed`/`failed` sessions have one finished prompt cycle (with `answer` as the final answer when
-        given); `in_progress` has a cycle that never finishes."""
+        given); `in_progress` has a cycle that never finishes. `offset` writes its times at that UTC offset."""
         with self.lock:
             story = self._story_for(title or alert_id or "")
             if answer is not None:
@@ -912,6 +988,8 @@ class FakeNeubird:
                 create_time=created or datetime.now(UTC),
                 story=story,
                 summary=summary,
+                dialect=self.dialect,
+                offset=offset,
             )
             if kind == INCIDENT:
                 session.incident_info = {
@@ -1009,6 +1087,7 @@ class FakeNeubird:
                 story=story,
                 summary=rng.choice(("scored", "scored", "plain", "none")),
                 pinned=rng.random() < 0.03,
+                dialect=self.dialect,
             )
             if kind == INCIDENT:
                 session.incident_info = self._incident_info(story)
@@ -1160,13 +1239,23 @@ class FakeNeubird:
         if self._project(project_uuid) is None:
             return 200, {"response": _error(404, f"project {project_uuid} does not exist")}
         if route == "POST /v1/inference/new_session":
-            session = Session(self._session_id(), project_uuid, CHAT, datetime.now(UTC), story=self._story_for(""))
+            session = Session(
+                self._session_id(),
+                project_uuid,
+                CHAT,
+                datetime.now(UTC),
+                story=self._story_for(""),
+                dialect=self.dialect,
+            )
             self.sessions[session.uuid] = session
             return 200, {"response": _ok(), "session_uuid": session.uuid}
         if route == "POST /v1/inference/session:create":
             return 200, self._session_from_alert(project_uuid, body.get("alert_id"))
         if route == "POST /v1/inference/session/list":
-            return 200, self._list(project_uuid, body, now)
+            try:
+                return 200, self._list(project_uuid, body, now)
+            except FilterError as exc:  # the strict dialect: refused as a validating gRPC gateway would
+                return 400, {"code": 3, "message": str(exc), "details": []}
         found = self.sessions.get(str(body.get("session_uuid")))  # inspect
         if found is None or found.project_uuid != project_uuid:
             return 200, {"response": _error(404, "Session UUID not found")}
@@ -1254,6 +1343,7 @@ class FakeNeubird:
             name=info["title"],
             incident_info=info,
             story=story,
+            dialect=self.dialect,
         )
         self.sessions[session.uuid] = session
         return {"response": _ok(), "session_uuid": session.uuid}
@@ -1271,8 +1361,10 @@ class FakeNeubird:
         if isinstance(pagination.get("filter"), dict):
             filters.append(pagination["filter"])
         try:
-            checks = [_filter_check(f) for f in filters]
+            checks = [_filter_check(f, strict=self.dialect.strict) for f in filters]
         except FilterError as exc:
+            if self.dialect.strict:
+                raise
             return {"response": _error(400, str(exc))}
         matching = [
             session
@@ -1287,7 +1379,7 @@ class FakeNeubird:
         summary = session.summary_view(now)
         saved = summary.get("time_saved", {}).get("time_saved_minutes", 0) if summary else 0
         return {
-            "create_time": stamp(session.create_time),
+            "create_time": session.time(session.create_time),
             "prompt": session.first_prompt(),
             "session_link": f"{self.url}/console/project/{session.project_uuid}/session/{session.uuid}",
             "summary": summary["short_session_summary"]["analysis"] if summary else "",
@@ -1321,17 +1413,19 @@ class FakeNeubird:
             )
         oldest = min((s.create_time for s in incidents), default=self._now)
         grouped_total = sum(1 for s in incidents if "grouped_incidents" in (s.incident_info or {}))
-        return {
-            "avg_investigation_time_saved_minutes": round(sum(saved) / len(saved), 1) if saved else 0.0,
-            "avg_mttr": 14.2,
-            "noise_reduction": round(100 * grouped_total / len(incidents), 1) if incidents else 0.0,
-            "total_incidents": len(incidents),
-            "total_investigations": len(investigated),
-            "total_investigation_time_saved_hours": round(sum(saved) / 60, 1),
-            "start_time": oldest.strftime("%Y-%m-%d"),
-            "end_time": self._now.strftime("%Y-%m-%d"),
-            "incident_type_reports": [{"incident_type": "alert", "priority_reports": priorities}],
-        }
+        return self.dialect.extra(
+            {
+                "avg_investigation_time_saved_minutes": round(sum(saved) / len(saved), 1) if saved else 0.0,
+                "avg_mttr": 14.2,
+                "noise_reduction": round(100 * grouped_total / len(incidents), 1) if incidents else 0.0,
+                "total_incidents": len(incidents),
+                "total_investigations": len(investigated),
+                "total_investigation_time_saved_hours": round(sum(saved) / 60, 1),
+                "start_time": oldest.strftime("%Y-%m-%d"),
+                "end_time": self._now.strftime("%Y-%m-%d"),
+                "incident_type_reports": [{"incident_type": "alert", "priority_reports": priorities}],
+            }
+        )
 
     def start_prompt(self, body: JSON) -> tuple[Session | None, Cycle | None, str | None]:
         """Validate a prompt call and start its cycle; (session, cycle, None) or (None, None, error text)."""
@@ -1387,7 +1481,7 @@ def _parse_when(value: str, operator: str) -> datetime:
 Check = Callable[[Session, float], bool]
 
 
-def _filter_check(spec: Any) -> Check:
+def _filter_check(spec: Any, *, strict: bool = False) -> Check:
     if not isinstance(spec, dict):
         raise FilterError("a filter must be an object {key, value, operator}")
     key, value, operator = spec.get("key"), spec.get("value"), spec.get("operator")
@@ -1403,7 +1497,7 @@ def _filter_check(spec: Any) -> Check:
     if key == "incident_info.title" and operator == "in":
         needle = str(value).lower()
         return lambda s, _now: s.incident_info is not None and needle in str(s.incident_info["title"]).lower()
-    if key == "incident_info.id" and operator == "==":  # invented filter key
+    if key == "incident_info.id" and operator == "==" and not strict:  # invented filter key
         return lambda s, _now: s.incident_info is not None and s.incident_info["id"] == value
     raise FilterError(f"unsupported filter {key!r} {operator!r}")
 
@@ -1465,7 +1559,8 @@ def render(event: Event, cycle: Cycle, session: Session, fold: Fold, mode: CotMo
         name, fields = _cot_message(event, fold, mode)
         message.update(fields)
     elif kind == "sources":
-        parts = [json.dumps({"id": s["id"], "category": s["category"], "title": s["title"]}) for s in value]
+        shown = ({"id": s["id"], "category": s["category"], "title": s["title"]} for s in value)
+        parts = [json.dumps(session.dialect.extra(s)) for s in shown]
         message["content"] = _content("CONTENT_TYPE_SOURCES", parts)
     elif kind == "follow_ups":
         message["content"] = _content("CONTENT_TYPE_FOLLOW_UP_SUGGESTIONS", [str(v) for v in value])
@@ -1678,6 +1773,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keepalive-seconds", type=float, default=5.0)
     parser.add_argument("--cot-mode", choices=("delta", "snapshot"), default="delta")
     parser.add_argument("--done-marker", action="store_true", help="send data: [DONE] before the final event")
+    parser.add_argument(
+        "--strict", action="store_true", help="HTTP 400 for undocumented filter keys; RFC 3339 times with offsets"
+    )
+    parser.add_argument("--extra-fields", action="store_true", help="add a field the contract does not name")
     parser.add_argument("--email", default="demo@firebreak.local")
     parser.add_argument("--password", default="demo")
     args = parser.parse_args(argv)
@@ -1691,6 +1790,8 @@ def main(argv: list[str] | None = None) -> int:
         email=args.email,
         password=args.password,
         port=args.port,
+        strict=args.strict,
+        extra_fields=args.extra_fields,
     )
     nb.configure(done_marker=args.done_marker)
     nb.start()

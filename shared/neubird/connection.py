@@ -41,6 +41,8 @@ class Runtime:
 
     tokens: TokenCache = field(default_factory=TokenCache)
     upstream_calls: dict[str, int] = field(default_factory=dict)
+    # (instance, filter key) pairs an instance refused: not sent there again by this worker (alerts.py).
+    refused_filters: set[tuple[str, str]] = field(default_factory=set)
     # One pool per event loop (its connections belong to one) and per field name a refusal names.
     _pools: dict[str, tuple[asyncio.AbstractEventLoop, httpx2.AsyncClient]] = field(default_factory=dict, repr=False)
 
@@ -210,7 +212,10 @@ def unknown_session(session_uuid: str) -> NotFound:
         "investigation",
         f"No NeuBird session {describe(session_uuid)!r} here.",
         details={"session_uuid": describe(session_uuid, 128)},
-        recovery=["List the sessions you can use with neubird_list_sessions."],
+        recovery=[
+            "List the sessions you can use with neubird_list_sessions.",
+            "If you know the session's project, pass it as project_uuid.",
+        ],
     )
 
 

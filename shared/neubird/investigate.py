@@ -7,10 +7,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from shared.neubird import projects, sessions
-from shared.neubird.client import as_object, looks_like_id
+from shared.neubird import alerts, locate, projects, sessions, shapes, vocabulary
+from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
-from shared.neubird.models import InvestigationOutcome, OutcomeStatus, StatusOutcome
+from shared.neubird.models import InvestigationOutcome, OutcomeStatus, SessionStatus, StatusOutcome
 from shared.neubird.orchestration import WAIT
 from shared.neubird.timeframe import enhance_prompt, parse_timeframe
 from shared.neubird.wait_plan import MAX_WAIT_SECONDS
@@ -25,11 +25,16 @@ from shared.neubird.waiting import (
 from shared.tools.deps import Deps
 from shared.tools.invoke import Orchestrations, ProgressFn
 
-# Pages of up to 100 sessions searched for an alert's sessions when the server does not filter by alert id.
-_ALERT_PAGES = 5
-# Projects searched for an alert when no project is given or set as default (one page each).
-_ALERT_PROJECTS = 5
 log = logging.getLogger("firebreak.neubird")
+
+
+_STATUS_MESSAGES: dict[SessionStatus, str] = {
+    "completed": "NeuBird finished the investigation.",
+    "in_progress": "NeuBird is investigating.",
+    "failed": "NeuBird's last prompt in this session failed.",
+    "not_started": "NeuBird has not started investigating this session (no prompt has been sent to it yet).",
+    "unknown": "NeuBird says the session started but shows no prompt in it; its state cannot be told.",
+}
 
 
 def _status_tool(session_uuid: str) -> str:
@@ -70,9 +75,19 @@ class Investigation:
         )
 
     async def finish(
-        self, session_uuid: str, project: str, waited: Waited, started_status: OutcomeStatus, **extra: Any
+        self,
+        session_uuid: str,
+        project: str,
+        waited: Waited,
+        started_status: OutcomeStatus,
+        lead: str = "",
+        **extra: Any,
     ) -> InvestigationOutcome:
-        return await _finish(self, session_uuid, project, waited, started_status, **extra)
+        """The tool's answer; `lead` opens its message (what was looked at before starting)."""
+        out = await _finish(self, session_uuid, project, waited, started_status, **extra)
+        if lead:
+            out.message = f"{lead} {out.message}"
+        return out
 
 
 async def _finish(
@@ -136,59 +151,17 @@ async def _finish(
     )
 
 
-async def _alert_sessions(
-    conn: Connection, project: str, org: str, alert_id: str, pages: int = _ALERT_PAGES
-) -> list[dict[str, Any]]:
-    """Sessions of `alert_id`, newest first. Filters by incident id [INF: not a documented filter key] and checks
-    each row, reading further pages only while a server that ignored the filter keeps answering full pages."""
-    found: list[dict[str, Any]] = []
-    for page in range(pages):
-        rows = await conn.client.list_sessions(
-            project,
-            org,
-            start=page * 100,
-            limit=100,
-            filters=[{"key": "incident_info.id", "value": alert_id, "operator": "=="}],
-        )
-        found += [
-            r
-            for r in rows
-            if isinstance(r, dict)
-            and looks_like_id(r.get("session_uuid"))
-            and isinstance(r.get("incident_info"), dict)
-            and r["incident_info"].get("id") == alert_id
-        ]
-        if len(rows) < 100 or found:
-            break
-    # Sessions another workspace created here are not this caller's to reuse.
-    mine = await conn.visible([str(r["session_uuid"]) for r in found])
-    found = [r for r in found if r["session_uuid"] in mine]
-    return sorted(found, key=lambda r: str(r.get("create_time") or ""), reverse=True)
-
-
-async def _project_for_alert(conn: Connection, deps: Deps, alert_id: str) -> tuple[str, list[dict[str, Any]]]:
-    chosen = await projects.default_project(conn, deps)
-    org = await conn.organization()
-    if chosen:
-        return chosen, await _alert_sessions(conn, chosen, org, alert_id)
-    ready = [str(p["uuid"]) for p in (await projects.projects(conn, deps))[0] if projects.is_ready(p)][:_ALERT_PROJECTS]
-    found = await asyncio.gather(*(_alert_sessions(conn, p, org, alert_id, pages=1) for p in ready))
-    for project, rows in zip(ready, found, strict=True):
-        if rows:
-            return project, rows
-    raise projects.ambiguous(await projects.projects(conn, deps))
-
-
 async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutcome:
     conn, deps = inv.conn, inv.deps
     org = await conn.organization()
-    if args.project_uuid:
-        project, found = args.project_uuid, await _alert_sessions(conn, args.project_uuid, org, args.alert_id)
-    else:
-        project, found = await _project_for_alert(conn, deps, args.alert_id)
+    search = await alerts.find(conn, deps, args.alert_id, args.project_uuid)
+    project, found = search.project, search.rows
     latest = found[0] if found else None
+    if latest is not None:
+        await locate.remember(conn, deps, str(latest["session_uuid"]), project)
     state = (latest or {}).get("investigation_status")
-    if latest is not None and state != sessions.NOT_STARTED:
+    status: str = "not_started"
+    if latest is not None and state != vocabulary.NOT_STARTED:
         session_uuid = str(latest["session_uuid"])
         raw = await sessions.inspect_raw(conn, deps, session_uuid, project, org)
         status, results, progress_now = snapshot(raw)
@@ -210,12 +183,24 @@ async def investigate_alert(inv: Investigation, args: Any) -> InvestigationOutco
                 waited = await _poll_only(conn, deps, session_uuid, project, inv.max_wait)
             return await inv.finish(session_uuid, project, waited, "in_progress")
     if latest is not None:
-        session_uuid = str(latest["session_uuid"])  # an incident session nobody investigated yet
+        # Its latest session: one nobody investigated yet, or one whose investigation failed (asked again there).
+        session_uuid = str(latest["session_uuid"])
+        looked = (
+            f"NeuBird's last investigation of this alert (session {session_uuid}) failed; asked again in it."
+            if status == "failed"
+            else f"NeuBird had a session for this alert with no investigation in it ({session_uuid}); started one."
+        )
     else:
         session_uuid = await conn.client.session_from_alert(project, org, args.alert_id)
         await conn.claim_session(session_uuid, deps.clock())
+        await locate.remember(conn, deps, session_uuid, project)
+        looked = (
+            f"No earlier session of this alert among the {search.searched} most recent incident sessions searched "
+            f"(in {len(search.projects_searched)} project(s); NeuBird has no documented filter by alert id, so "
+            "older sessions are not looked at): started a new one."
+        )
     waited = await inv.send(session_uuid, project, f"Investigate alert {args.alert_id}")
-    return await inv.finish(session_uuid, project, waited, "new_investigation")
+    return await inv.finish(session_uuid, project, waited, "new_investigation", lead=looked)
 
 
 async def _poll_only(conn: Connection, deps: Deps, session_uuid: str, project: str, max_wait: float) -> Waited:
@@ -239,6 +224,7 @@ async def create_investigation(inv: Investigation, args: Any) -> InvestigationOu
     project = await projects.choose(conn, deps, args.project_uuid)
     session_uuid = await conn.client.new_session(project, await conn.organization())
     await conn.claim_session(session_uuid, deps.clock())
+    await locate.remember(conn, deps, session_uuid, project)
     waited = await inv.send(session_uuid, project, enhanced)
     return await inv.finish(
         session_uuid, project, waited, "created", enhanced_prompt=enhanced, timeframe_parsed=frame.as_dict()
@@ -247,16 +233,17 @@ async def create_investigation(inv: Investigation, args: Any) -> InvestigationOu
 
 async def continue_investigation(inv: Investigation, args: Any) -> InvestigationOutcome:
     await inv.conn.check_session(args.session_uuid)
-    project = await projects.choose(inv.conn, inv.deps, args.project_uuid)
+    project = (await locate.session_project(inv.conn, inv.deps, args.session_uuid, args.project_uuid)).project
     waited = await inv.send(args.session_uuid, project, args.follow_up_prompt)
     return await inv.finish(args.session_uuid, project, waited, "in_progress", enhanced_prompt=args.follow_up_prompt)
 
 
 async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
     await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
-    # Never cached: an agent polls this to see change.
-    found = await conn.client.inspect(args.session_uuid, project, await conn.organization())
+    located = await locate.session_project(conn, deps, args.session_uuid, args.project_uuid)
+    project = located.project
+    # Never cached: an agent polls this to see change (an answer read while locating is fresh too).
+    found = located.inspected or await conn.client.inspect(args.session_uuid, project, await conn.organization())
     state, results, prog = snapshot(found)
     info = as_object(found.get("session_info"))
     total, done = prog.get("total_steps", 0), prog.get("completed_steps", 0)
@@ -279,10 +266,14 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
             "Nothing has been investigated in this session yet: start with neubird_investigate_alert or "
             "neubird_continue_investigation."
         )
+    neubird_status = shapes.text(info.get("investigation_status"))
     return StatusOutcome(
         session_uuid=args.session_uuid,
         project_uuid=project,
-        status=state,
+        # not_started is outside the spec's set: "unknown", with NeuBird's own status and the message saying so.
+        status="unknown" if state == "not_started" else state,
+        investigation_status=neubird_status,
+        message=_STATUS_MESSAGES[state],
         progress_percentage=percent,
         current_step=prog.get("current_step"),
         investigation_summary={
@@ -294,8 +285,8 @@ async def status(conn: Connection, deps: Deps, args: Any) -> StatusOutcome:
         if prog
         else None,
         investigation_results=results if args.include_full_details else None,
-        created_at=str(info.get("create_time") or "") or None,
-        updated_at=str(info.get("last_update") or "") or None,
+        created_at=shapes.text(info.get("create_time")) or "",
+        updated_at=shapes.text(info.get("last_update")) or "",
         session_link=sessions.session_link(conn.base_url, project, args.session_uuid),
         next_action=action,
     )

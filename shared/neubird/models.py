@@ -15,7 +15,12 @@ _RESULTS = (
 
 
 OutcomeStatus = Literal["found_existing", "new_investigation", "created", "in_progress", "completed"]
+# Where a session's last prompt stands, as read from NeuBird (waiting.snapshot); internal.
 SessionStatus = Literal["in_progress", "completed", "failed", "not_started", "unknown"]
+# What neubird_get_investigation_status answers: the spec's set (not_started is "unknown" there, with NeuBird's
+# own investigation_status beside it).
+SpecStatus = Literal["in_progress", "completed", "failed", "unknown"]
+Number = int | float
 
 
 class InvestigationOutcome(ToolOutput):
@@ -39,7 +44,14 @@ class InvestigationOutcome(ToolOutput):
 class StatusOutcome(ToolOutput):
     session_uuid: str
     project_uuid: str
-    status: SessionStatus
+    status: SpecStatus = Field(
+        description="in_progress | completed | failed | unknown (unknown: nothing has run yet, or NeuBird says a "
+        "session started that has no prompt; investigation_status and message say which)."
+    )
+    investigation_status: str | None = Field(
+        None, description="NeuBird's own session status, e.g. INVESTIGATION_STATUS_NOT_STARTED (None if not sent)."
+    )
+    message: str = ""
     progress_percentage: int | None = Field(
         None, description="An estimate from completed chain-of-thought steps (NeuBird publishes no percentage)."
     )
@@ -48,8 +60,8 @@ class StatusOutcome(ToolOutput):
         None, description="{total_steps, completed_steps, total_sources_consulted, unique_sources}."
     )
     investigation_results: dict[str, Any] | None = Field(None, description=_RESULTS)
-    created_at: str | None = None
-    updated_at: str | None = None
+    created_at: str = Field("", description="RFC 3339, as NeuBird wrote it ('' when it did not say).")
+    updated_at: str = Field("", description="RFC 3339, as NeuBird wrote it ('' when it did not say).")
     session_link: str | None = None
     next_action: str
 
@@ -102,22 +114,108 @@ class SessionReports(ToolOutput):
     missing: list[str] = Field(default_factory=list, description="Requested sessions NeuBird returned no row for.")
 
 
+YesNoPartial = Literal["Yes", "No", "Partial"]
+_SCORE = "NeuBird's score as sent (shown out of 100 in its console)."
+
+
+class AccuracyScore(ToolOutput):
+    root_cause_correct: YesNoPartial | None = None
+    impact_analysis_correct: YesNoPartial | None = None
+    timeline_accurate: YesNoPartial | None = None
+    overall_score: Number | None = Field(None, description=_SCORE)
+    summary: str | None = Field(None, description="NeuBird's one-line judgement of the accuracy.")
+
+
+class CompletenessScore(ToolOutput):
+    data_sources: Number | None = None
+    remediation_steps: Number | None = None
+    prevention_measures: Number | None = None
+    business_impact: Number | None = None
+    overall_score: Number | None = Field(None, description=_SCORE)
+    summary: str | None = Field(None, description="NeuBird's one-line judgement of the completeness.")
+
+
+class QualitativeScore(ToolOutput):
+    trust_without_review: Literal["Yes", "No", "Maybe"] | None = None
+    missing_elements: str | None = None
+    additional_notes: str | None = None
+    improvement_suggestions: str | None = Field(None, description="NeuBird's suggested improvements, one per line.")
+    strengths: list[str] = Field(default_factory=list, description="What NeuBird's scorer found good.")
+
+
+class AnalysisScore(ToolOutput):
+    accuracy: AccuracyScore
+    completeness: CompletenessScore
+    qualitative: QualitativeScore
+    scored_by: str | None = None
+    scored_during_call: bool | None = None
+    call_recording_url: str | None = None
+
+
+class ShortSummary(ToolOutput):
+    question: str = ""
+    analysis: str = ""
+
+
+class TimeSaved(ToolOutput):
+    time_saved_minutes: Number | None = None
+    standard_investigation_time_minutes: Number | None = None
+    hawkeye_investigation_time_minutes: Number | None = None
+
+
 class SessionSummary(ToolOutput):
+    """The spec's `analysis_score`, plus the summary NeuBird writes (short summary, analysis, action items, time
+    saved). A spec field NeuBird did not give is null here and named in `not_provided`."""
+
     session_uuid: str
     available: bool = Field(description="False while NeuBird has not written the summary yet.")
-    short_summary: dict[str, Any] | None = None
+    analysis_score: AnalysisScore | None = None
+    short_summary: ShortSummary | None = None
     analysis: str | None = None
     action_items: list[str] = Field(default_factory=list)
-    analysis_score: dict[str, Any] | None = None
-    time_saved: dict[str, Any] | None = None
+    time_saved: TimeSaved | None = None
+    not_provided: list[str] = Field(
+        default_factory=list,
+        description="Spec fields NeuBird's answer does not give (null above), as paths like "
+        "analysis_score.accuracy.root_cause_correct. Its documented summary has scores and short judgements only.",
+    )
+    raw: dict[str, Any] | None = Field(
+        None,
+        description="NeuBird's session_summary object exactly as it sent it (fields the contract does not name "
+        "appear here and nowhere else).",
+    )
     message: str
 
 
+class PriorityReport(ToolOutput):
+    priority: str = ""
+    total_incidents: Number | None = None
+    investigated_incidents: Number | None = None
+    percent_grouped: Number | None = None
+    avg_mttr: Number | None = None
+    avg_investigation_time_minutes: Number | None = None
+    avg_time_saved_minutes: Number | None = None
+
+
+class IncidentTypeReport(ToolOutput):
+    incident_type: str = ""
+    priority_reports: list[PriorityReport] = Field(default_factory=list)
+
+
 class IncidentReport(ToolOutput):
-    report: dict[str, Any] = Field(
-        description="NeuBird's organisation-wide analytics: avg_investigation_time_saved_minutes, avg_mttr, "
-        "noise_reduction, total_incidents, total_investigations, incident_type_reports[...]."
-    )
+    """The spec's organisation-wide analytics, field for field (a field NeuBird did not send is null and named in
+    `not_reported`)."""
+
+    avg_investigation_time_saved_minutes: Number | None = None
+    avg_mttr: Number | None = Field(None, description="Mean time to resolution, minutes.")
+    end_time: str = ""
+    start_time: str = ""
+    incident_type_reports: list[IncidentTypeReport] = Field(default_factory=list)
+    noise_reduction: Number | None = Field(None, description="A percentage.")
+    total_incidents: Number | None = None
+    total_investigation_time_saved_hours: Number | None = None
+    total_investigations: Number | None = None
+    not_reported: list[str] = Field(default_factory=list, description="Top-level fields NeuBird did not send.")
 
 
 class SwitchResult(ToolOutput):

@@ -100,32 +100,40 @@ async def default_project(conn: Connection, deps: Deps) -> str | None:
 
 
 async def choose(conn: Connection, deps: Deps, project_uuid: str | None) -> str:
-    """The project a call uses: the one given, else the default; several and no default is a clear error."""
+    """The project a call that starts or lists something uses: the one given, else the caller's default, else the
+    deployment's, else the only ready project; several ready projects and no default is a VALIDATION_ERROR that
+    lists them (name and uuid)."""
     if project_uuid:
         return project_uuid
     chosen = await default_project(conn, deps)
     if chosen:
         return chosen
-    raise ambiguous(await projects(conn, deps))
+    raise ambiguous((await projects(conn, deps))[0])
 
 
-def ambiguous(listed: tuple[list[dict[str, Any]], bool]) -> ValidationFailed:
-    names = [f"{p.get('name')} ({p.get('uuid')})" for p in listed[0] if is_ready(p)][:10]
-    if not names:
+def choices(listed: list[dict[str, Any]], limit: int = 20) -> list[dict[str, str]]:
+    """The ready projects as an error lists them: [{name, uuid}]."""
+    return [{"name": str(p.get("name", "")), "uuid": str(p.get("uuid", ""))} for p in listed if is_ready(p)][:limit]
+
+
+def ambiguous(listed: list[dict[str, Any]]) -> ValidationFailed:
+    ready = choices(listed)
+    if not ready:
         return neubird_error(
             ValidationFailed,
             "validation",
             "This NeuBird instance has no ready project to work in.",
             recovery=["Create or finish setting up a project in the NeuBird console, then call again."],
         )
+    named = ", ".join(f"{p['name']} ({p['uuid']})" for p in ready)
     return neubird_error(
         ValidationFailed,
         "validation",
-        "Several NeuBird projects are ready and no default is set: pass project_uuid.",
-        details={"field": "project_uuid", "projects": names},
+        f"Several NeuBird projects are ready and no default is set: pass project_uuid, one of {named}.",
+        details={"field": "project_uuid", "projects": ready},
         recovery=[
             (
-                "Pass project_uuid (neubird_list_projects lists them), or call neubird_configure_defaults with "
+                "Pass project_uuid (one of details.projects), or call neubird_configure_defaults with "
                 "default_project_uuid once so later calls use it."
             )
         ],
@@ -151,7 +159,7 @@ async def resolve(conn: Connection, deps: Deps, ref: str) -> dict[str, Any]:
         f"No project {describe(ref)!r} on this NeuBird instance.",
         details={
             "field": "default_project_uuid",
-            "projects": [f"{p.get('name')} ({p.get('uuid')})" for p in listed][:20],
+            "projects": [{"name": str(p.get("name", "")), "uuid": str(p.get("uuid", ""))} for p in listed][:20],
         },
         recovery=["Pick a uuid or name from neubird_list_projects."],
     )

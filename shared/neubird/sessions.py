@@ -7,47 +7,30 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from shared.core.errors import ValidationFailed
-from shared.neubird import projects
+from shared.neubird import locate, projects, shapes
 from shared.neubird.client import as_object
 from shared.neubird.connection import Connection
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import console_url
 from shared.neubird.models import SessionDetails, SessionList, SessionReports, SessionSummary
 from shared.neubird.stream import state_from_prompt_cycle, strip_html
+from shared.neubird.times import newest_first
+from shared.neubird.vocabulary import (
+    INCIDENT,
+    NOT_STARTED,
+    STATUS_NAMES,
+    STATUSES,
+    TYPE_NAMES,
+    TYPES,
+    enum_value,
+)
 from shared.tools.deps import Deps
 
-NOT_STARTED = "INVESTIGATION_STATUS_NOT_STARTED"
-INCIDENT = "SESSION_TYPE_INCIDENT"
 COMPACT_ABOVE = 10
-_FRIENDLY_STATUS = {
-    "not_started": NOT_STARTED,
-    "uninvestigated": NOT_STARTED,
-    "in_progress": "INVESTIGATION_STATUS_IN_PROGRESS",
-    "completed": "INVESTIGATION_STATUS_COMPLETED",
-    "investigated": "INVESTIGATION_STATUS_COMPLETED",  # what the CLI sends for --status investigated
-}
-_FRIENDLY_TYPE = {"incident": INCIDENT, "chat": "SESSION_TYPE_CHAT", "manual": "SESSION_TYPE_CHAT"}
 
 
 def session_link(base_url: str, project_uuid: str, session_uuid: str) -> str:
     return f"{console_url(base_url)}/console/project/{project_uuid}/session/{session_uuid}?tab=results"
-
-
-def enum_value(value: str, friendly: dict[str, str], prefix: str, field: str) -> str:
-    """`completed` or `INVESTIGATION_STATUS_COMPLETED` alike; anything else is a clear VALIDATION_ERROR."""
-    key = value.strip().lower().replace(" ", "_").replace("-", "_")
-    if key in friendly:
-        return friendly[key]
-    upper = value.strip().upper()
-    if upper.startswith(prefix) and upper[len(prefix) :].replace("_", "").isalnum():
-        return upper
-    raise neubird_error(
-        ValidationFailed,
-        "validation",
-        f"{field}: {value!r} is not a known value.",
-        details={"field": field, "accepted": sorted(set(friendly.values()))},
-        recovery=[f"Use one of {', '.join(sorted(set(friendly.values())))} (or {', '.join(sorted(friendly))})."],
-    )
 
 
 def _bound(value: str, field: str) -> tuple[str, datetime]:
@@ -71,21 +54,19 @@ def _bound(value: str, field: str) -> tuple[str, datetime]:
 
 
 def _row(s: dict[str, Any]) -> dict[str, Any]:
-    info = s.get("incident_info") if isinstance(s.get("incident_info"), dict) else None
-    ids = s.get("prompt_cycle_ids")
+    """The spec's session row (its fields only, each of its type), plus NeuBird's status and type."""
     row: dict[str, Any] = {
         "session_uuid": str(s.get("session_uuid", "")),
-        "name": str(s.get("name") or ""),
-        "create_time": str(s.get("create_time") or ""),
-        "last_update": str(s.get("last_update") or ""),
-        "prompt_cycle_count": len(ids) if isinstance(ids, list) else s.get("prompt_cycle_count"),
-        "investigation_status": s.get("investigation_status"),
-        "session_type": s.get("session_type"),
+        "name": shapes.text(s.get("name")) or "",
+        "create_time": shapes.text(s.get("create_time")) or "",
+        "last_update": shapes.text(s.get("last_update")) or "",
+        "prompt_cycle_count": shapes.prompt_cycle_count(s),
+        "investigation_status": shapes.text(s.get("investigation_status")),
+        "session_type": shapes.text(s.get("session_type")),
     }
+    info = shapes.incident_info(s.get("incident_info"))
     if info is not None:
-        row["incident_info"] = {
-            k: info[k] for k in ("id", "title", "priority", "status", "type", "grouped_incidents") if k in info
-        }
+        row["incident_info"] = info
     return row
 
 
@@ -140,11 +121,11 @@ class SessionQuery:
 
 def _status_and_type(args: Any) -> tuple[str | None, str | None]:
     status = (
-        enum_value(args.investigation_status, _FRIENDLY_STATUS, "INVESTIGATION_STATUS_", "investigation_status")
+        enum_value(args.investigation_status, STATUSES, STATUS_NAMES, "investigation_status")
         if args.investigation_status
         else None
     )
-    kind = enum_value(args.session_type, _FRIENDLY_TYPE, "SESSION_TYPE_", "session_type") if args.session_type else None
+    kind = enum_value(args.session_type, TYPES, TYPE_NAMES, "session_type") if args.session_type else None
     if not args.only_uninvestigated:
         return status, kind
     if status not in (None, NOT_STARTED) or kind not in (None, INCIDENT):
@@ -204,7 +185,7 @@ async def list_sessions(conn: Connection, deps: Deps, args: Any) -> SessionList:
     visible = await conn.visible([s["session_uuid"] for s in page])
     hidden = sum(1 for s in page if s["session_uuid"] not in visible)
     rows = [s for s in page if s["session_uuid"] in visible and q.matches(s)]
-    rows.sort(key=lambda s: str(s.get("create_time") or ""), reverse=True)
+    rows = newest_first(rows)  # by instant: RFC 3339 text with offsets does not sort as time
     if args.hide_grouped_incidents:
         rows = [s for s in rows if not _grouped(s)]
     full = [_row(s) for s in rows]
@@ -247,18 +228,26 @@ async def forget_completed(conn: Connection, session_uuid: str, project: str) ->
 
 
 async def inspect_raw(
-    conn: Connection, deps: Deps, session_uuid: str, project: str, org: str, *, fresh: bool = False
+    conn: Connection,
+    deps: Deps,
+    session_uuid: str,
+    project: str,
+    org: str,
+    *,
+    fresh: bool = False,
+    read: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The inspect response; a completed one is reused from the cache for completed_cache_seconds.
 
     `fresh` skips the cached copy (and replaces it when the answer is complete): after a prompt of ours ended.
+    `read`: an inspect answer this call already has (it is used, and cached when complete).
     """
     key = _cache_key(project, session_uuid)
-    if not fresh:
+    if not fresh and read is None:
         cached = await conn.store.completed(conn.principal.workspace_id, conn.base_url, key, deps.clock())
         if cached is not None:
             return cached
-    found = await conn.client.inspect(session_uuid, project, org)
+    found = read if read is not None else await conn.client.inspect(session_uuid, project, org)
     if is_completed(found):
         await conn.store.put_completed(
             conn.principal.workspace_id,
@@ -289,30 +278,31 @@ def is_completed(found: dict[str, Any]) -> bool:
 
 async def inspect(conn: Connection, deps: Deps, args: Any) -> SessionDetails:
     await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
+    located = await locate.session_project(conn, deps, args.session_uuid, args.project_uuid)
+    project = located.project
     org = args.organization_uuid or await conn.organization()
-    found = await inspect_raw(conn, deps, args.session_uuid, project, org)
+    found = await inspect_raw(conn, deps, args.session_uuid, project, org, read=located.inspected)
     info = as_object(found.get("session_info"))
     out_cycles = []
     for c in cycles(found):
         results = state_from_prompt_cycle(c).results.to_dict()
         out_cycles.append(
             {
-                "id": c.get("id"),
-                "status": c.get("status"),
-                "create_time": c.get("create_time"),
-                "request": c.get("request") if isinstance(c.get("request"), dict) else {},
+                "id": shapes.text(c.get("id")),
+                "status": shapes.text(c.get("status")),
+                "create_time": shapes.text(c.get("create_time")),
+                "request": shapes.prompt_request(c.get("request")),
                 **results,
             }
         )
     return SessionDetails(
         session_info={
-            "session_uuid": str(info.get("session_uuid") or args.session_uuid),
-            "name": str(info.get("name") or ""),
-            "create_time": str(info.get("create_time") or ""),
-            "last_update": str(info.get("last_update") or ""),
-            "investigation_status": info.get("investigation_status"),
-            "session_type": info.get("session_type"),
+            "session_uuid": args.session_uuid,
+            "name": shapes.text(info.get("name")) or "",
+            "create_time": shapes.text(info.get("create_time")) or "",
+            "last_update": shapes.text(info.get("last_update")) or "",
+            "investigation_status": shapes.text(info.get("investigation_status")),
+            "session_type": shapes.text(info.get("session_type")),
         },
         prompt_cycles=out_cycles,
         project_uuid=project,
@@ -339,11 +329,11 @@ async def reports(conn: Connection, args: Any) -> SessionReports:
     rows = await conn.client.session_report(asked, args.project_uuid) if asked else []
     out = [
         {
-            "create_time": str(r.get("create_time") or ""),
-            "prompt": strip_html(str(r.get("prompt") or "")),
-            "session_link": str(r.get("session_link") or ""),
-            "summary": strip_html(str(r.get("summary") or "")),
-            "time_saved": r.get("time_saved"),
+            "create_time": shapes.text(r.get("create_time")) or "",
+            "prompt": strip_html(shapes.text(r.get("prompt")) or ""),
+            "session_link": shapes.text(r.get("session_link")) or "",
+            "summary": strip_html(shapes.text(r.get("summary")) or ""),
+            "time_saved": shapes.number(r.get("time_saved")),
         }
         for r in rows
         if isinstance(r, dict)
@@ -357,27 +347,40 @@ async def reports(conn: Connection, args: Any) -> SessionReports:
 
 async def summary(conn: Connection, deps: Deps, args: Any) -> SessionSummary:
     await conn.check_session(args.session_uuid)
-    project = await projects.choose(conn, deps, args.project_uuid)
+    project = (await locate.session_project(conn, deps, args.session_uuid, args.project_uuid)).project
     found = await conn.client.session_summary(args.session_uuid, project)
     body = found.get("session_summary")
     if not isinstance(body, dict):
         return SessionSummary(
             session_uuid=args.session_uuid,
             available=False,
+            not_provided=["analysis_score"],
             message="NeuBird has not written this session's summary yet (it follows the investigation's end); "
             "try again in a minute, or read the answer now with neubird_inspect_session.",
         )
-    score = body.get("analysis_score")
-    saved = body.get("time_saved")
+    score = shapes.analysis_score(body.get("analysis_score"))
     items = body.get("action_items")
-    short = body.get("short_session_summary")
+    gaps = shapes.missing(score, body.get("analysis_score"))
     return SessionSummary(
         session_uuid=args.session_uuid,
         available=True,
-        short_summary=short if isinstance(short, dict) else None,
-        analysis=strip_html(str(body.get("analysis") or "")) or None,
-        action_items=[strip_html(str(i)) for i in items] if isinstance(items, list) else [],
-        analysis_score=score if isinstance(score, dict) else None,
-        time_saved=saved if isinstance(saved, dict) else None,
-        message="Summary available" + ("" if isinstance(score, dict) else " (not scored yet)") + ".",
+        analysis_score=score,
+        short_summary=shapes.short_summary(body.get("short_session_summary")),
+        analysis=strip_html(shapes.text(body.get("analysis")) or "") or None,
+        action_items=[strip_html(i) for i in shapes.texts(items)],
+        time_saved=shapes.time_saved(body.get("time_saved")),
+        not_provided=gaps,
+        raw=body,
+        message=_summary_message(score is not None, len(gaps)),
     )
+
+
+def _summary_message(scored: bool, gaps: int) -> str:
+    if not scored:
+        return "Summary available; NeuBird has not scored it (analysis_score is null)."
+    if gaps:
+        return (
+            f"Summary available; {gaps} of the spec's score fields are null because NeuBird's summary does not give "
+            "them (not_provided names them; raw has NeuBird's object)."
+        )
+    return "Summary available."

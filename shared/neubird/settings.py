@@ -54,7 +54,8 @@ class NeubirdSettings(SettingsSection):
     default_project_uuid: str | None = Field(None, description="Project used when a tool gets none.")
     default_organization_uuid: str = Field("ORGANIZATION_NAME_ROOT", description="Organization sent to NeuBird.")
     default_timeframe: str = Field("last 1 hour", description="Timeframe of an investigation that names none.")
-    enable_streaming: bool = Field(True, description="Report stream progress (MCP progress) while waiting.")
+    # The spec's stream_updates defaults to false; a deployment or a caller (neubird_configure_defaults) can turn it on.
+    enable_streaming: bool = Field(False, description="Report stream progress (MCP progress) while waiting.")
 
     # -- waiting and resilience -------------------------------------------------------------------------------
     max_poll_attempts: int = Field(30, ge=1, le=10_000, description="Status polls of a waiting investigation.")

@@ -3,7 +3,9 @@
 - the caller's state (one document per principal): the instance they switched to, their defaults and
   the project list last read from that instance (reused for `projects_cache_seconds`);
 - completed investigations (one document per workspace, instance and session): results reused for
-  `completed_cache_seconds` (Cosmos TTL removes them after that). Status is never cached.
+  `completed_cache_seconds` (Cosmos TTL removes them after that). Status is never cached;
+- which project a session is in (one document per principal, instance and session), learnt when the caller
+  created it, found it for an alert, or a tool found it by looking (locate.py); kept 90 days.
 
 Ids are hashes of the principal or of (instance, session), so nothing a caller types becomes an id and
 no read can cross workspaces: every read is a point read in the caller's partition. No token or password
@@ -36,6 +38,8 @@ NEUBIRD_CONTAINER = ContainerSpec(
 
 # Cosmos documents end at 2 MB; a completed investigation larger than this is simply not cached.
 MAX_CACHED_CHARS = 1_500_000
+# A session's project does not change; the record only has to outlive the caller's interest in the session.
+SESSION_PROJECT_TTL_SECONDS = 90 * 86400
 
 
 class Defaults(BaseModel):
@@ -78,6 +82,11 @@ def state_id(principal: Principal) -> str:
 
 def completed_id(base_url: str, session_uuid: str) -> str:
     return "done-" + _digest(base_url.lower(), session_uuid)
+
+
+def session_project_id(principal: Principal, base_url: str, session_uuid: str) -> str:
+    instance = base_url.rstrip("/").lower()
+    return "where-" + _digest(principal.workspace_id, principal.user_id, instance, session_uuid.lower())
 
 
 class NeubirdStore:
@@ -167,4 +176,40 @@ class NeubirdStore:
                 "results": results,
                 "ttl": ttl + 60,
             }
+        )
+
+    async def session_project(self, principal: Principal, base_url: str, session_uuid: str) -> str | None:
+        """The project this caller last learnt `session_uuid` is in, on that instance (None: not known)."""
+        doc = await (await self._container()).read(
+            session_project_id(principal, base_url, session_uuid), principal.workspace_id
+        )
+        if (
+            doc is None
+            or doc.get("kind") != "session_project"
+            or doc.get("user_id") != principal.user_id
+            or str(doc.get("session_uuid", "")).lower() != session_uuid.lower()
+        ):
+            return None
+        project = doc.get("project_uuid")
+        return project if isinstance(project, str) and project else None
+
+    async def remember_session_project(
+        self, principal: Principal, base_url: str, session_uuid: str, project_uuid: str, now: datetime
+    ) -> None:
+        await (await self._container()).upsert(
+            {
+                "id": session_project_id(principal, base_url, session_uuid),
+                "workspace_id": principal.workspace_id,
+                "user_id": principal.user_id,
+                "kind": "session_project",
+                "session_uuid": session_uuid,
+                "project_uuid": project_uuid,
+                "saved_at": now.isoformat(),
+                "ttl": SESSION_PROJECT_TTL_SECONDS,
+            }
+        )
+
+    async def forget_session_project(self, principal: Principal, base_url: str, session_uuid: str) -> None:
+        await (await self._container()).delete(
+            session_project_id(principal, base_url, session_uuid), principal.workspace_id
         )

@@ -42,6 +42,9 @@ FOLLOW_UP_SUGGESTIONS = "CONTENT_TYPE_FOLLOW_UP_SUGGESTIONS"
 EXECUTION_TIME = "CONTENT_TYPE_EXECUTION_TIME"
 ERROR_MESSAGE = "CONTENT_TYPE_ERROR_MESSAGE"
 
+# What a source is (contract 4.7): every other field of one is dropped.
+SOURCE_FIELDS = ("id", "title", "description", "category")
+
 # Bounds on what one turn may accumulate (the response cap bounds the bytes; these bound the lists).
 _MAX_SOURCES = 500
 _MAX_STEPS = 500
@@ -449,11 +452,13 @@ class Aggregator:
             self._history.append(text)
 
     def _source(self, part: Any) -> None:
-        source = _json_part(part)
-        if source is None:
+        found = _json_part(part)
+        if found is None:
             if not isinstance(part, str) or not part.strip():
                 return
-            source = {"title": part.strip()}
+            found = {"title": part.strip()}
+        # The documented fields only (contract 4.7), as text: nothing NeuBird adds reaches an answer.
+        source: dict[str, Any] = {k: found[k] for k in SOURCE_FIELDS if isinstance(found.get(k), str) and found[k]}
         key = _text(source.get("id")) or _text(source.get("title"))
         if not key:
             return

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from shared.neubird import investigate, preferences, projects, sessions
+from shared.neubird import investigate, preferences, projects, sessions, shapes
 from shared.neubird.client import ID_PATTERN
 from shared.neubird.connection import Connection, open_connection
 from shared.neubird.models import (
@@ -32,7 +32,14 @@ _ONE_LINE = r"^[^\x00-\x1f\x7f]*$"
 
 SessionId = Annotated[str, Field(pattern=_ID_PATTERN, description="A session_uuid from a previous answer or list.")]
 NeubirdId = Annotated[str, Field(pattern=_ID_PATTERN)]
-_PROJECT = "The project's UUID. Default: your default project, else the only ready one."
+_PROJECT = (
+    "The project's UUID. Default: your default project (yours, else the deployment's), else the only ready one; "
+    "with several ready projects and no default the answer is VALIDATION_ERROR listing them (name, uuid)."
+)
+_SESSION_PROJECT = (
+    "The session's project UUID. Optional: found for you (the project you last used the session in, else your "
+    "default project, else the instance's other projects) and remembered."
+)
 
 _ORG = Field(None, description="Organization UUID; default: yours (or ORGANIZATION_NAME_ROOT).")
 _WAIT = Field(False, description="Wait for NeuBird's answer (streamed) instead of answering as soon as it started.")
@@ -53,7 +60,11 @@ class InvestigateAlertRequest(ToolInput):
         description="The alert's id as NeuBird knows it (incident_info.id), e.g. "
         "/subscriptions/.../providers/Microsoft.AlertsManagement/alerts/<uuid>.",
     )
-    project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
+    project_uuid: NeubirdId | None = Field(
+        None,
+        description="The project's UUID. Optional: the alert's sessions are looked for in your default project, "
+        "then in the other ready ones; a new session goes to your default (else the only ready project).",
+    )
     wait_for_completion: bool = _WAIT
     max_wait_seconds: int = _MAX_WAIT
 
@@ -73,21 +84,23 @@ class CreateInvestigationRequest(ToolInput):
     project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
     wait_for_completion: bool = _WAIT
     max_wait_seconds: int = _MAX_WAIT
-    stream_updates: bool | None = Field(
-        None, description="Send progress notifications as NeuBird's steps arrive (default: your streaming default)."
+    stream_updates: bool = Field(
+        False,
+        description="Send progress notifications as NeuBird's steps arrive while waiting. Default false (the spec); "
+        "omitted, your enable_streaming default from neubird_configure_defaults applies when you set one.",
     )
 
 
 class StatusRequest(ToolInput):
     session_uuid: SessionId
-    project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
+    project_uuid: NeubirdId | None = Field(None, description=_SESSION_PROJECT)
     include_full_details: bool = Field(True, description="Include the answer, steps and sources once available.")
 
 
 class ContinueRequest(ToolInput):
     session_uuid: SessionId
     follow_up_prompt: str = Field(min_length=1, max_length=8000, description="The follow-up question or context.")
-    project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
+    project_uuid: NeubirdId | None = Field(None, description=_SESSION_PROJECT)
     wait_for_completion: bool = _WAIT
     max_wait_seconds: int = _MAX_WAIT
 
@@ -111,11 +124,15 @@ class ListSessionsRequest(ToolInput):
     investigation_status: str | None = Field(
         None,
         max_length=64,
-        description="INVESTIGATION_STATUS_NOT_STARTED | _IN_PROGRESS | _COMPLETED (or not_started, in_progress, "
-        "completed).",
+        description="INVESTIGATION_STATUS_NOT_STARTED | _IN_PROGRESS | _COMPLETED | _INVESTIGATED | _PAUSED | "
+        "_STOPPED (or not_started, in_progress, completed, paused, stopped). Other values are refused.",
     )
     session_type: str | None = Field(
-        None, max_length=64, description="SESSION_TYPE_INCIDENT | SESSION_TYPE_CHAT (or incident, chat)."
+        None,
+        max_length=64,
+        description="SESSION_TYPE_INCIDENT (alert-born) | SESSION_TYPE_MANUAL (= NeuBird's SESSION_TYPE_CHAT, "
+        "sessions a person started) | SESSION_TYPE_CHAT | SESSION_TYPE_USER (or incident, manual, chat, user). "
+        "Other values are refused.",
     )
     hide_grouped_incidents: bool = Field(False, description="Hide incidents NeuBird grouped with others.")
     search_term: str | None = Field(
@@ -128,7 +145,7 @@ class ListSessionsRequest(ToolInput):
 
 class InspectRequest(ToolInput):
     session_uuid: SessionId
-    project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
+    project_uuid: NeubirdId | None = Field(None, description=_SESSION_PROJECT)
     organization_uuid: NeubirdId | None = _ORG
 
 
@@ -141,7 +158,7 @@ class ReportRequest(ToolInput):
 
 class SummaryRequest(ToolInput):
     session_uuid: SessionId
-    project_uuid: NeubirdId | None = Field(None, description=_PROJECT)
+    project_uuid: NeubirdId | None = Field(None, description=_SESSION_PROJECT)
 
 
 class IncidentReportRequest(ToolInput):
@@ -180,7 +197,8 @@ def _investigation(ctx: ToolContext, conn: Connection, args: Any) -> investigate
         ctx.correlation_id,
         wait=args.wait_for_completion,
         max_wait=args.max_wait_seconds,
-        streaming=getattr(args, "stream_updates", None),
+        # Omitted (not sent false): the caller's own default, else the deployment's (false unless set).
+        streaming=args.stream_updates if "stream_updates" in args.model_fields_set else None,
     )
 
 
@@ -195,6 +213,8 @@ async def neubird_investigate_alert(ctx: ToolContext, args: InvestigateAlertRequ
     With wait_for_completion the call waits for the answer (up to ~200 s in this call, the rest in a
     background run: status in_progress plus session_uuid and run_id to poll with
     neubird_get_investigation_status). Find alert ids with neubird_list_sessions(only_uninvestigated=true).
+    NeuBird has no documented filter by alert id: the 500 most recent incident sessions of the project are
+    searched (the message says how many were); an alert seen only before those gets a new session.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await investigate.investigate_alert(_investigation(ctx, conn, args), args)
@@ -206,8 +226,10 @@ async def neubird_create_investigation(ctx: ToolContext, args: CreateInvestigati
 
     The timeframe ('last 2 hours', 'since 2026-11-01', 'yesterday', ISO start_time/end_time) is parsed and
     written into the prompt (see enhanced_prompt and timeframe_parsed); the project is the one given, else
-    your default. Without wait_for_completion it answers once NeuBird took the prompt: poll
+    your default, else the only ready project (several and no default: VALIDATION_ERROR with details.projects
+    [{name, uuid}]). Without wait_for_completion it answers once NeuBird took the prompt: poll
     neubird_get_investigation_status with the session_uuid. Reversed or future windows are VALIDATION_ERROR.
+    Progress notifications only with stream_updates=true (default false).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await investigate.create_investigation(_investigation(ctx, conn, args), args)
@@ -222,8 +244,9 @@ async def neubird_create_investigation(ctx: ToolContext, args: CreateInvestigati
 )
 async def neubird_get_investigation_status(ctx: ToolContext, args: StatusRequest) -> StatusOutcome:
     """Status of a NeuBird investigation, fresh every time: in_progress (with progress_percentage, an estimate
-    from completed steps, and current_step), completed (with investigation_results), failed or not_started.
-    Poll every 10-15 s while in_progress.
+    from completed steps, and current_step), completed (with investigation_results), failed, or unknown (nothing
+    investigated yet: investigation_status then says INVESTIGATION_STATUS_NOT_STARTED; message says which).
+    project_uuid is found for you when omitted. Poll every 10-15 s while in_progress.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await investigate.status(conn, ctx.deps, args)
@@ -303,8 +326,10 @@ async def neubird_get_session_report(ctx: ToolContext, args: ReportRequest) -> S
     "neubird_get_session_summary", title="NeuBird session summary", read_only=True, idempotent=True, open_world=True
 )
 async def neubird_get_session_summary(ctx: ToolContext, args: SummaryRequest) -> SessionSummary:
-    """A session's analysis, action items, scores (accuracy, completeness, qualitative) and time saved.
-    available=false while NeuBird has not written it yet (shortly after the investigation ends).
+    """A session's analysis_score in the spec's fields (accuracy, completeness, qualitative, scored_by), plus its
+    analysis, action items and time saved. NeuBird's summary gives scores and short judgements only: spec fields it
+    does not give are null and named in not_provided; NeuBird's own object is under raw. available=false while
+    NeuBird has not written it yet (shortly after the investigation ends). project_uuid is found when omitted.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
         return await sessions.summary(conn, ctx.deps, args)
@@ -314,11 +339,14 @@ async def neubird_get_session_summary(ctx: ToolContext, args: SummaryRequest) ->
     "neubird_get_incident_report", title="NeuBird incident analytics", read_only=True, idempotent=True, open_world=True
 )
 async def neubird_get_incident_report(ctx: ToolContext, args: IncidentReportRequest) -> IncidentReport:
-    """Organisation-wide NeuBird analytics: incidents, investigations, MTTR, time saved, noise reduction,
-    by incident type and priority (for the whole NeuBird account, every workspace using it included).
+    """Organisation-wide NeuBird analytics, the spec's fields at the top level: total_incidents,
+    total_investigations, avg_mttr (minutes), avg_investigation_time_saved_minutes,
+    total_investigation_time_saved_hours, noise_reduction (%), start_time/end_time, incident_type_reports by
+    priority (for the whole NeuBird account, every workspace using it included). not_reported names fields NeuBird
+    did not send (null).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return IncidentReport(report=await conn.client.incident_report())
+        return shapes.incident_report(await conn.client.incident_report())
 
 
 # -- instance and defaults -------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from shared.neubird.connection import Connection, unknown_session
 from shared.neubird.errors import neubird_error
 from shared.neubird.models import SessionStatus
 from shared.neubird.stream import Aggregator, TurnState, state_from_inspect
+from shared.neubird.vocabulary import NOT_STARTED
 from shared.tools.deps import Deps
 from shared.tools.invoke import ProgressFn
 
@@ -142,7 +143,7 @@ def snapshot(found: dict[str, Any]) -> tuple[SessionStatus, dict[str, Any] | Non
     state = state_from_inspect(found)
     if state is None:
         info = as_object(found.get("session_info"))
-        started = info.get("investigation_status") not in (None, sessions.NOT_STARTED)
+        started = info.get("investigation_status") not in (None, NOT_STARTED)
         return ("unknown" if started else "not_started"), None, {}
     progress = progress_of(state)
     if state.prompt_status == "PROMPT_STATUS_ERROR":

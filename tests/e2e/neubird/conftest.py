@@ -8,6 +8,8 @@
 - `fault_fake` + `fault_host`: faults (429 storms, 500s, slow answers, expiring tokens, broken streams) on their
   own fake so they never disturb the others; small retry waits, 3 attempts, a 1 s request timeout, a stream
   silent for 0.3 s is dropped (the fault fake sends keepalives every 0.1 s).
+- `strict_fake` + `strict_host`: a stricter NeuBird (RFC 3339 offsets, HTTP 400 for undocumented filter keys,
+  fields the contract does not name) and no default project.
 - `bare_host`: no NEUBIRD_* at all (NOT_CONFIGURED).
 
 Every body, header set, MCP result and progress message the tests read goes through `SEEN`, so the secrets
@@ -105,6 +107,39 @@ def fault_host(start_host: Callable[..., HostProcess], fault_fake: FakeNeubird) 
             "FIREBREAK_NEUBIRD_STREAM_IDLE_SECONDS": "0.3",
             "FIREBREAK_NEUBIRD_SYNC_WAIT_SECONDS": "10",
             "NEUBIRD_POLL_INTERVAL_MS": "100",
+            "NEUBIRD_MAX_POLL_ATTEMPTS": "2000",
+        }
+    )
+
+
+@pytest.fixture(scope="package")
+def strict_fake() -> Iterator[FakeNeubird]:
+    """A NeuBird stricter than the fake's defaults: RFC 3339 times with offsets, HTTP 400 for an undocumented filter
+    key, and fields the contract does not name."""
+    with FakeNeubird(
+        sessions=120,
+        seed=17,
+        investigation_seconds=60,
+        time_scale=0.01,
+        keepalive_seconds=0.2,
+        email=EMAIL,
+        password=PASSWORD,
+        strict=True,
+        extra_fields=True,
+    ) as nb:
+        yield nb
+
+
+@pytest.fixture(scope="package")
+def strict_host(start_host: Callable[..., HostProcess], strict_fake: FakeNeubird) -> HostProcess:
+    """A host on `strict_fake` with no default project: two ready projects to choose from."""
+    env = {k: v for k, v in strict_fake.env().items() if k != "NEUBIRD_DEFAULT_PROJECT_UUID"}
+    return start_host(
+        {
+            **env,
+            **OUTBOUND,
+            "FIREBREAK_NEUBIRD_SYNC_WAIT_SECONDS": "5",
+            "NEUBIRD_POLL_INTERVAL_MS": "200",
             "NEUBIRD_MAX_POLL_ATTEMPTS": "2000",
         }
     )

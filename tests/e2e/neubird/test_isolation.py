@@ -79,14 +79,14 @@ async def test_workspace_b_never_sees_a_instance_or_defaults(nb_host: HostProces
     set_a = await call(
         nb_host,
         "neubird_configure_defaults",
-        {"default_project_uuid": staging, "default_timeframe": "last 6 hours", "enable_streaming": False},
+        {"default_project_uuid": staging, "default_timeframe": "last 6 hours", "enable_streaming": True},
         a,
     )
     assert set_a["current_defaults"]["project_uuid"] == staging
     shown_b = await call(nb_host, "neubird_configure_defaults", {}, b)
     assert shown_b["current_defaults"]["project_uuid"] == fake.project_uuid
     assert shown_b["current_defaults"]["timeframe"] == "last 1 hour"
-    assert shown_b["current_defaults"]["streaming_enabled"] is True
+    assert shown_b["current_defaults"]["streaming_enabled"] is False  # the spec's default, not A's choice
     assert (await call(nb_host, "neubird_list_sessions", {"limit": 2}, a))["project_uuid"] == staging
     assert (await call(nb_host, "neubird_list_sessions", {"limit": 2}, b))["project_uuid"] == fake.project_uuid
     # Another user of workspace A has their own state too.

@@ -536,3 +536,93 @@ def test_delta_mode_steps_open_and_close_by_id_with_a_late_cot_end(nb: FakeNeubi
     assert sorted(order) == sorted(
         {(n, step) for n in ("cot_start", "cot_end") for step in ("cot-1", "cot-2", "cot-3")}
     )
+
+
+# -- the strict dialect: offsets, refused filter keys, fields the contract does not name ----------------------
+
+
+@pytest.fixture
+def strict_nb() -> Iterator[FakeNeubird]:
+    with FakeNeubird(sessions=120, seed=11, now=NOW, strict=True, extra_fields=True) as server:
+        yield server
+
+
+@pytest.fixture
+def strict_client(strict_nb: FakeNeubird) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=strict_nb.base_url, timeout=10) as c:
+        token = c.post("/v1/user/login", json={"email": strict_nb.email, "password": "demo"}).json()["access_token"]
+        c.headers["Authorization"] = f"Bearer {token}"
+        yield c
+
+
+def test_strict_refuses_an_undocumented_filter_key_with_http_400(
+    strict_nb: FakeNeubird, strict_client: httpx.Client
+) -> None:
+    alert = "/aws/alerts/strict-1"
+    strict_nb.add_session(alert_id=alert)
+    refused = strict_client.post(
+        "/v1/inference/session/list",
+        json={
+            "project_uuid": strict_nb.project_uuid,
+            "filters": [{"key": "incident_info.id", "value": alert, "operator": "=="}],
+        },
+    )
+    assert refused.status_code == 400
+    assert "incident_info.id" in refused.json()["message"]
+    # The documented keys still work.
+    incidents = rows(
+        strict_client, strict_nb, filters=[{"key": "session_type", "value": "SESSION_TYPE_INCIDENT", "operator": "=="}]
+    )
+    assert alert in {r["incident_info"]["id"] for r in incidents}
+
+
+def test_strict_writes_rfc3339_times_with_offsets_and_fractions(
+    strict_nb: FakeNeubird, strict_client: httpx.Client
+) -> None:
+    everything = rows(strict_client, strict_nb)
+    texts = [r["create_time"] for r in everything]
+    assert any(t.endswith("+05:30") for t in texts)
+    assert any(t.endswith("-08:00") for t in texts)
+    assert any(t.endswith("Z") for t in texts)
+    assert any("." not in t for t in texts)  # whole seconds
+    assert any(len(t.split(".")[-1].rstrip("Z")) >= 9 for t in texts if "." in t and t.endswith("Z"))  # nanoseconds
+    instants = [datetime.fromisoformat(t) for t in texts]
+    assert instants == sorted(instants, reverse=True)  # newest first, by time
+    assert texts != sorted(texts, reverse=True)  # which the text order is not
+
+
+def test_strict_date_filters_still_compare_instants(strict_nb: FakeNeubird, strict_client: httpx.Client) -> None:
+    sid = strict_nb.add_session(alert_id="/aws/alerts/strict-2", created=datetime(2026, 12, 5, 23, 0, tzinfo=UTC))
+    since = rows(
+        strict_client, strict_nb, filters=[{"key": "create_time", "value": "2026-12-05T22:00:00Z", "operator": "gte"}]
+    )
+    assert [r["session_uuid"] for r in since] == [sid]
+
+
+def test_extra_fields_add_what_the_contract_does_not_name(strict_nb: FakeNeubird, strict_client: httpx.Client) -> None:
+    sid = strict_nb.add_session(alert_id="/aws/alerts/strict-3", status="completed")
+    row = next(r for r in rows(strict_client, strict_nb) if r["session_uuid"] == sid)
+    assert "x_unlisted" in row
+    assert "x_unlisted" in row["incident_info"]
+    cycle = inspect(strict_client, strict_nb, sid)["prompt_cycle"][0]
+    assert all("x_unlisted" in s for s in cycle["sources"])
+    assert "x_unlisted" in cycle["request"]
+    summary = strict_client.get(
+        f"/v1/inference/session/summary/{sid}", params={"project_uuid": strict_nb.project_uuid}
+    ).json()
+    assert "x_unlisted" in summary["session_summary"]
+    assert "x_unlisted" in strict_client.get("/v1/inference/incident_report").json()
+
+
+def test_strict_can_be_switched_on_a_running_server(nb: FakeNeubird, client: httpx.Client) -> None:
+    by_id = [{"key": "incident_info.id", "value": "/aws/alerts/none", "operator": "=="}]
+    assert (
+        client.post("/v1/inference/session/list", json={"project_uuid": nb.project_uuid, "filters": by_id}).status_code
+        == 200
+    )
+    nb.configure(strict=True)
+    assert (
+        client.post("/v1/inference/session/list", json={"project_uuid": nb.project_uuid, "filters": by_id}).status_code
+        == 400
+    )
+    assert any(not r["create_time"].endswith("Z") for r in rows(client, nb))
