@@ -32,6 +32,7 @@ from shared.perf.parsers.slowlog.aggregate import bucket_upper_ms, digest
 from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, SlowEntry, open_log
 from shared.perf.parsers.slowlog.parser import parse as parse_slowlog
 from shared.perf.parsers.spx import metadata as spx_metadata
+from shared.perf.parsers.spx.edges import call_edges
 from shared.perf.parsers.spx.export import collapsed, speedscope
 from shared.perf.parsers.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
 from shared.perf.parsers.timings import TimingSample, TimingsFile, aggregate_timings, percentile
@@ -149,16 +150,15 @@ def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[
     return meta, profile
 
 
-def _callees(profile: SpxProfile, wt: int) -> dict[int, list[tuple[int, float]]]:
-    """Per function, its direct callees' inclusive wall time summed over the call tree, largest first."""
-    acc: dict[int, dict[int, float]] = {}
-    for node in profile.tree:
-        if node.fn < 0:
-            continue
-        for fn, child in node.children.items():
-            slot = acc.setdefault(node.fn, {})
-            slot[fn] = slot.get(fn, 0.0) + profile.tree[child].inclusive[wt]
-    return {fn: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CALLEES] for fn, c in acc.items()}
+def _top(edges: dict[int, Any], n: int) -> list[tuple[int, Any]]:
+    return sorted(edges.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def _cpu_ms(f: Any, ct: int | None) -> dict[str, float | None]:
+    """A function's CPU time (SPX's `ct`) beside its wall time, or None when the profile did not record ct."""
+    if ct is None:
+        return {"cpu_self_ms": None, "cpu_total_ms": None}
+    return {"cpu_self_ms": _r(f.exclusive[ct] / _NS_PER_MS), "cpu_total_ms": _r(f.inclusive[ct] / _NS_PER_MS)}
 
 
 def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -180,11 +180,14 @@ def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict
         "enabled_metrics": metrics,
         "repaired_lines": profile.repaired_lines,
         "tree_truncated": profile.tree_truncated,
+        # SPX names internal functions only with SPX_BUILTINS=1, and then always adds these pseudo-functions.
+        "builtins": any(f.name.startswith("::") for f in profile.functions if f.calls),
         "trace_sha256": sha,
     }
     if wt is None:
         return info, []
-    callees = _callees(profile, wt)
+    edges = call_edges(profile, wt)
+    ct = metrics.index("ct") if "ct" in metrics else None
     index = {f.name: i for i, f in enumerate(profile.functions)}
     called = [f for f in profile.functions if f.calls]
     by_self = sorted(called, key=lambda f: (-f.exclusive[wt], f.name))[:SPANS_PER_PROFILE]
@@ -207,8 +210,13 @@ def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict
                 "share_of_wall": _r(f.inclusive[wt] / profile.wall_time_ns) if profile.wall_time_ns else 0.0,
                 "top_callees": [
                     {"function": profile.functions[c].name, "total_ms": _r(t / _NS_PER_MS)}
-                    for c, t in callees.get(fn, [])
+                    for c, t in _top(edges.callees.get(fn, {}), TOP_CALLEES)
                 ],
+                "top_callers": [
+                    {"function": profile.functions[c].name, "calls": n}
+                    for c, n in _top(edges.callers.get(fn, {}), TOP_CALLEES)
+                ],
+                **_cpu_ms(f, ct),
                 "metrics": {
                     m: {"inclusive": _r(f.inclusive[k]), "exclusive": _r(f.exclusive[k])}
                     for k, m in enumerate(metrics)
@@ -245,6 +253,7 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000),
                 },
                 "truncated_statements": c["truncated_statements"],
+                "signals": c.get("signals", {}),
                 "rows_examined_min": _r(c["rows_examined"]["min"]),
                 "rows_examined_max": _r(c["rows_examined"]["max"]),
                 "query_time_histogram": [
@@ -369,9 +378,16 @@ def build(
             slowlogs[0].name if len(slowlogs) == 1 else "slow logs",
             f"cannot read: {type(exc).__name__}: {str(exc)[:200]}",
         ) from None
+    servers = {
+        (str(d.metadata.get("flavor") or "unknown"), str(d.metadata.get("server_version") or ""))
+        for d in detections
+        if d.detected_type == "mysql_slow_log"
+    }
     content = {
         "schema": SCHEMA,
         "inputs": sorted({a.sha256 for a in artifacts}),
+        # What wrote the slow logs: what Lock_time counts depends on it (row-lock waits from MySQL 8.0.28 on).
+        "slow_log_servers": [{"flavor": f, "version": v or None} for f, v in sorted(servers)],
         "endpoints": _endpoints(timing_samples, profiles),
         "queries": queries,
         "spans": sorted(spans, key=lambda s: (s["profile"], s["function"])),
