@@ -100,7 +100,7 @@ def test_the_report_chart_has_no_crossing() -> None:
 
 
 def test_statements_are_cut_at_their_end_not_in_the_middle() -> None:
-    fp = "alter table orders add index idx_customer_placed (customer_id, placed_at) /* a long comment to cut */"
+    fp = "alter table orders add index idx_customer_placed_status_and_channel (customer_id, placed_at, status)"
     chart = offenders_chart(
         {"query_total_time_ms": [{"subject": fp, "value_ms": 14030.0, "severity": "P0"}]},
         {"query_total_time_ms": {"P0": 10000, "P1": 3000, "P2": 1000}},
