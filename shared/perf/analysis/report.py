@@ -155,7 +155,7 @@ def _flame_graphs_and_sources(
     if flame_files:
         md += ["", "## Flame graphs", ""]
         for name, p in flame_files:
-            md += [f"![Flame graph of {p['key']}]({name})", ""]
+            md += [f"![Flame graph of {cell(p['endpoint'] or p['command'] or p['key'], 80)} ({p['key']})]({name})", ""]
     md += ["", "## Sources", ""]
     totals = analysis["aggregates"]["totals"]
     md.append(

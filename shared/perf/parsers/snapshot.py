@@ -111,11 +111,18 @@ def snapshot_id(content: dict[str, Any]) -> str:
 
 
 @dataclass
+class Skipped:
+    name: str
+    reason: str
+
+
+@dataclass
 class Built:
     content: dict[str, Any]
     snapshot_id: str
     flamegraphs: dict[str, str] = field(default_factory=dict)  # profile key -> collapsed stacks
     speedscopes: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile key -> speedscope JSON
+    skipped: list[Skipped] = field(default_factory=list)  # usable artifacts left out (SPX halves without a pair)
 
 
 def _invalid(name: str, problem: str) -> ValidationFailed:
@@ -323,7 +330,10 @@ def build(
 ) -> tuple[Built, list[Detection]]:
     """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise.
 
-    Slow-log statements keep `max_statement_bytes` (the setting perf_max_statement_bytes)."""
+    An SPX half without its other half (pair_status "partial") is skipped and listed in `Built.skipped`, the
+    rest ingested; with nothing else to ingest it is a VALIDATION_ERROR. Skipped files are not among the
+    snapshot's inputs, so they do not change its id. Slow-log statements keep `max_statement_bytes` (the
+    setting perf_max_statement_bytes)."""
     detections = validate(artifacts)
     failed = [d for d in detections if not d.ok]
     if failed:
@@ -338,10 +348,25 @@ def build(
                 )
             ],
         )
+    skipped = [
+        Skipped(d.name, "; ".join(d.metadata.get("warnings") or ["SPX half without its pair"]))
+        for d in detections
+        if d.detected_type == "spx" and d.metadata.get("pair_status") == "partial"
+    ]
+    left_out = {s.name for s in skipped}
+    if len(left_out) == len(detections):
+        raise ValidationFailed(
+            f"nothing to ingest: all {len(detections)} artifact(s) are SPX halves without their pair: "
+            + "; ".join(s.reason for s in skipped[:3]),
+            details={"results": [d.to_dict() for d in detections]},
+            recovery_suggestions=["Send each SPX profile as its pair: the metadata .json and the trace .txt.gz."],
+        )
+    artifacts = [a for a in artifacts if a.name not in left_out]
+    detections_used = [d for d in detections if d.name not in left_out]
     by_name = {a.name: a for a in artifacts}
     spx_halves: dict[str, dict[str, LocalArtifact]] = {}
     slowlogs, timing_samples = [], []
-    for d in detections:
+    for d in detections_used:
         item = by_name[d.name]
         if d.detected_type == "spx":
             spx_halves.setdefault(str(d.metadata["pair"]), {})[str(d.detected_version)] = item
@@ -353,7 +378,7 @@ def build(
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
     profiles, spans, flames, speedscopes = [], [], {}, {}
-    metas = {d.name: str(d.metadata.get("key")) for d in detections if d.detected_version == "spx-json-v2"}
+    metas = {d.name: str(d.metadata.get("key")) for d in detections_used if d.detected_version == "spx-json-v2"}
     # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
     for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
         pair = spx_halves[name]
@@ -380,7 +405,7 @@ def build(
         ) from None
     servers = {
         (str(d.metadata.get("flavor") or "unknown"), str(d.metadata.get("server_version") or ""))
-        for d in detections
+        for d in detections_used
         if d.detected_type == "mysql_slow_log"
     }
     content = {
@@ -393,4 +418,4 @@ def build(
         "spans": sorted(spans, key=lambda s: (s["profile"], s["function"])),
         "profiles": profiles,
     }
-    return Built(content, snapshot_id(content), flames, speedscopes), detections
+    return Built(content, snapshot_id(content), flames, speedscopes, skipped), detections
