@@ -43,8 +43,8 @@ def lock_time_note(servers: list[dict[str, Any]]) -> tuple[str, bool | None]:
     versions = [_version(s.get("version")) for s in servers if s.get("flavor") == "mysql"]
     if servers and flavors == {"mariadb"}:
         return (
-            "this log is from MariaDB, whose Lock_time does not include InnoDB row-lock waits (only table and "
-            "metadata locks), so a small Lock_time does not rule them out",
+            "this log is from MariaDB, whose Lock_time does not include InnoDB row-lock waits (it counts table-level locks such as "
+            "LOCK TABLES), so a small Lock_time does not rule them out",
             False,
         )
     if servers and flavors == {"mysql"} and versions and all(v is not None for v in versions):
