@@ -84,12 +84,16 @@ _EXACT = {
         ),
         "file",
     ),
-    **dict.fromkeys(("proc_open", "proc_close", "exec", "shell_exec", "system", "passthru", "popen", "pclose"), "process"),
+    **dict.fromkeys(
+        ("proc_open", "proc_close", "exec", "shell_exec", "system", "passthru", "popen", "pclose"), "process"
+    ),
     "session_start": "session",
 }
 _PREFIXES = (("mysqli_", "database"), ("pg_", "database"), ("oci_", "database"), ("sqlsrv_", "database"))
 _CLASSES = {
-    **dict.fromkeys(("PDO", "PDOStatement", "mysqli", "mysqli_stmt", "mysqli_result", "SQLite3", "SQLite3Stmt"), "database"),
+    **dict.fromkeys(
+        ("PDO", "PDOStatement", "mysqli", "mysqli_stmt", "mysqli_result", "SQLite3", "SQLite3Stmt"), "database"
+    ),
     **dict.fromkeys(("MongoDB\\Driver\\Manager", "MongoDB\\Driver\\Cursor"), "database"),
     **dict.fromkeys(("Redis", "RedisCluster", "Memcached", "Memcache"), "cache"),
     **dict.fromkeys(("SoapClient", "AMQPChannel", "AMQPExchange", "AMQPQueue", "AMQPConnection"), "remote"),

@@ -66,7 +66,9 @@ def endpoint_advice(e: dict[str, Any], metric: str, ctx: AdviceContext) -> Advic
     """The advice for an endpoint graded on `metric` (endpoint_ttfb_ms or endpoint_wall_ms)."""
     name = e["endpoint"]
     value = _value(e, metric) or 0.0
-    others = [(o["endpoint"], v) for o in ctx.endpoints if o["endpoint"] != name and (v := _value(o, metric)) is not None]
+    others = [
+        (o["endpoint"], v) for o in ctx.endpoints if o["endpoint"] != name and (v := _value(o, metric)) is not None
+    ]
     phases = e.get("phases_ms") or {}
     ttfb, total = _p95(e.get("ttfb_ms")), _p95(e.get("total_ms"))
     setup = _p95(phases.get("tls")) or _p95(phases.get("connect"))

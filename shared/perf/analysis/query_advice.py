@@ -43,8 +43,10 @@ def lock_time_note(servers: list[dict[str, Any]]) -> tuple[str, bool | None]:
     versions = [_version(s.get("version")) for s in servers if s.get("flavor") == "mysql"]
     if servers and flavors == {"mariadb"}:
         return (
-            "this log is from MariaDB, whose Lock_time does not include InnoDB row-lock waits (it counts table-level locks such as "
-            "LOCK TABLES), so a small Lock_time does not rule them out",
+            (
+                "this log is from MariaDB, whose Lock_time does not include InnoDB row-lock waits (it counts "
+                "table-level locks such as LOCK TABLES), so a small Lock_time does not rule them out"
+            ),
             False,
         )
     if servers and flavors == {"mysql"} and versions and all(v is not None for v in versions):
@@ -54,15 +56,23 @@ def lock_time_note(servers: list[dict[str, Any]]) -> tuple[str, bool | None]:
             return f"on MySQL {shown} Lock_time includes InnoDB row-lock waits (it does from 8.0.28 on)", True
         if newest < _ROW_LOCK_VERSION:
             return (
-                f"on MySQL {shown} Lock_time does not include InnoDB row-lock waits (it does only from 8.0.28 on), "
-                "so a small Lock_time does not rule them out",
+                (
+                    f"on MySQL {shown} Lock_time does not include InnoDB row-lock waits (it does only from 8.0.28 "
+                    "on), so a small Lock_time does not rule them out"
+                ),
                 False,
             )
     return (
-        "Lock_time includes InnoDB row-lock waits only from MySQL 8.0.28 on, not on older MySQL and not in "
-        "MariaDB, so a small Lock_time does not rule them out",
+        (
+            "Lock_time includes InnoDB row-lock waits only from MySQL 8.0.28 on, not on older MySQL and not in "
+            "MariaDB, so a small Lock_time does not rule them out"
+        ),
         None,
     )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _timeout_note(q: dict[str, Any], signals: dict[str, int]) -> str:
@@ -84,7 +94,7 @@ def _timeout_note(q: dict[str, Any], signals: dict[str, int]) -> str:
 def _facts(q: dict[str, Any]) -> dict[str, Any]:
     total = float(q["total_time_ms"])
     examined = float(q["rows_examined_avg"])
-    facts = {
+    facts: dict[str, Any] = {
         "count": int(q["count"]),
         "avg_ms": float(q["avg_ms"]),
         "max_ms": float(q["max_ms"]),
@@ -118,7 +128,8 @@ def _waiting(q: dict[str, Any], s: Shape, facts: dict[str, Any], ctx: AdviceCont
     elif s.is_write:
         likely = "unlikely" if row_locks_in_lock_time else "the usual cause"
         causes = (
-            f" For {'an' if s.verb[:1] in 'aeiou' else 'a'} {s.verb.upper()} of a few rows, row locks held by another transaction are {likely}; then "
+            f" For {_article(s.verb)} {s.verb.upper()} of a few rows, row locks held by another transaction are "
+            f"{likely}; then "
             "commit/flush (innodb_flush_log_at_trx_commit, sync_binlog, disk fsync latency) and I/O. Catch the "
             "blocker while it happens (sys.innodb_lock_waits or performance_schema.data_lock_waits on MySQL 8, "
             "information_schema.INNODB_LOCK_WAITS and INNODB_TRX on MariaDB), keep the transactions that touch "
@@ -190,7 +201,9 @@ def _full_scan(q: dict[str, Any], s: Shape, facts: dict[str, Any]) -> Advice:
     if signals.get("full_scan"):
         seen.append(f"Full_scan: Yes in {signals['full_scan']} of {signals.get('plan_logged', 0)} logged plans")
     if signals.get("read_rnd_next"):
-        seen.append(f"Read_rnd_next {signals['read_rnd_next'] / max(facts['count'], 1):,.0f} per execution (table scan)")
+        seen.append(
+            f"Read_rnd_next {signals['read_rnd_next'] / max(facts['count'], 1):,.0f} per execution (table scan)"
+        )
     evidence = f" ({'; '.join(seen)})" if seen else ""
     text = (
         f"Each execution examines {facts['rows_examined_avg']:,.0f} rows on average to return "
@@ -204,7 +217,7 @@ def _full_scan(q: dict[str, Any], s: Shape, facts: dict[str, Any]) -> Advice:
             "it: compare the bare column with a range instead."
         )
     if s.is_write:
-        text += f" As {'an' if s.verb[:1] in 'aeiou' else 'a'} {s.verb.upper()}, it also locks the rows it scans in InnoDB, blocking other writers."
+        text += f" As {_article(s.verb)} {s.verb.upper()}, it also locks the rows it scans in InnoDB, blocking writers."
     if s.join:
         text += " It joins: index the join columns of the table EXPLAIN shows with type ALL."
     return Advice("full_scan", text, facts)
@@ -234,7 +247,9 @@ def query_advice(q: dict[str, Any], ctx: AdviceContext) -> Advice:
             facts,
         )
     innodb_wait = signals.get("innodb_rec_lock_wait_us", 0) / 1000
-    if facts["lock_share"] >= LOCK_SHARE or (facts["total_time_ms"] > 0 and innodb_wait >= LOCK_SHARE * facts["total_time_ms"]):
+    if facts["lock_share"] >= LOCK_SHARE or (
+        facts["total_time_ms"] > 0 and innodb_wait >= LOCK_SHARE * facts["total_time_ms"]
+    ):
         return _lock_wait(q, facts, ctx)
     if facts["avg_ms"] >= WAIT_MS and facts["ms_per_row_examined"] >= WAIT_MS_PER_ROW:
         return _waiting(q, s, facts, ctx)

@@ -5,10 +5,11 @@ For each of the spec's five metrics the subjects are ranked by that metric, the 
 (the numbers it was graded on), how far over the threshold it is, its `diagnosis` (the pattern the
 advice rules recognised and the facts they decided on: span_advice.py, query_advice.py,
 endpoint_advice.py) and the `suggestion` that follows from it. Spans are named by the request their
-profile measured (`Fn (GET /path)`), not by the profile key. Two kinds of subject are left out of the ranking because they would drown the real ones:
-replication streams (`administrator command: Binlog Dump...`, a connection that lives for hours) and
-pass-through wrappers in span_total_ms (a function whose largest callee has >= PASS_THROUGH of its
-total, unless that callee is one of PHP's waiting functions: the callee is graded instead, so a framework's Kernel -> Pipeline -> closure chain is one
+profile measured (`Fn (GET /path)`), not by the profile key. Two kinds of subject are left out of the
+ranking because they would drown the real ones: replication streams (`administrator command: Binlog
+Dump...`, a connection that lives for hours) and pass-through wrappers in span_total_ms (a function
+whose largest callee has >= PASS_THROUGH of its total, unless that callee is one of PHP's waiting
+functions: the callee is graded instead, so a framework's Kernel -> Pipeline -> closure chain is one
 finding, not five). Deterministic: ties break by name, so the same snapshot and parameters give the same
 findings in the same order (report ids depend on it).
 """

@@ -132,8 +132,7 @@ def _external_text(name: str, kind: str, facts: dict[str, Any], where: str) -> s
     if kind == "process":
         return head + "An external process runs inside the request: move it to a queue or cache its output."
     return head + (
-        "Filesystem I/O: avoid re-reading the same files, buffer writes, and check for a slow or network "
-        "filesystem."
+        "Filesystem I/O: avoid re-reading the same files, buffer writes, and check for a slow or network filesystem."
     )
 
 
@@ -154,7 +153,10 @@ def _n_plus_one(name: str, facts: dict[str, Any], where: str, owner: Any, basis:
         "or cache the results; optimising the PHP code of this function will not help."
     )
     if per_call >= 5:
-        text += f" At {ms(per_call)} per call each one is also slow: check that statement in the slow log (EXPLAIN) and the round-trip time to the server."
+        text += (
+            f" At {ms(per_call)} per call each one is also slow: check that statement in the slow log (EXPLAIN) "
+            "and the round-trip time to the server."
+        )
     return Advice("n_plus_one", text, facts)
 
 
@@ -167,7 +169,10 @@ def _own_time(name: str, facts: dict[str, Any], where: str, ctx: AdviceContext, 
             return _n_plus_one(name, facts, where, loop_owner(s, ctx), f"{name} is PHP's own {kind} call")
         return Advice("external_wait", _external_text(name, kind, facts, where), facts)
     share = facts.get("cpu_share")
-    own = f"{ms(facts['self_ms'])} of its own time in {where} ({pct(facts['self_share'])} of its total, {calls:,} call(s))"
+    own = (
+        f"{ms(facts['self_ms'])} of its own time in {where} "
+        f"({pct(facts['self_share'])} of its total, {calls:,} call(s))"
+    )
     if share is not None:
         cpu = f"only {ms(facts['cpu_self_ms'])} ({pct(share)}) of it on the CPU"
         if share < OFF_CPU:

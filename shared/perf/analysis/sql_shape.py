@@ -10,12 +10,17 @@ import re
 from dataclasses import dataclass, field
 
 _IDENT = r"[a-z_][a-z0-9_$]*(?:\.[a-z_][a-z0-9_$]*)?"
-_CLAUSE_END = r"(?:\bgroup by\b|\border by\b|\blimit\b|\bhaving\b|\bunion\b|\bfor update\b|\bfor share\b|\block in share mode\b|$)"
+_CLAUSE_END = (
+    r"(?:\bgroup by\b|\border by\b|\blimit\b|\bhaving\b|\bunion\b"
+    r"|\bfor update\b|\bfor share\b|\block in share mode\b|$)"
+)
 _WHERE = re.compile(r"\bwhere\b(.*?)" + _CLAUSE_END, re.DOTALL)
 _EQUALITY = re.compile(r"(?<![\w.])(" + _IDENT + r")\s*(?:=|<=>)\s*\?")
 _IN_LIST = re.compile(r"(?<![\w.])(" + _IDENT + r")\s+in\s*\(\s*\?")
 _RANGE = re.compile(r"(?<![\w.])(" + _IDENT + r")\s*(?:<=|>=|<|>|\bbetween\b|\blike\b)\s*\?")
-_FUNCTION_ON_COLUMN = re.compile(r"\b(date|lower|upper|year|month|substr|substring|trim|cast|concat)\s*\(\s*(" + _IDENT + r")")
+_FUNCTION_ON_COLUMN = re.compile(
+    r"\b(date|lower|upper|year|month|substr|substring|trim|cast|concat)\s*\(\s*(" + _IDENT + r")"
+)
 _ORDER = re.compile(r"\border by\b(.*?)(?:\blimit\b|$)", re.DOTALL)
 _LIMIT = re.compile(r"\blimit\b")
 _AGGREGATE = re.compile(r"\b(count|sum|avg|min|max)\s*\(")

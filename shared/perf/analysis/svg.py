@@ -52,7 +52,7 @@ def fit_subject(label: str, pixels: float) -> str:
     tail = head[-(room - 4) :]
     for sep in ("\\", "::"):
         i = head.rfind(sep)
-        if 0 < i and len(head) - i <= room - 4:
+        if i > 0 and len(head) - i <= room - 4:
             tail = head[i:]
             break
     return f"{head[: room - len(tail)]}..{tail}{suffix}"
@@ -70,7 +70,6 @@ def _threshold_labels(levels: dict[str, Any], xs: dict[str, float], top_y: int) 
     """P2/P1/P0 labels above their lines; a label that would overlap the one before joins it ("P2 1,000 / P1 3,000")."""
     groups: list[tuple[float, list[str]]] = []  # (x, levels)
     for level in ("P2", "P1", "P0"):
-        text = f"{level} {levels[level]:,}"
         if groups:
             x0, members = groups[-1]
             joined = " / ".join(f"{m} {levels[m]:,}" for m in members)
@@ -141,7 +140,9 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
             )
             value = f"{item['value_ms']:,.1f} ms"
             # Beside its bar, but never under a threshold line: a line through the digits misreads them.
-            out.append(f'<text x="{_clear_of(label_w + w + 4, text_width(value), lines):.1f}" y="{y + 12}">{value}</text>')
+            out.append(
+                f'<text x="{_clear_of(label_w + w + 4, text_width(value), lines):.1f}" y="{y + 12}">{value}</text>'
+            )
             y += ROW
         for level, dash in (("P2", "2,2"), ("P1", "4,2"), ("P0", "")):
             dashes = f' stroke-dasharray="{dash}"' if dash else ""

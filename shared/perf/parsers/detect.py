@@ -150,7 +150,7 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
 
 
 def _first_lines(open_stream: Callable[[], BinaryIO], gzipped: bool, head: bytes) -> bytes:
-    """The first SLOWLOG_SNIFF_LINES lines (at most SLOWLOG_SNIFF_BYTES), read again only when the head is short of them."""
+    """The first SLOWLOG_SNIFF_LINES lines (at most SLOWLOG_SNIFF_BYTES); read again only if the head lacks them."""
     if head.count(b"\n") >= SLOWLOG_SNIFF_LINES or len(head) < SNIFF_BYTES:
         return b"\n".join(head.split(b"\n")[:SLOWLOG_SNIFF_LINES])
     with open_stream() as raw:

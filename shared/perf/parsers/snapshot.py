@@ -325,6 +325,23 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
     return [merged[k] for k in sorted(merged)]
 
 
+def _unpaired(detections: list[Detection]) -> list[Skipped]:
+    """The SPX halves without their pair, to leave out; a VALIDATION_ERROR when nothing else is left."""
+    skipped = [
+        Skipped(d.name, "; ".join(d.metadata.get("warnings") or ["SPX half without its pair"]))
+        for d in detections
+        if d.detected_type == "spx" and d.metadata.get("pair_status") == "partial"
+    ]
+    if skipped and len(skipped) == len(detections):
+        raise ValidationFailed(
+            f"nothing to ingest: all {len(detections)} artifact(s) are SPX halves without their pair: "
+            + "; ".join(k.reason for k in skipped[:3]),
+            details={"results": [d.to_dict() for d in detections]},
+            recovery_suggestions=["Send each SPX profile as its pair: the metadata .json and the trace .txt.gz."],
+        )
+    return skipped
+
+
 def build(
     artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEMENT_BYTES
 ) -> tuple[Built, list[Detection]]:
@@ -348,19 +365,8 @@ def build(
                 )
             ],
         )
-    skipped = [
-        Skipped(d.name, "; ".join(d.metadata.get("warnings") or ["SPX half without its pair"]))
-        for d in detections
-        if d.detected_type == "spx" and d.metadata.get("pair_status") == "partial"
-    ]
-    left_out = {s.name for s in skipped}
-    if len(left_out) == len(detections):
-        raise ValidationFailed(
-            f"nothing to ingest: all {len(detections)} artifact(s) are SPX halves without their pair: "
-            + "; ".join(s.reason for s in skipped[:3]),
-            details={"results": [d.to_dict() for d in detections]},
-            recovery_suggestions=["Send each SPX profile as its pair: the metadata .json and the trace .txt.gz."],
-        )
+    skipped = _unpaired(detections)
+    left_out = {k.name for k in skipped}
     artifacts = [a for a in artifacts if a.name not in left_out]
     detections_used = [d for d in detections if d.name not in left_out]
     by_name = {a.name: a for a in artifacts}

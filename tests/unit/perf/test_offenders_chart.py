@@ -28,7 +28,9 @@ def _report_chart() -> str:
 
     built, _ = build(_local_artifacts(files))
     thresholds = {"span_self_ms": {"P0": 400, "P1": 200, "P2": 100}, "span_total_ms": {"P0": 400, "P1": 160, "P2": 120}}
-    rendered = render(built.content, analyze(built.content, built.snapshot_id, thresholds=thresholds), built.flamegraphs)
+    rendered = render(
+        built.content, analyze(built.content, built.snapshot_id, thresholds=thresholds), built.flamegraphs
+    )
     return next(svg for name, svg in rendered.charts.items() if name.endswith("_top.svg"))
 
 
@@ -57,10 +59,12 @@ def _crossings(svg: str) -> list[str]:
         for x, y1, y2 in _lines(svg):
             if left - 1 <= x <= right + 1 and min(y1, y2) < bottom and max(y1, y2) > top:
                 bad.append(f"line at x={x:.1f} crosses {text!r}")
-    for i, a in enumerate(texts):
-        for b in texts[i + 1 :]:
-            if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]:
-                bad.append(f"{a[4]!r} overlaps {b[4]!r}")
+    bad += [
+        f"{a[4]!r} overlaps {b[4]!r}"
+        for i, a in enumerate(texts)
+        for b in texts[i + 1 :]
+        if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+    ]
     return bad
 
 
@@ -71,7 +75,10 @@ def test_span_labels_name_the_endpoint_not_the_profile_key() -> None:
 
 
 def test_a_long_function_name_is_cut_in_the_middle_and_keeps_its_request() -> None:
-    label = "App\\Infrastructure\\Persistence\\Doctrine\\Repository\\ProductRepository::findByTagAndCategory (GET /tag/blue)"
+    label = (
+        "App\\Infrastructure\\Persistence\\Doctrine\\Repository\\ProductRepository::findByTagAndCategory"
+        " (GET /tag/blue)"
+    )
     fitted = fit_subject(label, 420)
     assert fitted.endswith("::findByTagAndCategory (GET /tag/blue)")
     assert text_width(fitted, 11) <= 420
@@ -79,9 +86,7 @@ def test_a_long_function_name_is_cut_in_the_middle_and_keeps_its_request() -> No
 
 
 def _chart(values: list[float], levels: dict[str, int]) -> str:
-    items: list[dict[str, Any]] = [
-        {"subject": f"f{i}", "value_ms": v, "severity": None} for i, v in enumerate(values)
-    ]
+    items: list[dict[str, Any]] = [{"subject": f"f{i}", "value_ms": v, "severity": None} for i, v in enumerate(values)]
     return offenders_chart({"span_self_ms": items}, {"span_self_ms": levels}, ["span_self_ms"])
 
 

@@ -76,7 +76,9 @@ def query(
 
 def context(spans: Sequence[dict[str, Any]] = (), servers: Sequence[dict[str, Any]] = ()) -> AdviceContext:
     profile = {"key": "p1", "endpoint": "GET /tag/blue", "command": None}
-    return AdviceContext({"profiles": [profile], "spans": list(spans), "endpoints": [], "slow_log_servers": list(servers)})
+    return AdviceContext(
+        {"profiles": [profile], "spans": list(spans), "endpoints": [], "slow_log_servers": list(servers)}
+    )
 
 
 def test_a_function_whose_time_is_its_own_is_never_sent_to_its_callees() -> None:
@@ -145,7 +147,12 @@ def test_a_wrapper_around_curl_is_graded_and_named_as_remote_waiting() -> None:
         span("App\\Pay::charge", 1.0, 1251.0, 1, [("curl_exec", 1250.0)]),
         span("curl_exec", 1250.0, 1250.0, 1),
     ]
-    snap = {"endpoints": [], "queries": [], "spans": spans, "profiles": [{"key": "p1", "endpoint": "POST /pay", "command": None, "wall_ms": 1300.0}]}
+    snap = {
+        "endpoints": [],
+        "queries": [],
+        "spans": spans,
+        "profiles": [{"key": "p1", "endpoint": "POST /pay", "command": None, "wall_ms": 1300.0}],
+    }
     found = {(f["metric"], f["subject"]): f for f in analyze(snap, SID)["findings"]}
     charge = found[("span_total_ms", "App\\Pay::charge (POST /pay)")]
     assert charge["diagnosis"]["pattern"] == "in_callees"
@@ -156,7 +163,13 @@ def test_few_rows_and_long_waits_are_waiting_not_reading_with_the_servers_lock_t
     q = query("update orders set status = ? where id = ?", 5, 266.0, 1000.4, 0.8)
     advice = query_advice(q, context(servers=[{"flavor": "mariadb", "version": "10.11.19-MariaDB"}]))
     assert advice.pattern == "waiting_not_reading"
-    for phrase in ("row locks", "commit", "MariaDB", "does not include InnoDB row-lock waits", "innodb_lock_wait_timeout"):
+    for phrase in (
+        "row locks",
+        "commit",
+        "MariaDB",
+        "does not include InnoDB row-lock waits",
+        "innodb_lock_wait_timeout",
+    ):
         assert phrase in advice.text
     assert "reduce the rows" not in advice.text
     assert "index" not in advice.text.lower()
@@ -204,14 +217,19 @@ def test_full_scans_name_the_columns_and_the_servers_evidence() -> None:
 
 
 def test_whole_table_aggregates_and_sleeps_are_told_apart() -> None:
-    agg = query_advice(query("select customer_id, sum(amount) from orders group by customer_id", 1, 5000, 5000, 2220001), context())
+    agg = query_advice(
+        query("select customer_id, sum(amount) from orders group by customer_id", 1, 5000, 5000, 2220001), context()
+    )
     nap = query_advice(query("select sleep(?)", 3, 300.0, 300.0, 0), context())
     assert agg.pattern == "full_table_aggregate"
     assert nap.pattern == "sleep"
 
 
 def test_sql_shapes() -> None:
-    s = shape("select * from t o join u on u.id = o.uid where o.a = ? and o.b in (?+) and o.c >= ? order by o.d desc, e limit ?")
+    s = shape(
+        "select * from t o join u on u.id = o.uid"
+        " where o.a = ? and o.b in (?+) and o.c >= ? order by o.d desc, e limit ?"
+    )
     assert (s.equality, s.ranges, s.order_by, s.limit, s.join) == (["a", "b"], ["c"], ["d", "e"], True, True)
     assert index_columns(s, for_order=True) == ["a", "b", "d", "e"]
     assert index_columns(s, for_order=False) == ["a", "b", "c"]
@@ -241,7 +259,9 @@ def test_real_framework_profile_fakedb_select_is_n_plus_one_in_both_metrics() ->
 
 def test_real_metrics_profile_tells_the_sleepy_call_from_the_hashing() -> None:
     found = _fixture_findings(*_spx("spx-full-20261122_030648-vm-31174-1804289383"))
-    patterns = {f["subject"].split(" (", 1)[0]: f["diagnosis"]["pattern"] for f in found if f["metric"] == "span_self_ms"}
+    patterns = {
+        f["subject"].split(" (", 1)[0]: f["diagnosis"]["pattern"] for f in found if f["metric"] == "span_self_ms"
+    }
     assert patterns["sleepy_remote_call"] == "off_cpu_wait"
     assert patterns["cpu_hashing"] == "cpu_bound"
 

@@ -60,39 +60,63 @@ def _seconds_us(value: bytes, scale: float = 1e6) -> int:
         return 0
 
 
+def _add(into: dict[str, int], key: str, n: int) -> None:
+    into[key] = into.get(key, 0) + n
+
+
+def _plan(into: dict[str, int], line: bytes) -> None:
+    if b"Full_scan:" in line:
+        _add(into, "plan_logged", 1)
+    for key, value in _PAIR.findall(line):
+        name = _FLAGS.get(key)
+        if name and value == b"Yes":
+            _add(into, name, 1)
+
+
+def _slow_extra(into: dict[str, int], line: bytes) -> None:
+    _add(into, "extra_logged", 1)
+    for key, value in _PAIR.findall(line):
+        name = _EXTRA_SUMS.get(key)
+        if name:
+            _add(into, name, _int(value))
+        elif key == b"Errno" and value != b"0":
+            _add(into, f"errno_{_int(value)}", 1)
+        elif key == b"Killed" and value != b"0":
+            _add(into, "killed", 1)
+
+
+def _rows_affected(into: dict[str, int], line: bytes) -> None:
+    _add(into, "rows_affected_logged", 1)
+    for key, value in _PAIR.findall(line):
+        if key == b"Rows_affected":
+            _add(into, "rows_affected", _int(value))
+
+
+def _innodb_waits(into: dict[str, int], line: bytes) -> None:
+    if b"InnoDB_rec_lock_wait:" in line:
+        _add(into, "innodb_logged", 1)
+    for key, value in _PAIR.findall(line):
+        name = _WAITS_US.get(key)
+        if name:
+            _add(into, name, _seconds_us(value))
+
+
+def _pages_read_time(into: dict[str, int], line: bytes) -> None:
+    for key, value in _PAIR.findall(line):
+        if key == b"Pages_read_time":
+            _add(into, "pages_read_time_us", _seconds_us(value, 1e3))
+
+
 def add_signals(into: dict[str, int], entry: SlowEntry) -> None:
     """Count `entry`'s optional fields into a class's `signals`."""
     for line in entry.extra_lines:
         if b"Full_scan:" in line or b"Filesort:" in line:
-            if b"Full_scan:" in line:
-                into["plan_logged"] = into.get("plan_logged", 0) + 1
-            for key, value in _PAIR.findall(line):
-                name = _FLAGS.get(key)
-                if name and value == b"Yes":
-                    into[name] = into.get(name, 0) + 1
+            _plan(into, line)
         elif b"Read_rnd_next:" in line or b"Errno:" in line:
-            into["extra_logged"] = into.get("extra_logged", 0) + 1
-            for key, value in _PAIR.findall(line):
-                name = _EXTRA_SUMS.get(key)
-                if name:
-                    into[name] = into.get(name, 0) + _int(value)
-                elif key == b"Errno" and value not in (b"0", b""):
-                    into[f"errno_{_int(value)}"] = into.get(f"errno_{_int(value)}", 0) + 1
-                elif key == b"Killed" and value not in (b"0", b""):
-                    into["killed"] = into.get("killed", 0) + 1
+            _slow_extra(into, line)
         elif line.startswith(b"# Rows_affected:"):
-            into["rows_affected_logged"] = into.get("rows_affected_logged", 0) + 1
-            for key, value in _PAIR.findall(line):
-                if key == b"Rows_affected":
-                    into["rows_affected"] = into.get("rows_affected", 0) + _int(value)
+            _rows_affected(into, line)
         elif b"InnoDB_" in line and b"wait:" in line:
-            if b"InnoDB_rec_lock_wait:" in line:
-                into["innodb_logged"] = into.get("innodb_logged", 0) + 1
-            for key, value in _PAIR.findall(line):
-                name = _WAITS_US.get(key)
-                if name:
-                    into[name] = into.get(name, 0) + _seconds_us(value)
+            _innodb_waits(into, line)
         elif b"Pages_read_time:" in line:
-            for key, value in _PAIR.findall(line):
-                if key == b"Pages_read_time":
-                    into["pages_read_time_us"] = into.get("pages_read_time_us", 0) + _seconds_us(value, 1e3)
+            _pages_read_time(into, line)
