@@ -262,7 +262,9 @@ def query_advice(q: dict[str, Any], ctx: AdviceContext) -> Advice:
             "offset into a known id range, or a precomputed random column with an index) instead.",
             facts,
         )
-    if s.order_by and s.limit and (reads_many or signals.get("filesort")):
+    # The server's own flags count only where a scan or sort of a real size happened (not a 10-row table).
+    sizeable = examined >= SCAN_ROWS / 10
+    if s.order_by and s.limit and (reads_many or (signals.get("filesort") and sizeable)):
         return _filesort_limit(s, facts)
     if not s.where and (s.group_by or s.aggregate) and examined >= SCAN_ROWS:
         return Advice(
@@ -273,7 +275,7 @@ def query_advice(q: dict[str, Any], ctx: AdviceContext) -> Advice:
             "it, or run it on a replica.",
             facts,
         )
-    if reads_many or signals.get("full_scan"):
+    if reads_many or (signals.get("full_scan") and sizeable):
         return _full_scan(q, s, facts)
     if facts["count"] >= MANY_RUNS and facts["avg_ms"] < FAST_MS:
         return Advice(

@@ -6,6 +6,13 @@ decimals), and the content holds only what the inputs determine (their SHA-256s,
 or hints), so the same inputs always give the same id. Sizes are bounded: MAX_QUERIES classes,
 SPANS_PER_PROFILE functions per profile (the top ones by self and by total time).
 
+For advice (analysis/*_advice.py) spans keep their `top_callers` (calls per caller) beside `top_callees`
+(inclusive time per callee, nested same-pair calls counted once: parsers/spx/edges.py) and, when the
+profile recorded SPX's `ct`, `cpu_self_ms`/`cpu_total_ms` (else None); profiles say whether SPX recorded
+internal functions (`builtins`); query classes keep `signals` (parsers/slowlog/signals.py); and
+`slow_log_servers` lists the flavour and version of the servers that wrote the slow logs. SPX halves
+without their pair are skipped (`Built.skipped`) and are not among the `inputs`.
+
 For comparisons (analysis.compare needs confidence intervals) each endpoint keeps its raw samples,
 `samples_ms: {"ttfb": [...], "total": [...], "wall": [...]}` (sorted; a phase with more than
 MAX_SAMPLES values keeps MAX_SAMPLES evenly spaced order statistics, min and max included), and each

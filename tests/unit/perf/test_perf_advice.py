@@ -272,3 +272,8 @@ def test_real_mariadb_lock_wait_class_is_waiting_not_reading() -> None:
     assert update["diagnosis"]["pattern"] == "waiting_not_reading"
     assert "reduce the rows" not in update["suggestion"]
     assert "row lock" in update["suggestion"]
+
+
+def test_a_full_scan_flag_on_a_tiny_table_is_not_index_advice() -> None:
+    advice = query_advice(query("select v from settings where k = ?", 9000, 0.2, 1.0, 12, 1, full_scan=9000), context())
+    assert advice.pattern == "many_fast"
