@@ -43,30 +43,23 @@ def lock_time_note(servers: list[dict[str, Any]]) -> tuple[str, bool | None]:
     versions = [_version(s.get("version")) for s in servers if s.get("flavor") == "mysql"]
     if servers and flavors == {"mariadb"}:
         return (
-            (
-                "this log is from MariaDB, whose Lock_time does not include InnoDB row-lock waits (it counts "
-                "table-level locks such as LOCK TABLES), so a small Lock_time does not rule them out"
-            ),
+            "this log is from MariaDB, whose Lock_time counts table-level locks (LOCK TABLES) but not InnoDB "
+            "row-lock waits",
             False,
         )
-    if servers and flavors == {"mysql"} and versions and all(v is not None for v in versions):
-        newest, oldest = max(v for v in versions if v), min(v for v in versions if v)
-        shown = ".".join(map(str, newest))
-        if oldest >= _ROW_LOCK_VERSION:
+    known = [v for v in versions if v is not None]
+    if servers and flavors == {"mysql"} and known and len(known) == len(versions):
+        shown = ".".join(map(str, max(known)))
+        if min(known) >= _ROW_LOCK_VERSION:
             return f"on MySQL {shown} Lock_time includes InnoDB row-lock waits (it does from 8.0.28 on)", True
-        if newest < _ROW_LOCK_VERSION:
+        if max(known) < _ROW_LOCK_VERSION:
             return (
-                (
-                    f"on MySQL {shown} Lock_time does not include InnoDB row-lock waits (it does only from 8.0.28 "
-                    "on), so a small Lock_time does not rule them out"
-                ),
+                f"on MySQL {shown} Lock_time counts table and metadata locks but not InnoDB row-lock waits (those "
+                "only from 8.0.28 on)",
                 False,
             )
     return (
-        (
-            "Lock_time includes InnoDB row-lock waits only from MySQL 8.0.28 on, not on older MySQL and not in "
-            "MariaDB, so a small Lock_time does not rule them out"
-        ),
+        "Lock_time includes InnoDB row-lock waits only from MySQL 8.0.28 on, not on older MySQL and not in MariaDB",
         None,
     )
 
@@ -117,7 +110,8 @@ def _waiting(q: dict[str, Any], s: Shape, facts: dict[str, Any], ctx: AdviceCont
     head = (
         f"The time is not spent reading rows: each execution examined {facts['rows_examined_avg']:,.1f} rows on "
         f"average yet took {ms(facts['avg_ms'])} (up to {ms(facts['max_ms'])}), with Lock_time "
-        f"{ms(facts['lock_time_ms'])} in all; {note}. It waited."
+        f"{ms(facts['lock_time_ms'])} in all; {note}"
+        f"{'' if row_locks_in_lock_time else ', so a small Lock_time does not rule them out'}. It waited."
     )
     if s.verb == "commit":
         causes = (
@@ -145,7 +139,7 @@ def _waiting(q: dict[str, Any], s: Shape, facts: dict[str, Any], ctx: AdviceCont
 
 
 def _lock_wait(q: dict[str, Any], facts: dict[str, Any], ctx: AdviceContext) -> Advice:
-    note, _ = lock_time_note(ctx.servers)
+    note, row_locks_counted = lock_time_note(ctx.servers)
     signals = facts.get("signals") or {}
     innodb = signals.get("innodb_rec_lock_wait_us", 0) / 1000
     measured = (
@@ -153,12 +147,28 @@ def _lock_wait(q: dict[str, Any], facts: dict[str, Any], ctx: AdviceContext) -> 
         if facts["lock_share"] >= LOCK_SHARE
         else f"InnoDB_rec_lock_wait is {ms(innodb)} of its {ms(facts['total_time_ms'])}"
     )
+    table_locks = (
+        "table-level locks: a LOCK TABLES held by another session, or a metadata lock queued behind DDL or a "
+        "long transaction on the table (SHOW PROCESSLIST shows 'Waiting for table level lock' or 'Waiting for "
+        "table metadata lock'; performance_schema.metadata_locks names the holder). Avoid LOCK TABLES, keep "
+        "transactions on this table short, and run DDL online and off-peak"
+    )
+    row_locks = (
+        "row locks held by another transaction (sys.innodb_lock_waits / performance_schema.data_lock_waits, "
+        "or SHOW ENGINE INNODB STATUS, while it happens). Shorten that transaction: commit sooner, take no user "
+        "input or remote calls inside it, and touch hot rows last and in one order"
+    )
+    if facts["lock_share"] < LOCK_SHARE:  # Percona's InnoDB_rec_lock_wait: row locks, measured
+        causes = row_locks
+    elif row_locks_counted is False:
+        causes = table_locks
+    elif row_locks_counted:
+        causes = f"{row_locks}; or {table_locks}"
+    else:
+        causes = f"{table_locks}; on MySQL 8.0.28 or later also {row_locks}"
     return Advice(
         "lock_wait",
-        f"{measured}: it waits for locks, not for work ({note}). Find the transaction holding them while it "
-        "happens (sys.innodb_lock_waits / performance_schema.data_lock_waits, or SHOW ENGINE INNODB STATUS; "
-        "metadata locks: performance_schema.metadata_locks), then shorten it: commit sooner, take no user "
-        "input or remote calls inside the transaction, and touch hot rows last and in one order."
+        f"{measured}: the statement waits for locks, not for work; {note}. The wait is on {causes}."
         + _timeout_note(q, signals),
         facts,
     )
@@ -208,9 +218,13 @@ def _full_scan(q: dict[str, Any], s: Shape, facts: dict[str, Any]) -> Advice:
     text = (
         f"Each execution examines {facts['rows_examined_avg']:,.0f} rows on average to return "
         f"{facts['rows_sent_avg']:,.0f}{evidence}: it reads far more than it needs, a full scan or an index that "
-        f"does not match. Run EXPLAIN on the worst sample and add {_index_text(cols)}"
+        "does not match. Run EXPLAIN on the worst sample"
     )
-    text += " (equality columns first, then one range column)." if len(cols) > 1 else "."
+    if not s.join:
+        text += f" and add {_index_text(cols)}"
+        text += " (equality columns first, then one range column)." if len(cols) > 1 else "."
+    else:
+        text += "."
     if s.functions_on_columns:
         text += (
             f" A function on a column ({', '.join(s.functions_on_columns)}) keeps MySQL from using an index on "
@@ -219,8 +233,35 @@ def _full_scan(q: dict[str, Any], s: Shape, facts: dict[str, Any]) -> Advice:
     if s.is_write:
         text += f" As {_article(s.verb)} {s.verb.upper()}, it also locks the rows it scans in InnoDB, blocking writers."
     if s.join:
-        text += " It joins: index the join columns of the table EXPLAIN shows with type ALL."
+        text += _join_candidates(s, facts)
     return Advice("full_scan", text, facts)
+
+
+def _join_candidates(s: Shape, facts: dict[str, Any]) -> str:
+    """Per table, the index candidates of a join: its WHERE columns, and the join columns that are not `id`."""
+    filters = [f"{t}({', '.join(cols)})" for t, cols in s.filters_by_table.items()]
+    joins = _unique_list(f"{t}({c})" for t, c in s.join_columns if c != "id")
+    facts["join_index_candidates"] = filters + [j for j in joins if j not in filters]
+    if not facts["join_index_candidates"]:
+        return " It joins: index the join columns of the table EXPLAIN shows with type ALL."
+    parts = []
+    if filters:
+        parts.append(f"{', '.join(filters)} for the WHERE")
+    if joins:
+        parts.append(f"{', '.join(joins)} for the joins (an `id` is usually the primary key already)")
+    return (
+        " It joins, so the scan is on whichever table EXPLAIN shows with type ALL; the candidates, per table, are "
+        + " and ".join(parts)
+        + ": add the ones EXPLAIN shows missing."
+    )
+
+
+def _unique_list(items: Any) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
 
 
 def query_advice(q: dict[str, Any], ctx: AdviceContext) -> Advice:
@@ -236,6 +277,16 @@ def query_advice(q: dict[str, Any], ctx: AdviceContext) -> Advice:
             "A schema change (DDL), not application traffic: run it off-peak or as an online schema change "
             "(ALGORITHM=INPLACE/INSTANT, pt-online-schema-change, gh-ost); while it runs it can hold a metadata "
             "lock that queues every query on the table.",
+            facts,
+        )
+    if s.verb == "call":
+        return Advice(
+            "procedure",
+            f"CALL runs a stored procedure ({ms(facts['avg_ms'])} per call, {examined:,.0f} rows examined for "
+            f"{facts['rows_sent_avg']:,.0f} sent, summed over its statements). The slow log shows the CALL, not "
+            "the statements inside (MariaDB's log_slow_disabled_statements=sp, MySQL logs the CALL only): run "
+            "EXPLAIN on each statement of the procedure, or log them (performance_schema "
+            "events_statements_history with nesting) to find the one that reads the rows.",
             facts,
         )
     if re.search(r"\bsleep\s*\(", fp):

@@ -27,6 +27,23 @@ _AGGREGATE = re.compile(r"\b(count|sum|avg|min|max)\s*\(")
 _DDL = ("alter ", "create ", "drop ", "optimize ", "analyze ", "truncate ", "rename ")
 _LOCKING_READ = re.compile(r"\bfor update\b|\bfor share\b|\block in share mode\b")
 _KEYWORDS = {"and", "or", "not", "null", "is", "select", "from", "where"}
+_TABLE = re.compile(r"\b(?:from|join)\s+([a-z_][a-z0-9_$.]*)(?:\s+(?:as\s+)?([a-z_][a-z0-9_$]*))?")
+_JOIN_ON = re.compile(r"\bon\s+(" + _IDENT + r")\s*=\s*(" + _IDENT + r")")
+_NOT_ALIAS = {"on", "where", "join", "left", "right", "inner", "outer", "cross", "natural", "straight_join", "using"}
+_NOT_ALIAS |= {
+    "group",
+    "order",
+    "limit",
+    "set",
+    "having",
+    "union",
+    "for",
+    "lock",
+    "force",
+    "use",
+    "ignore",
+    "partition",
+}
 
 
 @dataclass
@@ -43,6 +60,8 @@ class Shape:
     order_by_rand: bool = False
     locking_read: bool = False
     functions_on_columns: list[str] = field(default_factory=list)
+    filters_by_table: dict[str, list[str]] = field(default_factory=dict)  # table -> its WHERE columns
+    join_columns: list[tuple[str, str]] = field(default_factory=list)  # (table, column) on either side of ON
 
     @property
     def is_write(self) -> bool:
@@ -80,6 +99,8 @@ def shape(fingerprint: str) -> Shape:
             elif re.fullmatch(_IDENT, words[0]):
                 order.append(_bare(words[0]))
     head = fp.split(" from ", 1)[0]
+    tables = _tables(fp)
+    qualified = _unique(_EQUALITY.findall(where) + _IN_LIST.findall(where) + _RANGE.findall(where))
     return Shape(
         verb=verb,
         where=bool(where_m),
@@ -93,7 +114,38 @@ def shape(fingerprint: str) -> Shape:
         order_by_rand=rand,
         locking_read=bool(_LOCKING_READ.search(fp)),
         functions_on_columns=_unique([f"{f}({_bare(c)})" for f, c in _FUNCTION_ON_COLUMN.findall(where)]),
+        filters_by_table=_by_table(qualified, tables),
+        join_columns=[tc for pair in _JOIN_ON.findall(fp) for c in pair if (tc := _table_column(c, tables))],
     )
+
+
+def _tables(fp: str) -> dict[str, str]:
+    """alias (or table name) -> table name, from FROM and JOIN clauses."""
+    out: dict[str, str] = {}
+    for table, alias in _TABLE.findall(fp):
+        name = table.rsplit(".", 1)[-1]
+        out[name] = name
+        if alias and alias not in _NOT_ALIAS:
+            out[alias] = name
+    return out
+
+
+def _table_column(column: str, tables: dict[str, str]) -> tuple[str, str] | None:
+    """(table, column) of a qualified `alias.column`, or of a bare column when the statement has one table."""
+    if "." in column:
+        alias, col = column.rsplit(".", 1)
+        return (tables[alias], col) if alias in tables else None
+    names = set(tables.values())
+    return (names.pop(), column) if len(names) == 1 else None
+
+
+def _by_table(columns: list[str], tables: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for c in columns:
+        found = _table_column(c, tables)
+        if found and found[1] not in out.get(found[0], []):
+            out.setdefault(found[0], []).append(found[1])
+    return out
 
 
 def index_columns(s: Shape, for_order: bool) -> list[str]:

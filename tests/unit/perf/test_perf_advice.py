@@ -167,7 +167,7 @@ def test_few_rows_and_long_waits_are_waiting_not_reading_with_the_servers_lock_t
         "row locks",
         "commit",
         "MariaDB",
-        "does not include InnoDB row-lock waits",
+        "not InnoDB row-lock waits",
         "innodb_lock_wait_timeout",
     ):
         assert phrase in advice.text
@@ -277,3 +277,23 @@ def test_real_mariadb_lock_wait_class_is_waiting_not_reading() -> None:
 def test_a_full_scan_flag_on_a_tiny_table_is_not_index_advice() -> None:
     advice = query_advice(query("select v from settings where k = ?", 9000, 0.2, 1.0, 12, 1, full_scan=9000), context())
     assert advice.pattern == "many_fast"
+
+
+def test_a_stored_procedure_is_not_given_an_index_for_its_call() -> None:
+    advice = query_advice(query("call top_products", 2, 458.0, 459.0, 800761, 4), context())
+    assert advice.pattern == "procedure"
+    assert "statements inside" in advice.text
+
+
+def test_a_join_full_scan_lists_index_candidates_per_table() -> None:
+    fp = (
+        "select p.category, sum(oi.qty) from orders o join order_items oi on oi.order_id = o.id "
+        "join products p on p.id = oi.product_id where o.customer_id = ? group by p.category"
+    )
+    advice = query_advice(query(fp, 1, 425.0, 425.0, 800082, 1), context())
+    assert advice.pattern == "full_scan"
+    assert advice.facts["join_index_candidates"] == [
+        "orders(customer_id)",
+        "order_items(order_id)",
+        "order_items(product_id)",
+    ]
