@@ -43,8 +43,10 @@ def lock_time_note(servers: list[dict[str, Any]]) -> tuple[str, bool | None]:
     versions = [_version(s.get("version")) for s in servers if s.get("flavor") == "mysql"]
     if servers and flavors == {"mariadb"}:
         return (
-            "this log is from MariaDB, whose Lock_time counts table-level locks (LOCK TABLES) but not InnoDB "
-            "row-lock waits",
+            (
+                "this log is from MariaDB, whose Lock_time counts table-level locks (LOCK TABLES) but not InnoDB "
+                "row-lock waits"
+            ),
             False,
         )
     known = [v for v in versions if v is not None]
@@ -54,8 +56,10 @@ def lock_time_note(servers: list[dict[str, Any]]) -> tuple[str, bool | None]:
             return f"on MySQL {shown} Lock_time includes InnoDB row-lock waits (it does from 8.0.28 on)", True
         if max(known) < _ROW_LOCK_VERSION:
             return (
-                f"on MySQL {shown} Lock_time counts table and metadata locks but not InnoDB row-lock waits (those "
-                "only from 8.0.28 on)",
+                (
+                    f"on MySQL {shown} Lock_time counts table and metadata locks but not InnoDB row-lock waits (those "
+                    "only from 8.0.28 on)"
+                ),
                 False,
             )
     return (
