@@ -5,8 +5,10 @@ is one request or command), time per call, and, when the profile recorded SPX's 
 time was on the CPU. Then, in order:
 1. Most of the total in callees (span_total_ms with self < half): `in_callees`, naming the largest callee,
    its share, and what that callee waits on when it is one of PHP's waiting functions.
-2. One of PHP's own waiting functions (curl_exec, PDOStatement::execute, usleep, fread, ...): many calls
-   of a database/remote/cache one per request is `n_plus_one`, else `external_wait`.
+2. One of PHP's own waiting functions (curl_exec, PDOStatement::execute, usleep, fread, ...): mostly on
+   the CPU (ct), or without ct 100+ calls under TINY_CALL_MS each, it did not wait (buffered reads,
+   in-memory fetches): `cpu_bound`/`many_calls`; else many calls of a database/remote/cache one per
+   request is `n_plus_one`, the rest `external_wait`.
 3. `ct` recorded: own time mostly off the CPU is waiting (`off_cpu_wait`, or `n_plus_one` when it repeats
    N_PLUS_ONE_CALLS times or more), mostly on it is computing (`cpu_bound`), in between `own_code`.
 4. No `ct`: a name that suggests the database, a remote service or a cache, called N_PLUS_ONE_CALLS times
@@ -23,6 +25,7 @@ from shared.perf.analysis.call_kinds import KIND_WAITS_ON, external_kind, is_con
 
 N_PLUS_ONE_CALLS = 20  # per request: a page of 20 items each loading its own row is the classic N+1
 MANY_CALLS = 1000
+TINY_CALL_MS = 0.05  # a waiting call costs at least a system call and usually a round trip: more than this
 OFF_CPU = 0.3  # own time with less than this share on the CPU is waiting
 ON_CPU = 0.7  # own time with at least this share on the CPU is computing
 _ROUND_TRIP_KINDS = ("database", "remote", "cache")
@@ -79,20 +82,31 @@ def loop_owner(s: dict[str, Any], ctx: AdviceContext) -> tuple[str, int, str, in
     return None
 
 
-def _callees_advice(name: str, facts: dict[str, Any]) -> Advice:
-    top = facts.get("top_callee")
+_WAITING = ("external_wait", "n_plus_one", "off_cpu_wait", "likely_io")
+_COMPUTING = ("cpu_bound", "many_calls")
+
+
+def _callees_advice(s: dict[str, Any], facts: dict[str, Any], ctx: AdviceContext) -> Advice:
+    name, top = s["function"], facts.get("top_callee")
     text = (
         f"{pct(facts['callee_share'])} of {name}'s {ms(facts['total_ms'])} is in the functions it calls "
         f"(its own code: {ms(facts['self_ms'])}, {pct(facts['self_share'])})"
     )
     if top:
         text += f"; the largest is {top} with {ms(facts['top_callee_ms'])} ({pct(facts['top_callee_share'])})"
-        kind = external_kind(top)
-        if kind:
+        callee = ctx.span(s["profile"], top)
+        # What the callee's own rule says about it (a depth of one: its callees are its own finding's business).
+        found = _own_time(top, _shares(callee), facts["request"], ctx, callee) if callee else None
+        kind = (found.facts.get("kind") or found.facts.get("name_hint")) if found else external_kind(top)
+        if found:
+            facts["top_callee_pattern"] = found.pattern
+        if (found is None or found.pattern in _WAITING) and kind in KIND_WAITS_ON:
             facts["top_callee_kind"] = kind
             text += f", which waits on {KIND_WAITS_ON[kind]}"
             if kind == "remote":
                 text += ": a remote call (timeout, cache, parallel or asynchronous), not PHP code, is the cost"
+        elif found is not None and found.pattern in _COMPUTING:
+            text += ", which computes (see its finding)"
         text += ". Start with that callee's finding or the flame graph"
     return Advice("in_callees", text + ".", facts)
 
@@ -163,12 +177,26 @@ def _n_plus_one(name: str, facts: dict[str, Any], where: str, owner: Any, basis:
 def _own_time(name: str, facts: dict[str, Any], where: str, ctx: AdviceContext, s: dict[str, Any]) -> Advice:
     calls = facts["calls"]
     kind = external_kind(name)
+    share = facts.get("cpu_share")
     if kind:
         facts["kind"] = kind
+        per_call = facts["self_ms_per_call"]
+        if kind != "sleep" and (
+            (share is not None and share >= ON_CPU) or (share is None and per_call < TINY_CALL_MS and calls >= 100)
+        ):
+            # Buffered reads, fetches from a result already in memory, parsing: PHP's own work, not a wait.
+            measured = f"{pct(share)} of it on the CPU" if share is not None else f"{ms(per_call)} per call"
+            return Advice(
+                "many_calls" if calls >= MANY_CALLS or share is None else "cpu_bound",
+                f"{name} is one of PHP's {kind} functions, but its {ms(facts['self_ms'])} in {where} over "
+                f"{calls:,} call(s) is not a wait ({measured}): it is work on data already in memory or in a buffer "
+                "(parsing, copying). Call it less (read in bigger chunks, process fewer rows) rather than looking "
+                f"at {KIND_WAITS_ON[kind]}.",
+                facts,
+            )
         if kind in _ROUND_TRIP_KINDS and calls >= N_PLUS_ONE_CALLS and not is_connect(name):
             return _n_plus_one(name, facts, where, loop_owner(s, ctx), f"{name} is PHP's own {kind} call")
         return Advice("external_wait", _external_text(name, kind, facts, where), facts)
-    share = facts.get("cpu_share")
     own = (
         f"{ms(facts['self_ms'])} of its own time in {where} "
         f"({pct(facts['self_share'])} of its total, {calls:,} call(s))"
@@ -243,5 +271,5 @@ def span_advice(s: dict[str, Any], metric: str, ctx: AdviceContext) -> Advice:
     where = ctx.request(s["profile"])
     facts["request"] = where
     if metric == "span_total_ms" and facts["self_share"] < 0.5 and facts["callee_share"] > 0:
-        return _callees_advice(name, facts)
+        return _callees_advice(s, facts, ctx)
     return _own_time(name, facts, where, ctx, s)

@@ -297,3 +297,10 @@ def test_a_join_full_scan_lists_index_candidates_per_table() -> None:
         "order_items(order_id)",
         "order_items(product_id)",
     ]
+
+
+def test_thousands_of_microsecond_reads_are_not_filesystem_waits() -> None:
+    s = span("fgetcsv", 30.4, 30.4, 6012)
+    advice = span_advice(s, "span_self_ms", context([s]))
+    assert advice.pattern == "many_calls"
+    assert "not a wait" in advice.text
