@@ -94,13 +94,20 @@ def _callees_advice(s: dict[str, Any], facts: dict[str, Any], ctx: AdviceContext
     )
     if top:
         text += f"; the largest is {top} with {ms(facts['top_callee_ms'])} ({pct(facts['top_callee_share'])})"
-        callee = ctx.span(s["profile"], top)
-        # What the callee's own rule says about it (a depth of one: its callees are its own finding's business).
-        found = _own_time(top, _shares(callee), facts["request"], ctx, callee) if callee else None
+        # Down the largest-callee chain to the first function whose time is its own, and what its rule says.
+        callee, chain = ctx.span(s["profile"], top), 0
+        while callee is not None and chain < 12 and float(callee["self_ms"]) < 0.5 * float(callee["total_ms"]):
+            below = (callee.get("top_callees") or [None])[0]
+            callee, chain = (ctx.span(s["profile"], below["function"]) if below else None), chain + 1
+        found = _own_time(callee["function"], _shares(callee), facts["request"], ctx, callee) if callee else None
+        if found and callee:
+            facts["time_ends_in"], facts["time_ends_in_pattern"] = callee["function"], found.pattern
+            if chain:
+                text += f", whose time is mostly in {callee['function']}"
         kind = (found.facts.get("kind") or found.facts.get("name_hint")) if found else external_kind(top)
-        if found:
-            facts["top_callee_pattern"] = found.pattern
-        if (found is None or found.pattern in _WAITING) and kind in KIND_WAITS_ON:
+        if found is not None and found.pattern == "n_plus_one":
+            text += f": N+1, {found.facts['calls']:,} calls per request (see its finding)"
+        elif (found is None or found.pattern in _WAITING) and kind in KIND_WAITS_ON:
             facts["top_callee_kind"] = kind
             text += f", which waits on {KIND_WAITS_ON[kind]}"
             if kind == "remote":

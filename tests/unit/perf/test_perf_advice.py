@@ -304,3 +304,15 @@ def test_thousands_of_microsecond_reads_are_not_filesystem_waits() -> None:
     advice = span_advice(s, "span_self_ms", context([s]))
     assert advice.pattern == "many_calls"
     assert "not a wait" in advice.text
+
+
+def test_a_callers_advice_follows_the_largest_callees_to_where_the_time_is_its_own() -> None:
+    spans = [
+        span("App\\Shop::list", 145.0, 1419.0, 1, [("App\\Repo::findByTag", 1248.0)]),
+        span("App\\Repo::findByTag", 1.4, 1248.0, 150, [("App\\Db::select", 1241.8)], [("App\\Shop::list", 150)]),
+        span("App\\Db::select", 1240.0, 1241.8, 150, callers=[("App\\Repo::findByTag", 150)]),
+    ]
+    advice = span_advice(spans[0], "span_total_ms", context(spans))
+    assert advice.pattern == "in_callees"
+    assert "whose time is mostly in App\\Db::select: N+1, 150 calls per request" in advice.text
+    assert advice.facts["time_ends_in"] == "App\\Db::select"
