@@ -58,7 +58,7 @@ def fit_subject(label: str, pixels: float) -> str:
     return f"{head[: room - len(tail)]}..{tail}{suffix}"
 
 
-def _clear_of(x: float, width: float, lines: list[float]) -> float:
+def clear_of(x: float, width: float, lines: list[float]) -> float:
     """`x`, moved right past every line (ascending x) that would cross a text `width` wide starting there."""
     for line in lines:
         if x - 2 <= line <= x + width + 2:
@@ -141,7 +141,7 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
             value = f"{item['value_ms']:,.1f} ms"
             # Beside its bar, but never under a threshold line: a line through the digits misreads them.
             out.append(
-                f'<text x="{_clear_of(label_w + w + 4, text_width(value), lines):.1f}" y="{y + 12}">{value}</text>'
+                f'<text x="{clear_of(label_w + w + 4, text_width(value), lines):.1f}" y="{y + 12}">{value}</text>'
             )
             y += ROW
         for level, dash in (("P2", "2,2"), ("P1", "4,2"), ("P0", "")):

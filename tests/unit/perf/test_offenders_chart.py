@@ -6,7 +6,6 @@ Geometry is read back from the SVG the chart writes, with the chart's own text-w
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ from shared.perf.__main__ import _local_artifacts
 from shared.perf.analysis.ranking import analyze
 from shared.perf.analysis.report import render
 from shared.perf.analysis.svg import fit_subject, offenders_chart, text_width
+from tests.unit.perf.svg_geometry import crossings as _crossings
+from tests.unit.perf.svg_geometry import texts as _texts
 
-SVG = "{http://www.w3.org/2000/svg}"
 SPX = Path(__file__).parents[2] / "fixtures" / "spx"
 HTTP_GET = "spx-full-20261122_030653-vm-31191-1804289383"
 
@@ -32,40 +32,6 @@ def _report_chart() -> str:
         built.content, analyze(built.content, built.snapshot_id, thresholds=thresholds), built.flamegraphs
     )
     return next(svg for name, svg in rendered.charts.items() if name.endswith("_top.svg"))
-
-
-def _texts(svg: str) -> list[tuple[float, float, float, float, str]]:
-    """(left, right, top, bottom, text) of every text element, from its x, y, font size and length."""
-    out = []
-    for t in ET.fromstring(svg).iter(f"{SVG}text"):
-        size = float(t.get("font-size", "11"))
-        text = "".join(t.itertext())
-        x, y = float(t.get("x", "0")), float(t.get("y", "0"))
-        out.append((x, x + text_width(text, size), y - size, y, text))
-    return out
-
-
-def _lines(svg: str) -> list[tuple[float, float, float]]:
-    return [
-        (float(line.get("x1", "0")), float(line.get("y1", "0")), float(line.get("y2", "0")))
-        for line in ET.fromstring(svg).iter(f"{SVG}line")
-    ]
-
-
-def _crossings(svg: str) -> list[str]:
-    """Texts crossed by a threshold line, and pairs of texts that overlap."""
-    texts, bad = _texts(svg), []
-    for left, right, top, bottom, text in texts:
-        for x, y1, y2 in _lines(svg):
-            if left - 1 <= x <= right + 1 and min(y1, y2) < bottom and max(y1, y2) > top:
-                bad.append(f"line at x={x:.1f} crosses {text!r}")
-    bad += [
-        f"{a[4]!r} overlaps {b[4]!r}"
-        for i, a in enumerate(texts)
-        for b in texts[i + 1 :]
-        if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
-    ]
-    return bad
 
 
 def test_span_labels_name_the_endpoint_not_the_profile_key() -> None:
