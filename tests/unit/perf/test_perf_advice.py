@@ -316,3 +316,19 @@ def test_a_callers_advice_follows_the_largest_callees_to_where_the_time_is_its_o
     assert advice.pattern == "in_callees"
     assert "whose time is mostly in App\\Db::select: N+1, 150 calls per request" in advice.text
     assert advice.facts["time_ends_in"] == "App\\Db::select"
+
+
+def test_slow_log_signals_are_counted_per_class_from_mariadb_and_mysql_fields() -> None:
+    from shared.perf.parsers.slowlog.aggregate import digest
+    from shared.perf.parsers.slowlog.parser import open_log, parse
+
+    with open_log(FIXTURES / "slowlog" / "small.log") as stream:
+        classes = {c["fingerprint"]: c["signals"] for c in digest(parse(stream))["ranked"]}
+    scan = classes["select product_id, qty, unit_price from order_items where order_id = ?"]
+    assert scan["full_scan"] == scan["plan_logged"] > 0
+    assert classes["update orders set status = ? where id = ?"]["rows_affected_logged"] == 5
+    with open_log(FIXTURES / "slowlog" / "mysql80-sample.log") as stream:
+        mysql = {c["fingerprint"]: c["signals"] for c in digest(parse(stream))["ranked"]}
+    aggregate = mysql["select customer_id, sum(amount) from orders group by customer_id having sum(amount) > ?"]
+    assert aggregate["read_rnd_next"] == 2220001
+    assert aggregate["errno_3024"] == 1
