@@ -82,6 +82,7 @@ def analyze(args: argparse.Namespace) -> int:
     try:
         thresholds = json.loads(args.thresholds) if args.thresholds else None
         built, _ = build(artifacts)
+        _warn_skipped(built)
         result = run_analysis(built.content, built.snapshot_id, top_n=args.top_n, thresholds=thresholds)
     except json.JSONDecodeError as exc:
         print(f"--thresholds is not JSON: {exc}", file=sys.stderr)
@@ -129,7 +130,14 @@ def _cannot(what: str, exc: ValidationFailed) -> int:
     for item in exc.details.get("results", []):
         if not item["ok"]:
             print(f"  {item['path']}: {'; '.join(item['errors'])}", file=sys.stderr)
+        elif item["metadata"].get("warnings"):
+            print(f"  {item['path']}: {'; '.join(item['metadata']['warnings'])}", file=sys.stderr)
     return 2
+
+
+def _warn_skipped(built: Any) -> None:
+    for skipped in built.skipped:
+        print(f"skipped {skipped.name}: {skipped.reason}", file=sys.stderr)
 
 
 def _snapshot_file(path: Path) -> tuple[dict[str, Any], dict[str, str]] | None:
@@ -159,6 +167,7 @@ def _side(paths: list[Path]) -> tuple[dict[str, Any], dict[str, str]]:
     if saved is not None:
         return saved
     built = build(_local_artifacts(paths))[0]
+    _warn_skipped(built)
     return built.content, built.flamegraphs
 
 
@@ -170,6 +179,7 @@ def snapshot_command(args: argparse.Namespace) -> int:
         built, _ = build(artifacts)
     except ValidationFailed as exc:
         return _cannot("cannot build the snapshot", exc)
+    _warn_skipped(built)
     doc = {"content": built.content, "snapshot_id": built.snapshot_id, "flamegraphs": built.flamegraphs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, sort_keys=True))

@@ -94,11 +94,17 @@ class PerfService:
             detections = await asyncio.to_thread(snapshot_mod.validate, local)
         items = [ValidationItem(**d.to_dict()) for d in detections]
         ok = sum(1 for i in items if i.ok)
+        partial = sum(1 for i in items if i.metadata.get("pair_status") == "partial")
         nxt = (
             "All artifacts are usable: call artifacts.ingest with the same list."
             if ok == len(items)
             else "Fix or drop the artifacts with ok=false (see errors[]), then call artifacts.ingest."
         )
+        if partial:
+            nxt += (
+                f" {partial} SPX half/halves have no pair (pair_status partial, see metadata.warnings): ingest "
+                "skips them; add the other file of each pair to ingest those profiles."
+            )
         return ValidateResult(results=items, counts=Counts(ok=ok, failed=len(items) - ok), next_action=nxt)
 
     async def ingest(
@@ -123,6 +129,9 @@ class PerfService:
             hints = dict(a.ref.hints)
             if d.detected_type == "spx":
                 hints["spx"] = {"pair_status": d.metadata.get("pair_status")}
+                if d.metadata.get("pair_status") == "partial":
+                    hints["spx"]["ingested"] = False
+                    hints["spx"]["reason"] = "; ".join(d.metadata.get("warnings") or [])
             sources.append(
                 Source(
                     path=d.name,
@@ -163,7 +172,13 @@ class PerfService:
             created=created,
             removed_by_retention=removed,
             next_action=f"Call analysis.run (or report.export for a shareable report) with "
-            f"normalized_snapshot_id {built.snapshot_id}.",
+            f"normalized_snapshot_id {built.snapshot_id}."
+            + (
+                f" {len(built.skipped)} SPX half/halves without a pair were skipped (sources[].hints.spx: "
+                "pair_status partial, ingested false, with the reason)."
+                if built.skipped
+                else ""
+            ),
         )
 
     async def _analysis(

@@ -62,7 +62,7 @@ def _interval_pair(b: Measure, c: Measure) -> tuple[Any, bool | None]:
     return (apart or pairs)[0], bool(apart)
 
 
-def _suggestion(subject: Subject, metric: str, direction: str) -> str:
+def _suggestion(subject: Subject, metric: str, direction: str, baseline: Subject | None = None) -> str:
     if direction == "faster":
         return "Faster: keep it; check that the candidate still does the same work (same results, same rows sent)."
     if direction == "gone":
@@ -83,8 +83,14 @@ def _suggestion(subject: Subject, metric: str, direction: str) -> str:
         return hints.get(metric, explain)
     fn = subject.context["function"]
     top = (subject.context.get("top_callees") or [{}])[0].get("function")
+    own_code = f"The extra time is in {fn}'s own code: diff its code between the two versions."
     if metric == "self_ms" or not top:
-        return f"The extra time is in {fn} itself: diff its code between the two versions."
+        return own_code
+    if baseline is not None and {"self_ms", "total_ms"} <= set(baseline.measures) & set(subject.measures):
+        grown = subject.measures["total_ms"].value - baseline.measures["total_ms"].value
+        own = subject.measures["self_ms"].value - baseline.measures["self_ms"].value
+        if grown > 0 and own >= 0.5 * grown:  # its own time, not its callees', made the total grow
+            return f"{own_code} ({own:,.1f} of the {grown:,.1f} ms it grew is its own time.)"
     return f"Look at {fn}'s callees in the candidate's flame graph, starting with {top}."
 
 
@@ -98,6 +104,7 @@ def _change(
     severity: str | None,
     shown: Any,
     confidence: float,
+    baseline: Subject | None = None,
 ) -> dict[str, Any]:
     unit = rule["unit"]
     delta = None if base is None or cand is None else cand - base
@@ -147,7 +154,7 @@ def _change(
         "thresholds": grade_starts(rule, base),
         "unit": unit,
         "evidence": evidence,
-        "suggestion": _suggestion(subject, metric, direction),
+        "suggestion": _suggestion(subject, metric, direction, baseline),
     }
 
 
@@ -174,7 +181,7 @@ def _compare_subject(b: Subject, c: Subject, opts: dict[str, Any], tally: _Tally
         direction = "slower" if delta > 0 else "faster"
         severity = level if direction == "slower" and level in GRADES else None
         tally.changes.append(
-            _change(c, metric, direction, bm.value, cm.value, rule, severity, shown, opts["confidence"])
+            _change(c, metric, direction, bm.value, cm.value, rule, severity, shown, opts["confidence"], b)
         )
 
 

@@ -30,7 +30,18 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from shared.perf.analysis.svg import FONT, MAX_ROWS, MIN_PX, ROW, SEVERITY_COLOURS, WIDTH, escape_text, fit_label
+from shared.perf.analysis.svg import (
+    FONT,
+    MAX_ROWS,
+    MIN_PX,
+    ROW,
+    SEVERITY_COLOURS,
+    WIDTH,
+    clear_of,
+    escape_text,
+    fit_label,
+    text_width,
+)
 from shared.perf.parsers.spx.export import DEEPER, MAX_COLLAPSED_BYTES, MORE
 
 MAX_BARS = 200
@@ -111,7 +122,7 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         fill = _FASTER_FILL if direction in ("faster", "gone") else SEVERITY_COLOURS[None]
     tip = escape_text(label[:MAX_LABEL] + (".." if len(label) > MAX_LABEL else ""))
     grade = severity if severity in _GRADES else "below P2"
-    ticks, off_scale = [], []
+    ticks, off_scale, tick_xs = [], [], []
     for level, dash in _LEVELS:
         if level not in levels:
             continue
@@ -120,6 +131,7 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
             off_scale.append(f"{level} {_amount(levels[level], unit)}")
             continue
         dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        tick_xs.append(x)
         ticks.append(
             f'<line class="threshold {level}" x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 30}" '
             f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1.5"{dashes}>'
@@ -143,7 +155,8 @@ def _bar_group(change: dict[str, Any], y: int, label_w: int, bar_w: int) -> list
         words = f"{kind} {_amount(value, unit)}"
         if kind == "candidate":
             words += f", {_change(base, cand, unit)}" + (f", {severity}" if severity in _GRADES else "")
-        x = min(label_w + w + 4, WIDTH - 5 - 6 * len(words))  # a long text moves over its bar, not off the page
+        # Beside its bar and past any tick that would cross it; a long text moves over its bar, not off the page.
+        x = min(clear_of(label_w + w + 4, text_width(words, 10), sorted(tick_xs)), WIDTH - 5 - text_width(words, 10))
         out.append(f'<text x="{x:.1f}" y="{row_y + 10}" font-size="10">{escape_text(words)}</text>')
     out += ticks
     out.append("</g>")

@@ -2,11 +2,14 @@
 
 For each of the spec's five metrics the subjects are ranked by that metric, the top `top_n` kept in
 `aggregates`, and every kept subject at or above its P2 threshold becomes a finding with its evidence
-(the numbers it was graded on), how far over the threshold it is, and a suggestion that names what
-to change. Two kinds of subject are left out of the ranking because they would drown the real ones:
-replication streams (`administrator command: Binlog Dump...`, a connection that lives for hours) and
-pass-through wrappers in span_total_ms (a function whose largest callee has >= PASS_THROUGH of its
-total: the callee is graded instead, so a framework's Kernel -> Pipeline -> closure chain is one
+(the numbers it was graded on), how far over the threshold it is, its `diagnosis` (the pattern the
+advice rules recognised and the facts they decided on: span_advice.py, query_advice.py,
+endpoint_advice.py) and the `suggestion` that follows from it. Spans are named by the request their
+profile measured (`Fn (GET /path)`), not by the profile key. Two kinds of subject are left out of the
+ranking because they would drown the real ones: replication streams (`administrator command: Binlog
+Dump...`, a connection that lives for hours) and pass-through wrappers in span_total_ms (a function
+whose largest callee has >= PASS_THROUGH of its total, unless that callee is one of PHP's waiting
+functions: the callee is graded instead, so a framework's Kernel -> Pipeline -> closure chain is one
 finding, not five). Deterministic: ties break by name, so the same snapshot and parameters give the same
 findings in the same order (report ids depend on it).
 """
@@ -16,12 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from shared.perf.analysis.advice import Advice, AdviceContext
+from shared.perf.analysis.call_kinds import external_kind
+from shared.perf.analysis.endpoint_advice import endpoint_advice
+from shared.perf.analysis.query_advice import query_advice
+from shared.perf.analysis.span_advice import span_advice
 from shared.perf.analysis.thresholds import LEVELS, clamp_top_n, resolve, severity
 
-_DB_CALLS = ("PDO", "mysqli", "Doctrine\\DBAL", "Illuminate\\Database")
 _SEVERITY_ORDER = {level: i for i, level in enumerate(LEVELS)}
 PASS_THROUGH = 0.9
-_DDL = ("alter ", "create ", "drop ", "optimize ", "analyze ", "truncate ", "rename ")
 
 
 def _is_replication(q: dict[str, Any]) -> bool:
@@ -29,69 +35,12 @@ def _is_replication(q: dict[str, Any]) -> bool:
 
 
 def _is_pass_through(s: dict[str, Any]) -> bool:
-    return (
-        bool(s["top_callees"]) and s["total_ms"] > 0 and s["top_callees"][0]["total_ms"] >= PASS_THROUGH * s["total_ms"]
-    )
-
-
-def _query_suggestion(q: dict[str, Any]) -> str:
-    if q["fingerprint"].lower().startswith(_DDL):
-        return (
-            "A schema change (DDL), not application traffic: run it off-peak or as an online schema change "
-            "(ALGORITHM=INPLACE / pt-online-schema-change)."
-        )
-    examined, sent = q["rows_examined_avg"], max(q["rows_sent_avg"], 1.0)
-    if examined >= 1000 and examined / sent >= 100:
-        return (
-            f"Each execution examines {examined:,.0f} rows on average to return {q['rows_sent_avg']:,.0f}: "
-            "run EXPLAIN on the worst sample and add an index on the columns in its WHERE/JOIN "
-            "(or narrow the predicate)."
-        )
-    if q["count"] >= 100 and q["avg_ms"] < 20:
-        return (
-            f"It is fast per call ({q['avg_ms']} ms) but runs {q['count']:,} times: look for a loop issuing it per row "
-            "(N+1) and batch it (IN list / JOIN) or cache the result."
-        )
-    if q["lock_time_ms"] >= 0.2 * q["total_time_ms"]:
-        return (
-            f"{q['lock_time_ms']:,.0f} ms of its time is lock wait: shorten the transactions that hold these rows "
-            "or move the work off the hot path."
-        )
-    return (
-        "Run EXPLAIN on the worst sample; reduce the rows it reads (index, LIMIT, fewer columns) or cache its result."
-    )
-
-
-def _span_suggestion(s: dict[str, Any], metric: str) -> str:
-    name = s["function"]
-    if any(name.startswith(p) for p in _DB_CALLS):
-        return f"{name} is database time: the query findings show which statements; fix those rather than the PHP code."
-    if metric == "span_self_ms" or not s["top_callees"]:
-        extra = (
-            f" It is called {s['calls']:,} times: call it less (cache, hoist out of loops)."
-            if s["calls"] >= 1000
-            else ""
-        )
-        return f"The time is spent in {name} itself ({s['self_ms']} ms self): optimise its own code.{extra}"
+    """A wrapper whose largest callee has PASS_THROUGH of its total, unless that callee is one of PHP's waiting
+    functions (curl_exec, PDOStatement::execute, ...): then the wrapper is where the application makes the call."""
+    if not s["top_callees"] or s["total_ms"] <= 0:
+        return False
     top = s["top_callees"][0]
-    return (
-        f"Most of {name}'s time is in its callee {top['function']} ({top['total_ms']} ms): "
-        "start there (see the flame graph)."
-    )
-
-
-def _endpoint_suggestion(e: dict[str, Any], metric: str) -> str:
-    if e["profiles"]:
-        return (
-            f"Open SPX profile {e['profiles'][0]} for {e['endpoint']}: "
-            "the span findings for that profile show where the time goes."
-        )
-    if metric == "endpoint_ttfb_ms":
-        return (
-            f"The server needs {e['ttfb_ms']['p95']} ms before its first byte on {e['endpoint']}: "
-            "profile this endpoint with SPX and ingest the profile."
-        )
-    return f"Capture an SPX profile of {e['endpoint']} to see where its time goes."
+    return top["total_ms"] >= PASS_THROUGH * s["total_ms"] and external_kind(top["function"]) is None
 
 
 class _Metric:
@@ -103,20 +52,21 @@ class _Metric:
         value: Callable[[dict[str, Any]], float | None],
         name: Callable[[dict[str, Any]], str],
         subject_id: Callable[[dict[str, Any]], str],
-        suggestion: Callable[[dict[str, Any]], str],
+        advise: Callable[[dict[str, Any]], Advice],
     ) -> None:
-        self.key, self.kind, self.subjects, self.value, self.name, self.subject_id, self.suggestion = (
+        self.key, self.kind, self.subjects, self.value, self.name, self.subject_id, self.advise = (
             key,
             kind,
             subjects,
             value,
             name,
             subject_id,
-            suggestion,
+            advise,
         )
 
 
 def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
+    ctx = AdviceContext(snapshot)
     endpoints = snapshot["endpoints"]
     queries = [q for q in snapshot["queries"] if not _is_replication(q)]
     spans = snapshot["spans"]
@@ -136,7 +86,7 @@ def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
             lambda e: e["ttfb_ms"]["p95"] if e["ttfb_ms"] else None,
             lambda e: e["endpoint"],
             lambda e: e["endpoint"],
-            lambda e: _endpoint_suggestion(e, "endpoint_ttfb_ms"),
+            lambda e: endpoint_advice(e, "endpoint_ttfb_ms", ctx),
         ),
         _Metric(
             "endpoint_wall_ms",
@@ -145,7 +95,7 @@ def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
             wall,
             lambda e: e["endpoint"],
             lambda e: e["endpoint"],
-            lambda e: _endpoint_suggestion(e, "endpoint_wall_ms"),
+            lambda e: endpoint_advice(e, "endpoint_wall_ms", ctx),
         ),
         _Metric(
             "query_total_time_ms",
@@ -154,25 +104,25 @@ def _metrics(snapshot: dict[str, Any]) -> list[_Metric]:
             lambda q: q["total_time_ms"],
             lambda q: q["fingerprint"],
             lambda q: q["query_id"],
-            _query_suggestion,
+            lambda q: query_advice(q, ctx),
         ),
         _Metric(
             "span_self_ms",
             "span",
             spans,
             lambda s: s["self_ms"],
-            lambda s: f"{s['function']} ({s['profile']})",
+            lambda s: f"{s['function']} ({ctx.request(s['profile'])})",
             lambda s: s["span_id"],
-            lambda s: _span_suggestion(s, "span_self_ms"),
+            lambda s: span_advice(s, "span_self_ms", ctx),
         ),
         _Metric(
             "span_total_ms",
             "span",
             non_root,
             lambda s: s["total_ms"],
-            lambda s: f"{s['function']} ({s['profile']})",
+            lambda s: f"{s['function']} ({ctx.request(s['profile'])})",
             lambda s: s["span_id"],
-            lambda s: _span_suggestion(s, "span_total_ms"),
+            lambda s: span_advice(s, "span_total_ms", ctx),
         ),
     ]
 
@@ -192,6 +142,7 @@ def _evidence(kind: str, subject: dict[str, Any]) -> dict[str, Any]:
             "rows_sent_avg",
             "share_of_time",
             "databases",
+            "signals",
             "worst_sample",
         )
     elif kind == "span":
@@ -204,7 +155,10 @@ def _evidence(kind: str, subject: dict[str, Any]) -> dict[str, Any]:
             "total_ms",
             "max_recursion",
             "share_of_wall",
+            "cpu_self_ms",
+            "cpu_total_ms",
             "top_callees",
+            "top_callers",
         )
     else:
         keep = ("endpoint", "samples", "error_rate", "ttfb_ms", "total_ms", "wall_ms", "profiles", "sources")
@@ -237,6 +191,7 @@ def analyze(snapshot: dict[str, Any], snapshot_id: str, *, top_n: Any = None, th
                 continue
             threshold = levels[level]
             over = value - threshold
+            advice = metric.advise(subject)
             findings.append(
                 {
                     "id": f"{metric.key}:{metric.subject_id(subject)}",
@@ -253,7 +208,8 @@ def analyze(snapshot: dict[str, Any], snapshot_id: str, *, top_n: Any = None, th
                         f"(>= {level} {threshold:,} ms)"
                     ),
                     "evidence": _evidence(metric.kind, subject),
-                    "suggestion": metric.suggestion(subject),
+                    "diagnosis": advice.diagnosis(),
+                    "suggestion": advice.text,
                 }
             )
     findings.sort(key=lambda f: (_SEVERITY_ORDER[f["severity"]], -f["value_ms"] / f["threshold_ms"], f["id"]))

@@ -108,6 +108,8 @@ def _finding_details(findings: list[dict[str, Any]]) -> list[str]:
                     ),
                     f"- suggestion: {f['suggestion']}",
                 ]
+                if f.get("diagnosis"):
+                    md.append(f"- diagnosis: `{f['diagnosis']['pattern']}` ({_facts_line(f['diagnosis']['facts'])})")
                 worst = f["evidence"].get("worst_sample")
                 if worst:
                     text = worst["query"][:1500]
@@ -116,6 +118,33 @@ def _finding_details(findings: list[dict[str, Any]]) -> list[str]:
                     md += ["- worst sample (literals redacted):", "", f"{fence}sql", text, fence]
                 md.append("")
     return md
+
+
+_FACT_KEYS = (
+    "calls",
+    "self_ms",
+    "total_ms",
+    "self_share",
+    "cpu_share",
+    "count",
+    "avg_ms",
+    "max_ms",
+    "lock_share",
+    "rows_examined_avg",
+    "rows_sent_avg",
+    "p95_ms",
+    "next_p95_ms",
+)
+
+
+def _facts_line(facts: dict[str, Any]) -> str:
+    """The numbers a diagnosis was decided on, as `key=value` pairs (shares as percentages)."""
+    out = []
+    for key in _FACT_KEYS:
+        value = facts.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(f"{key}={100 * value:.1f}%" if key.endswith("_share") else f"{key}={value:,.4g}")
+    return ", ".join(out) or "see the JSON report"
 
 
 def _observations(findings: list[dict[str, Any]], top_chart: str) -> list[str]:
@@ -155,7 +184,7 @@ def _flame_graphs_and_sources(
     if flame_files:
         md += ["", "## Flame graphs", ""]
         for name, p in flame_files:
-            md += [f"![Flame graph of {p['key']}]({name})", ""]
+            md += [f"![Flame graph of {cell(p['endpoint'] or p['command'] or p['key'], 80)} ({p['key']})]({name})", ""]
     md += ["", "## Sources", ""]
     totals = analysis["aggregates"]["totals"]
     md.append(

@@ -1,7 +1,9 @@
 """Two pictures for reports, as self-contained SVG (no scripts, no external fonts, deterministic output).
 
 - `offenders_chart`: horizontal bars of the top offenders per metric, coloured by severity, with the
-  P0/P1/P2 thresholds drawn as lines, so "how far over" is visible at a glance.
+  P0/P1/P2 thresholds drawn as lines, so "how far over" is visible at a glance. Labels name the subject
+  (functions with their request, `Fn (GET /path)`, cut in the middle when long); a value label moves right
+  of any threshold line that would cross it, and threshold labels too close to each other share one label.
 - `flame_graph`: a flame graph from collapsed stacks (`a;b;c <self>`), root at the bottom, widths
   proportional to inclusive cost, a `<title>` tooltip on every frame; frames under MIN_PX are merged away,
   rows past MAX_ROWS are not drawn (the caption says so); the layout is iterative, so depth is no limit.
@@ -30,6 +32,60 @@ _ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 def escape_text(s: str) -> str:
     """`s` safe as SVG text or a double-quoted attribute value (shared with diff_svg)."""
     return escape(_ILLEGAL.sub("\ufffd", s), {'"': "&quot;"})
+
+
+def text_width(text: str, font_px: float = 11) -> float:
+    """The width a text takes at `font_px`, estimated generously (7 px a character at 11 px)."""
+    return len(text) * 7.0 * font_px / 11
+
+
+def fit_subject(label: str, pixels: float) -> str:
+    """A ranked subject cut to `pixels`, keeping what tells it apart: its trailing "(GET /path)" and the end of
+    its function name (`::method`); the middle of the name gives way first."""
+    if text_width(label) <= pixels:
+        return label
+    cut = label.rfind(" (")
+    room = int(pixels / 7) - (len(label) - cut) - 2
+    if cut <= 0 or not label.endswith(")") or room < 8:
+        return fit_label(label, pixels)
+    head, suffix = label[:cut], label[cut:]
+    tail = head[-(room - 4) :]
+    for sep in ("\\", "::"):
+        i = head.rfind(sep)
+        if i > 0 and len(head) - i <= room - 4:
+            tail = head[i:]
+            break
+    return f"{head[: room - len(tail)]}..{tail}{suffix}"
+
+
+def clear_of(x: float, width: float, lines: list[float]) -> float:
+    """`x`, moved right past every line (ascending x) that would cross a text `width` wide starting there."""
+    for line in lines:
+        if x - 2 <= line <= x + width + 2:
+            x = line + 3
+    return x
+
+
+def _threshold_labels(levels: dict[str, Any], xs: dict[str, float], top_y: int) -> list[str]:
+    """P2/P1/P0 labels above their lines; a label that would overlap the one before joins it ("P2 1,000 / P1 3,000")."""
+    groups: list[tuple[float, list[str]]] = []  # (x, levels)
+    for level in ("P2", "P1", "P0"):
+        if groups:
+            x0, members = groups[-1]
+            joined = " / ".join(f"{m} {levels[m]:,}" for m in members)
+            if xs[level] + 2 < x0 + text_width(joined, 9) + 6:
+                members.append(level)
+                continue
+        groups.append((xs[level] + 2, [level]))
+    out = []
+    for x, members in groups:
+        spans = "".join(
+            f'<tspan fill="{SEVERITY_COLOURS[m]}">{" / " if i else ""}{m} {levels[m]:,}</tspan>'
+            for i, m in enumerate(members)
+        )
+        width = text_width(" / ".join(f"{m} {levels[m]:,}" for m in members), 9)
+        out.append(f'<text x="{min(x, WIDTH - 2 - width):.1f}" y="{top_y - 2}" font-size="9">{spans}</text>')
+    return out
 
 
 def fit_label(label: str, pixels: float) -> str:
@@ -68,30 +124,33 @@ def offenders_chart(aggregates: dict[str, Any], thresholds: dict[str, Any], metr
         scale = bar_w / top if top > 0 else 0.0
         out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{escape_text(metric)}</text>')
         y += 20
+        xs = {level: label_w + levels[level] * scale for level in ("P2", "P1", "P0")}
+        fit = fit_subject if metric.startswith("span_") else fit_label  # a statement reads from its start
+        lines = sorted(xs.values())
+        top_y = y
         for item in items:
             w = max(1.0, item["value_ms"] * scale)
             colour = SEVERITY_COLOURS.get(item["severity"], "#9e9e9e")
-            out.append(f'<text x="10" y="{y + 12}">{escape_text(fit_label(str(item["subject"]), label_w - 10))}</text>')
+            out.append(f'<text x="10" y="{y + 12}">{escape_text(fit(str(item["subject"]), label_w - 10))}</text>')
             out.append(
                 f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{ROW - 4}" fill="{colour}">'
                 f"<title>{escape_text(str(item['subject']))}: "
                 f"{item['value_ms']:,.1f} ms ({item['severity'] or 'below P2'})"
                 "</title></rect>"
             )
-            out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{item["value_ms"]:,.1f} ms</text>')
+            value = f"{item['value_ms']:,.1f} ms"
+            # Beside its bar, but never under a threshold line: a line through the digits misreads them.
+            out.append(
+                f'<text x="{clear_of(label_w + w + 4, text_width(value), lines):.1f}" y="{y + 12}">{value}</text>'
+            )
             y += ROW
         for level, dash in (("P2", "2,2"), ("P1", "4,2"), ("P0", "")):
-            x = label_w + levels[level] * scale
-            top_y = y - ROW * len(items)
             dashes = f' stroke-dasharray="{dash}"' if dash else ""
             out.append(
-                f'<line x1="{x:.1f}" y1="{top_y}" x2="{x:.1f}" y2="{y}" '
+                f'<line x1="{xs[level]:.1f}" y1="{top_y}" x2="{xs[level]:.1f}" y2="{y}" '
                 f'stroke="{SEVERITY_COLOURS[level]}" stroke-width="1"{dashes}/>'
             )
-            out.append(
-                f'<text x="{x + 2:.1f}" y="{top_y - 2}" font-size="9" fill="{SEVERITY_COLOURS[level]}">'
-                f"{level} {levels[level]:,}</text>"
-            )
+        out.extend(_threshold_labels(levels, xs, top_y))
         y += pad
     out.append("</svg>")
     return "\n".join(out) + "\n"

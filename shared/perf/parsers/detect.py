@@ -2,7 +2,9 @@
 
 Types (the spec's): `spx` (metadata `.json`, version `spx-json-v2`; trace `.txt.gz`, `spx-text-gz-v1`),
 `mysql_slow_log` (`mysql-slowlog-v1`, MySQL or MariaDB, plain or gzip) and `ttfb_timings`
-(`collector-v1`, written by collect.run). Sniffing reads at most SNIFF_BYTES and SNIFF_LINES;
+(`collector-v1`, written by collect.run). Sniffing reads at most SNIFF_BYTES (a slow log's markers are
+looked for in its first SLOWLOG_SNIFF_LINES = 500 lines, as the spec says, reading at most
+SLOWLOG_SNIFF_BYTES for them);
 gzip members are decompressed in full only to prove they are whole, under MAX_DECOMPRESSED bytes and
 MAX_RATIO expansion, so neither a truncated file nor a zip bomb gets further than an error.
 """
@@ -20,7 +22,9 @@ from typing import Any, BinaryIO
 from shared.perf.parsers.spx import metadata as spx_metadata
 
 SNIFF_BYTES = 64 * 1024
-SNIFF_LINES = 200
+SNIFF_LINES = 200  # lines of an SPX trace's head looked at
+SLOWLOG_SNIFF_LINES = 500  # the spec: slow-log validation scans up to the first 500 lines for its markers
+SLOWLOG_SNIFF_BYTES = 4 * 1024 * 1024  # and never more bytes than this to get them
 MAX_JSON_BYTES = 1024 * 1024
 MAX_DECOMPRESSED = 4 * 1024**3
 MAX_RATIO = 200  # SPX traces compress ~4x, slow logs ~10-20x; a bomb is thousands of times
@@ -128,7 +132,7 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
     text_head = head.lstrip()
     if text_head.startswith((b"{", b"[")):
         return _detect_json(name, size, open_stream, gzipped)
-    if _SLOW_MARKERS.search(b"\n".join(head.split(b"\n")[:SNIFF_LINES])):
+    if _SLOW_MARKERS.search(_first_lines(open_stream, gzipped, head)):
         return _detect_slowlog(name, head, gzipped)
     try:
         head.decode("utf-8")
@@ -139,10 +143,23 @@ def detect(name: str, size: int, open_stream: Callable[[], BinaryIO]) -> Detecti
         name,
         "unknown",
         (
-            f"no slow-log header or '# Time:'/'# User@Host:' line in the first {SNIFF_LINES} lines, "
+            f"no slow-log header or '# Time:'/'# User@Host:' line in the first {SLOWLOG_SNIFF_LINES} lines, "
             "not an SPX trace or metadata, not collector timings"
         ),
     )
+
+
+def _first_lines(open_stream: Callable[[], BinaryIO], gzipped: bool, head: bytes) -> bytes:
+    """The first SLOWLOG_SNIFF_LINES lines (at most SLOWLOG_SNIFF_BYTES); read again only if the head lacks them."""
+    if head.count(b"\n") >= SLOWLOG_SNIFF_LINES or len(head) < SNIFF_BYTES:
+        return b"\n".join(head.split(b"\n")[:SLOWLOG_SNIFF_LINES])
+    with open_stream() as raw:
+        try:
+            stream: BinaryIO = gzip.GzipFile(fileobj=raw) if gzipped else raw  # type: ignore[assignment]
+            data = stream.read(SLOWLOG_SNIFF_BYTES)
+        except (EOFError, gzip.BadGzipFile, zlib.error, OSError):
+            data = head
+    return b"\n".join(data.split(b"\n", SLOWLOG_SNIFF_LINES)[:SLOWLOG_SNIFF_LINES])
 
 
 def _spx_key(name: str) -> str:
@@ -245,19 +262,26 @@ def pair_spx(detections: Iterable[Detection]) -> list[Detection]:
             for d in (m, t):
                 d.metadata["pair_status"], d.metadata["pair"] = "paired", m.name
             continue
-        m.metadata["pair_status"], m.ok = "partial", False
         key = str(m.metadata.get("key") or "")
         wanted = f"{_stem(m.name)}.txt.gz" + (
             f" or {key}.txt.gz" if key and f"{key}.txt.gz" != f"{_stem(m.name)}.txt.gz" else ""
         )
-        m.errors.append(
+        _partial(
+            m,
             f"SPX trace (.txt.gz) for {m.name} is missing: none of the artifacts is {wanted}; "
-            "send both files of the pair"
+            "send both files of the pair (ingest skips this one and ingests the rest)",
         )
     for t in free.values():
-        t.metadata["pair_status"], t.ok = "partial", False
-        t.errors.append(
+        _partial(
+            t,
             f"SPX metadata (.json) for {t.name} is missing: send {_stem(t.name)}.json "
-            f"(or the SPX .json whose key is {_spx_key(t.name)}) with it"
+            f"(or the SPX .json whose key is {_spx_key(t.name)}) with it (ingest skips this one and ingests the rest)",
         )
     return items
+
+
+def _partial(d: Detection, warning: str) -> None:
+    # Usable on its own terms (the spec: "SPX validates but metadata indicates pair status not fully paired"):
+    # ok stays true, the pair status and a warning say what is missing, and ingest leaves it out.
+    d.metadata["pair_status"] = "partial"
+    d.metadata.setdefault("warnings", []).append(warning)

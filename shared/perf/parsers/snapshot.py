@@ -6,6 +6,13 @@ decimals), and the content holds only what the inputs determine (their SHA-256s,
 or hints), so the same inputs always give the same id. Sizes are bounded: MAX_QUERIES classes,
 SPANS_PER_PROFILE functions per profile (the top ones by self and by total time).
 
+For advice (analysis/*_advice.py) spans keep their `top_callers` (calls per caller) beside `top_callees`
+(inclusive time per callee, nested same-pair calls counted once: parsers/spx/edges.py) and, when the
+profile recorded SPX's `ct`, `cpu_self_ms`/`cpu_total_ms` (else None); profiles say whether SPX recorded
+internal functions (`builtins`); query classes keep `signals` (parsers/slowlog/signals.py); and
+`slow_log_servers` lists the flavour and version of the servers that wrote the slow logs. SPX halves
+without their pair are skipped (`Built.skipped`) and are not among the `inputs`.
+
 For comparisons (analysis.compare needs confidence intervals) each endpoint keeps its raw samples,
 `samples_ms: {"ttfb": [...], "total": [...], "wall": [...]}` (sorted; a phase with more than
 MAX_SAMPLES values keeps MAX_SAMPLES evenly spaced order statistics, min and max included), and each
@@ -32,6 +39,7 @@ from shared.perf.parsers.slowlog.aggregate import bucket_upper_ms, digest
 from shared.perf.parsers.slowlog.parser import MAX_STATEMENT_BYTES, SlowEntry, open_log
 from shared.perf.parsers.slowlog.parser import parse as parse_slowlog
 from shared.perf.parsers.spx import metadata as spx_metadata
+from shared.perf.parsers.spx.edges import call_edges
 from shared.perf.parsers.spx.export import collapsed, speedscope
 from shared.perf.parsers.spx.trace import SpxProfile, TraceFormatError, aggregate_trace
 from shared.perf.parsers.timings import TimingSample, TimingsFile, aggregate_timings, percentile
@@ -110,11 +118,18 @@ def snapshot_id(content: dict[str, Any]) -> str:
 
 
 @dataclass
+class Skipped:
+    name: str
+    reason: str
+
+
+@dataclass
 class Built:
     content: dict[str, Any]
     snapshot_id: str
     flamegraphs: dict[str, str] = field(default_factory=dict)  # profile key -> collapsed stacks
     speedscopes: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile key -> speedscope JSON
+    skipped: list[Skipped] = field(default_factory=list)  # usable artifacts left out (SPX halves without a pair)
 
 
 def _invalid(name: str, problem: str) -> ValidationFailed:
@@ -149,16 +164,15 @@ def _profile(meta_item: LocalArtifact, trace_item: LocalArtifact) -> tuple[dict[
     return meta, profile
 
 
-def _callees(profile: SpxProfile, wt: int) -> dict[int, list[tuple[int, float]]]:
-    """Per function, its direct callees' inclusive wall time summed over the call tree, largest first."""
-    acc: dict[int, dict[int, float]] = {}
-    for node in profile.tree:
-        if node.fn < 0:
-            continue
-        for fn, child in node.children.items():
-            slot = acc.setdefault(node.fn, {})
-            slot[fn] = slot.get(fn, 0.0) + profile.tree[child].inclusive[wt]
-    return {fn: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CALLEES] for fn, c in acc.items()}
+def _top(edges: dict[int, Any], n: int) -> list[tuple[int, Any]]:
+    return sorted(edges.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def _cpu_ms(f: Any, ct: int | None) -> dict[str, float | None]:
+    """A function's CPU time (SPX's `ct`) beside its wall time, or None when the profile did not record ct."""
+    if ct is None:
+        return {"cpu_self_ms": None, "cpu_total_ms": None}
+    return {"cpu_self_ms": _r(f.exclusive[ct] / _NS_PER_MS), "cpu_total_ms": _r(f.inclusive[ct] / _NS_PER_MS)}
 
 
 def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -180,11 +194,14 @@ def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict
         "enabled_metrics": metrics,
         "repaired_lines": profile.repaired_lines,
         "tree_truncated": profile.tree_truncated,
+        # SPX names internal functions only with SPX_BUILTINS=1, and then always adds these pseudo-functions.
+        "builtins": any(f.name.startswith("::") for f in profile.functions if f.calls),
         "trace_sha256": sha,
     }
     if wt is None:
         return info, []
-    callees = _callees(profile, wt)
+    edges = call_edges(profile, wt)
+    ct = metrics.index("ct") if "ct" in metrics else None
     index = {f.name: i for i, f in enumerate(profile.functions)}
     called = [f for f in profile.functions if f.calls]
     by_self = sorted(called, key=lambda f: (-f.exclusive[wt], f.name))[:SPANS_PER_PROFILE]
@@ -207,8 +224,13 @@ def _spx_part(meta: dict[str, Any], profile: SpxProfile, sha: str) -> tuple[dict
                 "share_of_wall": _r(f.inclusive[wt] / profile.wall_time_ns) if profile.wall_time_ns else 0.0,
                 "top_callees": [
                     {"function": profile.functions[c].name, "total_ms": _r(t / _NS_PER_MS)}
-                    for c, t in callees.get(fn, [])
+                    for c, t in _top(edges.callees.get(fn, {}), TOP_CALLEES)
                 ],
+                "top_callers": [
+                    {"function": profile.functions[c].name, "calls": n}
+                    for c, n in _top(edges.callers.get(fn, {}), TOP_CALLEES)
+                ],
+                **_cpu_ms(f, ct),
                 "metrics": {
                     m: {"inclusive": _r(f.inclusive[k]), "exclusive": _r(f.exclusive[k])}
                     for k, m in enumerate(metrics)
@@ -245,6 +267,7 @@ def _queries(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "query_time_ms": _r(c["worst_sample"]["query_time"] * 1000),
                 },
                 "truncated_statements": c["truncated_statements"],
+                "signals": c.get("signals", {}),
                 "rows_examined_min": _r(c["rows_examined"]["min"]),
                 "rows_examined_max": _r(c["rows_examined"]["max"]),
                 "query_time_histogram": [
@@ -309,12 +332,32 @@ def _endpoints(timing_samples: list[Any], profiles: list[dict[str, Any]]) -> lis
     return [merged[k] for k in sorted(merged)]
 
 
+def _unpaired(detections: list[Detection]) -> list[Skipped]:
+    """The SPX halves without their pair, to leave out; a VALIDATION_ERROR when nothing else is left."""
+    skipped = [
+        Skipped(d.name, "; ".join(d.metadata.get("warnings") or ["SPX half without its pair"]))
+        for d in detections
+        if d.detected_type == "spx" and d.metadata.get("pair_status") == "partial"
+    ]
+    if skipped and len(skipped) == len(detections):
+        raise ValidationFailed(
+            f"nothing to ingest: all {len(detections)} artifact(s) are SPX halves without their pair: "
+            + "; ".join(k.reason for k in skipped[:3]),
+            details={"results": [d.to_dict() for d in detections]},
+            recovery_suggestions=["Send each SPX profile as its pair: the metadata .json and the trace .txt.gz."],
+        )
+    return skipped
+
+
 def build(
     artifacts: list[LocalArtifact], max_statement_bytes: int = MAX_STATEMENT_BYTES
 ) -> tuple[Built, list[Detection]]:
     """Strict: every artifact must validate (else VALIDATION_ERROR with each result), then parse and normalise.
 
-    Slow-log statements keep `max_statement_bytes` (the setting perf_max_statement_bytes)."""
+    An SPX half without its other half (pair_status "partial") is skipped and listed in `Built.skipped`, the
+    rest ingested; with nothing else to ingest it is a VALIDATION_ERROR. Skipped files are not among the
+    snapshot's inputs, so they do not change its id. Slow-log statements keep `max_statement_bytes` (the
+    setting perf_max_statement_bytes)."""
     detections = validate(artifacts)
     failed = [d for d in detections if not d.ok]
     if failed:
@@ -329,10 +372,14 @@ def build(
                 )
             ],
         )
+    skipped = _unpaired(detections)
+    left_out = {k.name for k in skipped}
+    artifacts = [a for a in artifacts if a.name not in left_out]
+    detections_used = [d for d in detections if d.name not in left_out]
     by_name = {a.name: a for a in artifacts}
     spx_halves: dict[str, dict[str, LocalArtifact]] = {}
     slowlogs, timing_samples = [], []
-    for d in detections:
+    for d in detections_used:
         item = by_name[d.name]
         if d.detected_type == "spx":
             spx_halves.setdefault(str(d.metadata["pair"]), {})[str(d.detected_version)] = item
@@ -344,7 +391,7 @@ def build(
             except ValueError as exc:
                 raise _invalid(item.name, f"collector-v1 timings do not match the format: {str(exc)[:300]}") from None
     profiles, spans, flames, speedscopes = [], [], {}, {}
-    metas = {d.name: str(d.metadata.get("key")) for d in detections if d.detected_version == "spx-json-v2"}
+    metas = {d.name: str(d.metadata.get("key")) for d in detections_used if d.detected_version == "spx-json-v2"}
     # In key order (then by trace content): the snapshot does not depend on the artifacts' names.
     for name in sorted(spx_halves, key=lambda n: (metas[n], spx_halves[n]["spx-text-gz-v1"].sha256)):
         pair = spx_halves[name]
@@ -369,12 +416,19 @@ def build(
             slowlogs[0].name if len(slowlogs) == 1 else "slow logs",
             f"cannot read: {type(exc).__name__}: {str(exc)[:200]}",
         ) from None
+    servers = {
+        (str(d.metadata.get("flavor") or "unknown"), str(d.metadata.get("server_version") or ""))
+        for d in detections_used
+        if d.detected_type == "mysql_slow_log"
+    }
     content = {
         "schema": SCHEMA,
         "inputs": sorted({a.sha256 for a in artifacts}),
+        # What wrote the slow logs: what Lock_time counts depends on it (row-lock waits from MySQL 8.0.28 on).
+        "slow_log_servers": [{"flavor": f, "version": v or None} for f, v in sorted(servers)],
         "endpoints": _endpoints(timing_samples, profiles),
         "queries": queries,
         "spans": sorted(spans, key=lambda s: (s["profile"], s["function"])),
         "profiles": profiles,
     }
-    return Built(content, snapshot_id(content), flames, speedscopes), detections
+    return Built(content, snapshot_id(content), flames, speedscopes, skipped), detections

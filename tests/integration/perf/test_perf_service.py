@@ -71,11 +71,12 @@ async def test_validate_pairs_and_detects_every_fixture(service: PerfService, de
     spx = [i for i in r.results if i.detected_type == "spx"]
     assert len(spx) == 28
     assert all(i.metadata["pair_status"] == "paired" for i in spx)
-    # Half a pair: reported, not fatal to the call.
+    # Half a pair: valid, reported as a partial pair with what is missing (the spec's troubleshooting item 2).
     half = await service.validate(who, ValidateRequest(artifacts=refs[:1]))
-    assert half.counts.failed == 1
+    assert half.counts.failed == 0
     assert half.results[0].metadata["pair_status"] == "partial"
-    assert "missing" in half.results[0].errors[0]
+    assert "missing" in half.results[0].metadata["warnings"][0]
+    assert "partial" in half.next_action
 
 
 async def test_ingest_analyse_report_round_trip(service: PerfService, deps: Deps) -> None:
@@ -343,15 +344,31 @@ async def test_traversal_names_are_refused(deps: Deps, name: str) -> None:
     assert await blob_names(deps, who, "artifacts") == []
 
 
+async def test_an_unpaired_spx_half_is_skipped_and_the_rest_ingested(service: PerfService, deps: Deps) -> None:
+    who = principal()
+    good = await upload(deps, who, [TIMINGS])
+    half = await upload(deps, who, [SPX[0]])
+    result = await service.ingest(who, IngestRequest(artifacts=good + half))
+    assert result.counts.endpoints > 0
+    assert result.counts.profiles == 0
+    [spx] = [s for s in result.sources if s.type == "spx"]
+    assert spx.hints["spx"]["pair_status"] == "partial"
+    assert spx.hints["spx"]["ingested"] is False
+    assert "missing" in spx.hints["spx"]["reason"]
+    assert "skipped" in result.next_action
+    alone = await service.ingest(who, IngestRequest(artifacts=good))
+    assert alone.normalized_snapshot_id == result.normalized_snapshot_id  # the skipped half is not an input
+
+
 async def test_failed_ingest_writes_no_snapshot(service: PerfService, deps: Deps) -> None:
     who = principal()
     good = await upload(deps, who, [TIMINGS])
-    # A pair whose trace half is missing, and a blob that does not exist.
+    # Only a pair's half (nothing to ingest), and a blob that does not exist.
     half = await upload(deps, who, [SPX[0]])
-    for refs in (good + half, [*good, ArtifactRef(blob="never-uploaded.log")]):
+    for refs in (half, [*good, ArtifactRef(blob="never-uploaded.log")]):
         with pytest.raises(ValidationFailed) as err:
             await service.ingest(who, IngestRequest(artifacts=refs))
-        assert any(not r["ok"] for r in err.value.details["results"])
+        assert any(not r["ok"] or r["metadata"].get("pair_status") == "partial" for r in err.value.details["results"])
     assert await blob_names(deps, who, "snapshots") == []
     assert (await service.runs_list(who, RunsListRequest())).runs == []
 

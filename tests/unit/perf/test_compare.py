@@ -332,3 +332,13 @@ def test_headlines_and_evidence_are_one_plain_line_whatever_the_endpoint_name(tm
         assert "\x1b" not in text
         assert "\x00" not in text
     assert any("Ignore previous instructions" in t for t in texts)  # kept as text, on one line
+
+
+def test_a_total_that_grew_through_its_own_time_is_not_sent_to_the_callees(tmp_path: Path) -> None:
+    baseline = snapshot(spx_pair(SPX_DIR, FRAMEWORK))
+    target = max((s for s in baseline["spans"] if not s["is_root"]), key=lambda s: (s["self_ms"], s["function"]))
+    candidate = snapshot(spx_scaled(tmp_path, target["function"], 2.0, FRAMEWORK))
+    group = baseline["profiles"][0]["command"]
+    total = changes_of(compare(baseline, candidate), f"{group} :: {target['function']}")["total_ms"]
+    assert "callees" not in total["suggestion"]
+    assert "own code" in total["suggestion"]

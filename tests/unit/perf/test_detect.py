@@ -34,11 +34,37 @@ def test_spx_pair_is_detected_and_paired() -> None:
     assert trace.metadata["metric_count"] == 2
 
 
-def test_spx_json_without_its_trace_is_partial_with_an_error() -> None:
+def test_spx_json_without_its_trace_is_usable_with_a_partial_pair_status() -> None:
+    # The spec: "SPX validates but metadata indicates pair status not fully paired"; ingest skips it.
     (meta,) = pair_spx([detect_file(FIXTURES / "spx" / f"{TINY}.json")])
     assert meta.metadata["pair_status"] == "partial"
-    assert not meta.ok
-    assert "trace (.txt.gz)" in meta.errors[0]
+    assert meta.ok
+    assert meta.errors == []
+    assert "trace (.txt.gz)" in meta.metadata["warnings"][0]
+
+
+def test_spx_trace_without_its_metadata_is_partial_too() -> None:
+    (trace,) = pair_spx([detect_file(FIXTURES / "spx" / f"{TINY}.txt.gz")])
+    assert (trace.ok, trace.metadata["pair_status"]) == (True, "partial")
+    assert "metadata (.json)" in trace.metadata["warnings"][0]
+
+
+def _slow_log_after(noise_lines: int) -> bytes:
+    noise = "".join(f"-- note {i}: rotated by logrotate, kept for reference\n" for i in range(noise_lines))
+    entry = "# Time: 2026-03-02T09:00:00.000000Z\n# User@Host: app[app] @  [10.0.0.1]  Id:     7\n"
+    entry += "# Query_time: 0.5  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 1\nSELECT 1;\n"
+    return (noise + entry).encode()
+
+
+def test_slow_log_markers_are_looked_for_in_the_first_500_lines() -> None:
+    assert detect_bytes("late.log", _slow_log_after(450)).detected_type == "mysql_slow_log"
+    assert not detect_bytes("too-late.log", _slow_log_after(500)).ok
+
+
+def test_slow_log_markers_beyond_the_first_64_kb_but_within_500_lines_are_found() -> None:
+    data = _slow_log_after(0)
+    long_noise = b"".join(b"-- " + b"x" * 400 + b"\n" for _ in range(300))  # 120 KB in 300 lines
+    assert detect_bytes("wide.log", long_noise + data).detected_type == "mysql_slow_log"
 
 
 @pytest.mark.parametrize(("name", "flavor"), [("small.log", "mariadb"), ("mysql80-sample.log", "mysql")])

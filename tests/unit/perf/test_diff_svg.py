@@ -19,6 +19,7 @@ from shared.perf.analysis.diff_svg import diff_bars, differential_flame_graph
 from shared.perf.analysis.svg import MAX_ROWS, MIN_PX, ROW, SEVERITY_COLOURS, WIDTH
 from shared.perf.parsers.spx.export import DEEPER, MORE, collapsed
 from shared.perf.parsers.spx.trace import aggregate_trace
+from tests.unit.perf.svg_geometry import crossings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "spx"
 TINY = "spx-full-20261122_030646-vm-31166-1804289383"
@@ -321,3 +322,13 @@ def test_bar_labels_are_escaped_and_fitted() -> None:
     titles = [t.text or "" for t in root.iter(f"{NS}title")]
     for name in HOSTILE[:3]:
         assert any(t.startswith(f"{name}: ") for t in titles)
+
+
+def test_no_threshold_tick_crosses_a_value_label() -> None:
+    # Bars that end just short of a tick: each value label would start right before it.
+    charts = [
+        diff_bars([change(baseline=140.0, candidate=145.0, severity=None, direction="slower")], "t"),
+        diff_bars([change(baseline=190.0, candidate=196.0)], "t"),
+        diff_bars([change(baseline=100.0, candidate=390.0, severity="P1")], "t"),
+    ]
+    assert [bad for svg in charts for bad in crossings(svg)] == []

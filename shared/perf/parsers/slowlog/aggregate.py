@@ -25,6 +25,7 @@ from typing import Any
 
 from shared.perf.parsers.slowlog.fingerprint import fingerprint
 from shared.perf.parsers.slowlog.parser import SlowEntry
+from shared.perf.parsers.slowlog.signals import add_signals
 
 _BASE = 1.05
 _MIN = 0.000001
@@ -129,6 +130,7 @@ class QueryClass:
     worst_sample: str = ""
     worst_offset: int = 0
     truncated: int = 0  # statements longer than the parser's cap (their fingerprint is of the kept bytes)
+    signals: dict[str, int] = field(default_factory=dict)  # optional fields counted (signals.py)
 
     def add(self, e: SlowEntry) -> None:
         self.count += 1
@@ -139,6 +141,8 @@ class QueryClass:
         self.databases[e.schema] = self.databases.get(e.schema, 0) + 1
         self.users[e.user] = self.users.get(e.user, 0) + 1
         self.truncated += e.truncated
+        if e.extra_lines:
+            add_signals(self.signals, e)
         when = e.time
         if when is not None:
             if self.first_seen is None or _naive(when) < _naive(self.first_seen):
@@ -168,6 +172,7 @@ class QueryClass:
                 "byte_offset": self.worst_offset,
             },
             "truncated_statements": self.truncated,
+            "signals": dict(sorted(self.signals.items())),
             "query_time_histogram": {str(b): n for b, n in sorted(self.query_time.buckets.items())},
         }
 

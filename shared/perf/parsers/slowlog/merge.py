@@ -29,7 +29,7 @@ INHERITED_SCHEMA = "\udc80inherited"
 METRICS = ("query_time", "lock_time", "rows_sent", "rows_examined")
 MERGED_FIELDS = frozenset(
     {"fingerprint", "count", *METRICS, "databases", "users", "first_seen", "last_seen", "worst_query_time"}
-    | {"worst_sample", "worst_offset", "truncated"}
+    | {"worst_sample", "worst_offset", "truncated", "signals"}
 )
 
 
@@ -82,6 +82,7 @@ def _merge_class(into: QueryClass, more: QueryClass) -> None:
     into.truncated += more.truncated
     _add_counts(into.databases, more.databases, {})
     _add_counts(into.users, more.users, {})
+    _add_counts(into.signals, more.signals, {})
     first, last = more.first_seen, more.last_seen
     if first is not None and (into.first_seen is None or _naive(first) < _naive(into.first_seen)):
         into.first_seen = first
