@@ -49,7 +49,9 @@ async def artifacts_validate(ctx: ToolContext, args: models.ValidateRequest) -> 
 
 _INGEST_DOC = """Parse perf artifacts into a normalised snapshot and store it; returns normalized_snapshot_id.
 
-Strict: every artifact must validate (else VALIDATION_ERROR listing each result). SPX pairs become
+Strict: every artifact must validate (else VALIDATION_ERROR listing each result), except an SPX half
+without its other half: it is skipped and reported in sources[].hints.spx (ingested: false, with the
+reason) while the rest is ingested (only halves: VALIDATION_ERROR "nothing to ingest"). SPX pairs become
 per-function spans (calls, self and total ms, recursion, top callees) and a flame graph; slow logs
 become query classes (pt-query-digest fingerprints, count, total/avg/p95/max, rows, literals
 redacted); timings become per-endpoint p50/p95/max per phase. The id is the SHA-256 of the content,
