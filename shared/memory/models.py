@@ -177,7 +177,7 @@ class IncidentMatch(ToolOutput):
     incident_id: str
     title: str
     relevance_score: float = Field(
-        description="0..1, relative to the best match of this lookup; 1 for an exact signature match."
+        description="0..1: 1 for an exact signature match; others at most 0.75, relative to the best of them."
     )
     exact_signature_match: bool
     matched_terms: list[str]
@@ -186,15 +186,28 @@ class IncidentMatch(ToolOutput):
 
 
 class SolutionScore(ToolOutput):
-    """How one solution scores for the caller's environment (see shared/memory/ranking.py)."""
+    """How one solution scores for the caller's environment and query (see shared/memory/ranking.py)."""
 
-    best_env_bucket_match: str
-    env_match_score: float
+    best_env_bucket_match: str | None = Field(
+        description="The bucket most similar to yours where this solution has recorded outcomes; null when unproven."
+    )
+    env_match_score: float = Field(description="Similarity of your bucket to best_env_bucket_match; 0 when unproven.")
     reliability_score: float
     recency_boost: float
-    final_solution_score: float
+    fit_score: float = Field(description="0.45 env match + 0.40 reliability + 0.15 recency.")
+    incident_relevance: float = Field(
+        description="How well its incident matches the query: 1.0 exact signature match, others at most 0.75."
+    )
+    exact_signature_match: bool
+    final_solution_score: float = Field(description="0.30 incident_relevance + 0.70 fit_score; the sort key.")
     worked_count: int
     failed_count: int
+    outcomes_in_best_bucket: int = Field(description="Recorded outcomes in best_env_bucket_match.")
+    proven: bool = Field(description="false when nobody has recorded an outcome for this solution yet.")
+    untried_env_buckets: list[str] = Field(
+        description="Buckets it was registered for (add_solution) without any recorded outcome there."
+    )
+    evidence: str = Field(description="The evidence in one sentence, e.g. 'unproven: 0 outcomes ...'.")
     last_confirmed_at: str | None
 
 

@@ -33,6 +33,7 @@ from shared.memory.models import (
     SolutionStats,
 )
 from shared.memory.ranking import BucketEvidence, gate, score_solution
+from shared.memory.ranking import relevance as relevance_of
 from shared.memory.search import Match, bm25, incident_terms, query_terms
 from shared.memory.store import MemoryStore, incident_of, new_id, solution_id_for
 from shared.memory.text import STOPWORDS, digest, normalize_signature, steps_hash
@@ -128,8 +129,7 @@ class MemoryService:
         ordered = list(dict.fromkeys(sorted(exact_ids) + [m.incident_id for m in matches]))[:CANDIDATE_INCIDENTS]
         docs = {d["id"]: d for d in await self.store.incidents(ws, ordered)}
         by_id = {m.incident_id: m for m in matches}
-        top = max((m.score for m in matches), default=0.0) or 1.0
-        relevance = {i: (1.0 if i in exact_ids else round(by_id[i].score / top, 4)) for i in ordered if i in docs}
+        relevance = relevance_of({i: by_id[i].score if i in by_id else 0.0 for i in ordered if i in docs}, exact_ids)
 
         incidents = [
             IncidentMatch(
@@ -150,9 +150,15 @@ class MemoryService:
         ]
         now = self.clock()
         ranked: list[RankedSolution] = []
-        for incident_id in gate(relevance, exact_ids & set(docs)):
+        for incident_id in gate(relevance, exact_ids):
             for solution_id, solution in docs[incident_id].get("solutions", {}).items():
-                s = score_solution(_evidence(solution), bucket, now)
+                s = score_solution(
+                    _evidence(solution),
+                    bucket,
+                    now,
+                    incident_relevance=relevance[incident_id],
+                    exact_signature_match=incident_id in exact_ids,
+                )
                 ranked.append(
                     RankedSolution(
                         solution_id=solution_id,
@@ -185,7 +191,7 @@ class MemoryService:
         elif not ranked:
             action = na.no_solutions(incidents[0].incident_id, lookup_id)
         else:
-            action = na.try_solution(ranked[0].solution_id, lookup_id)
+            action = na.try_solution(ranked[0].solution_id, lookup_id, proven=ranked[0].proven)
         return RankedSolutionsResult(
             lookup_id=lookup_id,
             env_bucket=bucket,
