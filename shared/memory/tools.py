@@ -16,6 +16,7 @@ from shared.memory.models import (
     RecordOutcomeRequest,
     RecordOutcomeResult,
 )
+from shared.memory.runtime import runtime_of
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
 from shared.tools.invoke import ToolContext
@@ -25,7 +26,8 @@ toolset = ToolSet("memory")
 
 
 def _service(ctx: ToolContext) -> MemoryService:
-    return MemoryService(MemoryStore(ctx.deps.cosmos), ctx.deps.clock)
+    runtime = runtime_of(ctx.deps)
+    return MemoryService(MemoryStore(ctx.deps.cosmos), ctx.deps.clock, runtime.embedders.models, runtime.vectors)
 
 
 def _render_ranked(r: RankedSolutionsResult) -> str:
