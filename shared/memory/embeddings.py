@@ -99,12 +99,15 @@ class LocalEmbedder:
 def _load_wordllama() -> Any:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    import wordllama  # noqa: PLC0415 - loaded on first use: 16 MB of weights stay out of cold start
-    from wordllama import WordLlama  # noqa: PLC0415
+    # Imported on first use, not at cold start.
+    import wordllama  # type: ignore[import-untyped]
+    from wordllama import WordLlama
 
     # wordllama.inference calls logging.basicConfig(level=INFO) at import: undo that on the root logger.
     root.handlers[:], root.level = handlers, level
-    return WordLlama.load(config="l2_supercat", dim=256, cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+    return WordLlama.load(
+        config="l2_supercat", dim=256, cache_dir=Path(wordllama.__file__).parent, disable_download=True
+    )
 
 
 @dataclass
@@ -123,11 +126,14 @@ class EndpointEmbedder:
 
     @classmethod
     def from_settings(cls, settings: MemorySettings) -> EndpointEmbedder:
-        from openai import AsyncOpenAI  # noqa: PLC0415 - only when an endpoint is configured
+        from openai import AsyncOpenAI
 
         key = settings.embeddings_api_key.get_secret_value() if settings.embeddings_api_key else "not-needed"
         client = AsyncOpenAI(
-            base_url=settings.embeddings_endpoint, api_key=key, timeout=settings.embeddings_timeout_seconds, max_retries=0
+            base_url=settings.embeddings_endpoint,
+            api_key=key,
+            timeout=settings.embeddings_timeout_seconds,
+            max_retries=0,
         )
         return cls(
             client=client,

@@ -97,7 +97,9 @@ def _why(match: Match | None) -> str:
     if match is None or not match.matched_terms:
         return "close in meaning (no shared words)"
     words = [t for t in match.matched_terms if not t.startswith(CONCEPT_PREFIX)]
-    concepts = [t.removeprefix(CONCEPT_PREFIX).replace("_", " ") for t in match.matched_terms if t.startswith(CONCEPT_PREFIX)]
+    concepts = [
+        t.removeprefix(CONCEPT_PREFIX).replace("_", " ") for t in match.matched_terms if t.startswith(CONCEPT_PREFIX)
+    ]
     parts = ([f"shares {', '.join(words[:8])}"] if words else []) + (
         [f"same concepts: {', '.join(concepts[:6])}"] if concepts else []
     )
@@ -150,7 +152,9 @@ class MemoryService:
     async def _semantic(self, ws: str, count: int, query_vectors: list[Any]) -> list[SemanticScores]:
         """Each available model's scores for the query (models that did not answer are left out)."""
         answered = [(m, q) for m, q in zip(self.embedders, query_vectors, strict=True) if q is not None]
-        shards = await asyncio.gather(*(vectors.load(self.store, self.vector_cache, ws, m.model_id, count) for m, _ in answered))
+        shards = await asyncio.gather(
+            *(vectors.load(self.store, self.vector_cache, ws, m.model_id, count) for m, _ in answered)
+        )
         return [
             SemanticScores.of(shard.ids, shard.matrix, q[0], m.min_similarity)
             for (m, q), shard in zip(answered, shards, strict=True)

@@ -168,11 +168,11 @@ class MemoryStore:
     async def index(self, workspace: str, incident_id: str, terms: dict[str, float], length: float) -> int:
         """Add the incident to each term's postings and to the workspace totals; its slot (0, 1, 2, ... in the
         order incidents were indexed), which decides the vector shard it goes to."""
-        *_, count = await asyncio.gather(
-            *(self._post(workspace, token, incident_id, tf, length) for token, tf in terms.items()),
+        _, count = await asyncio.gather(
+            asyncio.gather(*(self._post(workspace, token, incident_id, tf, length) for token, tf in terms.items())),
             self._bump_meta(workspace, length),
         )
-        return int(count) - 1
+        return count - 1
 
     # ---- vectors ------------------------------------------------------------------------------------------
 

@@ -34,7 +34,9 @@ def principal() -> Principal:
     return Principal(workspace_id=f"ws-trust-{uuid.uuid4().hex[:8]}", user_id="tester", source="dev")
 
 
-async def _add(service: MemoryService, who: Principal, title: str, signature: str, steps: list[str], worked: bool) -> str:
+async def _add(
+    service: MemoryService, who: Principal, title: str, signature: str, steps: list[str], worked: bool
+) -> str:
     r = await service.add_incident(
         who,
         AddIncidentRequest(
@@ -56,7 +58,9 @@ def _by_id(result: RankedSolutionsResult) -> dict[str, RankedSolution]:
 
 async def _two_incidents(service: MemoryService, who: Principal, *, exact_worked: bool) -> tuple[str, str]:
     """An incident whose signature the query is, and another about the same ledger rebalance failure."""
-    exact = await _add(service, who, "ledgerd shard rebalance aborts", SIGNATURE, ["restart the fencing agent"], exact_worked)
+    exact = await _add(
+        service, who, "ledgerd shard rebalance aborts", SIGNATURE, ["restart the fencing agent"], exact_worked
+    )
     other = await _add(
         service,
         who,
@@ -128,9 +132,7 @@ async def test_a_fix_nobody_tried_says_so_and_ranks_below_a_proven_one(service: 
     assert new.best_env_bucket_match is None
     assert new.untried_env_buckets == ["linux|go1|any|k8s1|gcp"]
     assert new.evidence.startswith("unproven: 0 outcomes")
-    alone = await service.ranked_solutions(
-        who, RankedSolutionsRequest(query_text=SIGNATURE, env=GO_ON_GKE, limit=1)
-    )
+    alone = await service.ranked_solutions(who, RankedSolutionsRequest(query_text=SIGNATURE, env=GO_ON_GKE, limit=1))
     assert alone.recommended_solution is not None
     assert "unproven" not in alone.next_action.instructions  # the recommended one is proven
     assert [r.solution_id for r in result.ranked_solutions] == [proven, untried.solution_id]

@@ -38,7 +38,11 @@ def _deep(depth: int) -> dict[str, Any]:
         (RankedSolutionsRequest, {"query_text": "x", "env": _deep(20)}, "env"),
         (ListIncidentsRequest, {"limit": True}, "limit"),
         (ListIncidentsRequest, {"limit": "20"}, "limit"),
-        (RecordOutcomeRequest, {"solution_id": "sol_a_b", "worked": True, "env": ENV, "env_bucket": "garbage"}, "env_bucket"),
+        (
+            RecordOutcomeRequest,
+            {"solution_id": "sol_a_b", "worked": True, "env": ENV, "env_bucket": "garbage"},
+            "env_bucket",
+        ),
         (
             RecordOutcomeRequest,
             {"solution_id": "sol_a_b", "worked": True, "env": ENV, "env_bucket": "linux|py3|nonsense|k8s1|aws"},
@@ -50,7 +54,11 @@ def _deep(depth: int) -> dict[str, Any]:
             "env_bucket",
         ),
         (RecordOutcomeRequest, {"solution_id": "sol_a/b", "worked": True, "env": ENV}, "solution_id"),
-        (AddSolutionRequest, {"incident_id": "inc_x", "steps": ["a"], "env": ENV, "env_bucket": "garbage"}, "env_bucket"),
+        (
+            AddSolutionRequest,
+            {"incident_id": "inc_x", "steps": ["a"], "env": ENV, "env_bucket": "garbage"},
+            "env_bucket",
+        ),
         (AddSolutionRequest, {"incident_id": "inc_x?y", "steps": ["a"], "env": ENV}, "incident_id"),
         (AddIncidentRequest, {**INCIDENT, "env_bucket": "windows|klingon9|any|any|any"}, "env_bucket"),
         (AddIncidentRequest, {**INCIDENT, "title": "     "}, "title"),
@@ -69,7 +77,9 @@ def test_wrong_kinds_are_refused(model: type[BaseModel], body: dict[str, Any], f
     "bucket", ["linux|py3|django4|k8s1|aws", "any|any|any|any|any", "Linux|PY3", "macos|node20|express4|docker|any"]
 )
 def test_real_buckets_are_accepted(bucket: str) -> None:
-    req = RecordOutcomeRequest.model_validate({"solution_id": "sol_a_b", "worked": False, "env": ENV, "env_bucket": bucket})
+    req = RecordOutcomeRequest.model_validate(
+        {"solution_id": "sol_a_b", "worked": False, "env": ENV, "env_bucket": bucket}
+    )
     assert req.env_bucket is not None
 
 

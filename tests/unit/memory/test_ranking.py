@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.memory.ranking import BucketEvidence, gate, recency, relevance, reliability, score_solution
 from shared.memory.env_bucket import similarity
+from shared.memory.ranking import BucketEvidence, gate, recency, relevance, reliability, score_solution
 from shared.memory.search import bm25
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)

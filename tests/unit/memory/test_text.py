@@ -7,7 +7,12 @@ from shared.memory.text import legacy_tokens, normalize_signature, normalize_ste
 
 def test_tokens_fold_aliases_and_drop_noise() -> None:
     assert set(tokens("Pods keep restarting: OOMKilled in k8s")) == {
-        "pod", "restart", "oom", "kubernet", "c_oom", "c_kubernetes"
+        "pod",
+        "restart",
+        "oom",
+        "kubernet",
+        "c_oom",
+        "c_kubernetes",
     }
     assert tokens("the 0xdeadbeef 12345 of a") == []
     assert tokens("PostgreSQL") == tokens("postgres") == tokens("pg")
