@@ -15,6 +15,7 @@ import base64
 import logging
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -125,10 +126,10 @@ class EndpointEmbedder:
         self.model_id = self.model_id or f"ep-{slug(self.model)}"
 
     @classmethod
-    def from_settings(cls, settings: MemorySettings) -> EndpointEmbedder:
-        from openai import AsyncOpenAI
+    def from_settings(cls, settings: MemorySettings, api_key: str | None) -> EndpointEmbedder:
+        from openai import AsyncOpenAI  # only when an endpoint is configured
 
-        key = settings.embeddings_api_key.get_secret_value() if settings.embeddings_api_key else "not-needed"
+        key = api_key or "not-needed"  # the SDK insists on one; an endpoint without auth ignores it
         client = AsyncOpenAI(
             base_url=settings.embeddings_endpoint,
             api_key=key,
@@ -177,13 +178,16 @@ class Embedders:
     _closers: list[Any] = field(default_factory=list)
 
     @classmethod
-    def from_settings(cls, settings: MemorySettings) -> Embedders:
+    def from_settings(cls, settings: MemorySettings, env: Mapping[str, str]) -> Embedders:
+        """The bundled model unless turned off, and the endpoint when configured, whose key is the LLM's
+        (FIREBREAK_LLM_API_KEY, else OPENAI_API_KEY in `env`): no second secret to deploy."""
         models: list[Embedder] = []
         closers: list[Any] = []
         if settings.local_embeddings:
             models.append(local_embedder())
         if settings.endpoint_configured:
-            endpoint = EndpointEmbedder.from_settings(settings)
+            key = env.get("FIREBREAK_LLM_API_KEY") or env.get("OPENAI_API_KEY")
+            endpoint = EndpointEmbedder.from_settings(settings, key)
             models.append(endpoint)
             closers.append(endpoint)
         return cls(models, closers)

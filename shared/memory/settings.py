@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import Field
 
 from shared.core.settings import SettingsSection
 
@@ -18,10 +18,10 @@ class MemorySettings(SettingsSection):
     embeddings_endpoint: str | None = Field(
         None,
         description="An OpenAI-compatible base URL (…/v1) whose /embeddings ranks by meaning as well; needs"
-        " FIREBREAK_MEMORY_EMBEDDINGS_MODEL. Incidents added while it is set get its vectors.",
+        " FIREBREAK_MEMORY_EMBEDDINGS_MODEL; its key is the LLM's (FIREBREAK_LLM_API_KEY, else OPENAI_API_KEY),"
+        " a Key Vault secret on Azure. Incidents added while it is set get its vectors.",
     )
     embeddings_model: str | None = Field(None, max_length=200, description="The embeddings endpoint's model.")
-    embeddings_api_key: SecretStr | None = Field(None, description="The embeddings endpoint's key, if it needs one.")
     embeddings_timeout_seconds: float = Field(
         5.0, gt=0, le=60, description="One embeddings call; past it the search goes on without that signal."
     )

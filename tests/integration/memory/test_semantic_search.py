@@ -44,7 +44,6 @@ def _settings(base_url: str) -> MemorySettings:
             "local_embeddings": "false",
             "embeddings_endpoint": base_url,
             "embeddings_model": "text-embed-small",
-            "embeddings_api_key": KEY,
             "embeddings_min_similarity": "0.5",
         }
     )
@@ -73,7 +72,7 @@ async def test_an_embeddings_endpoint_finds_an_incident_sharing_no_word(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     with serve(FakeEmbeddings(synonyms=SYNONYMS)) as fake:
-        embedders = Embedders.from_settings(_settings(fake.base_url))
+        embedders = Embedders.from_settings(_settings(fake.base_url), {"FIREBREAK_LLM_API_KEY": KEY})
         assert [type(m) for m in embedders.models] == [EndpointEmbedder]
         service = MemoryService(MemoryStore(deps.cosmos), deps.clock, embedders.models)
         who = principal()
@@ -92,7 +91,7 @@ async def test_an_embeddings_endpoint_finds_an_incident_sharing_no_word(
 
 async def test_an_endpoint_that_fails_leaves_the_words(deps: Deps, caplog: pytest.LogCaptureFixture) -> None:
     with serve(FakeEmbeddings(synonyms=SYNONYMS)) as fake:
-        embedders = Embedders.from_settings(_settings(fake.base_url))
+        embedders = Embedders.from_settings(_settings(fake.base_url), {"FIREBREAK_LLM_API_KEY": KEY})
         service = MemoryService(MemoryStore(deps.cosmos), deps.clock, embedders.models)
         who = principal()
         expected = await _incidents(service, who)
