@@ -21,6 +21,7 @@ from benchmarks import (
     investigations,
     mcp_overhead,
     memory_ranking,
+    memory_semantic,
     neubird,
     perf_roundtrip,
     rule_engine,
@@ -44,6 +45,7 @@ NAMES = (
     "hostile_outside_content",
     "perf_roundtrip",
     "memory_ranking",
+    "memory_semantic",
     "neubird",
     "tasks_chat",
 )
@@ -113,6 +115,10 @@ def _with_stack(want: set[str]) -> list[dict[str, Any]]:
             if "memory_ranking" in want:
                 results += memory_ranking.run(
                     load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memory-{uuid.uuid4().hex[:6]}"})
+                )
+            if "memory_semantic" in want:
+                results += memory_semantic.run(
+                    load_settings({**env, "FIREBREAK_COSMOS_DATABASE": f"bench-memsem-{uuid.uuid4().hex[:6]}"})
                 )
             if "neubird" in want:
                 results += neubird.run(stack.app_settings())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shared.memory.settings import MemorySettings
 from shared.memory.store import MEMORY_CONTAINER
 from shared.memory.tools import toolset
 from shared.tools.capability import Capability
@@ -13,5 +14,6 @@ CAPABILITY = Capability(
     summary="Debug memory: what fixed this failure before, ranked for an environment like yours; record what worked.",
     toolset=toolset,
     containers=(MEMORY_CONTAINER,),
+    settings=MemorySettings,
     readme=Path(__file__).with_name("README.md"),
 )

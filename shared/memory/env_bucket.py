@@ -207,14 +207,44 @@ def canonical_bucket(env: dict[str, Any]) -> str:
     return "|".join(parts[c] for c in COMPONENTS)
 
 
+_FAMILIES = {"os": _OS, "language": _LANGUAGES, "framework": _FRAMEWORKS, "runtime": _RUNTIMES, "cloud": _CLOUDS}
+
+
 def is_bucket(value: str) -> bool:
-    return bool(_BUCKET.match(value))
+    """Five components, each `any` or a family canonical_bucket can produce (with a major version where it
+    keeps one): `linux|py3|django4|k8s1|aws` is a bucket, `garbage` or `linux|klingon9|...` is not."""
+    if not _BUCKET.match(value):
+        return False
+    return all(_known(component, part) for component, part in zip(COMPONENTS, value.split("|"), strict=True))
+
+
+def _known(component: str, part: str) -> bool:
+    if part == ANY:
+        return True
+    family = re.sub(r"\d+$", "", part) if component in _VERSIONED else part
+    return family in _FAMILIES[component]
+
+
+def bucket_problem(value: str) -> str | None:
+    """Why an explicit bucket is refused, naming the allowed values; None when it is a bucket."""
+    parts = value.split("|")
+    if len(parts) != len(COMPONENTS) or not _BUCKET.match(value):
+        return (
+            "an env bucket is os|language|framework|runtime|cloud (five parts, e.g. linux|py3|django4|k8s1|aws;"
+            " missing trailing parts are any)"
+        )
+    for component, part in zip(COMPONENTS, parts, strict=True):
+        if not _known(component, part):
+            version = " followed by a major version" if component in _VERSIONED else ""
+            return f"{component} {part!r} is not one of any, {', '.join(_FAMILIES[component])}{version}"
+    return None
 
 
 def normalize_bucket(value: str) -> str:
-    """An explicit bucket from a caller, lowercased; missing trailing parts become `any`."""
+    """An explicit bucket from a caller, lowercased; missing trailing parts become `any` (extra parts are kept,
+    for is_bucket to refuse rather than to drop silently)."""
     parts = [p.strip().lower() or ANY for p in value.split("|")]
-    parts = (parts + [ANY] * len(COMPONENTS))[: len(COMPONENTS)]
+    parts += [ANY] * (len(COMPONENTS) - len(parts))
     return "|".join(parts)
 
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field, StrictBool, field_validator
+from pydantic import Field, StrictBool, StrictInt, field_validator
 
+from shared.memory.env_bucket import bucket_problem, normalize_bucket
 from shared.tools.registry import ToolInput, ToolOutput
 
 MAX_ENV_BYTES = 8_000
+MAX_ENV_DEPTH = 6
+# The ids this capability hands out (inc_…, sol_…_…, lkp_…): anything else cannot name a document of ours,
+# and characters such as / ? # would reach the store's paths.
+ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 MAX_STEPS = 50
 MAX_STEP_CHARS = 2_000
 MAX_STEPS_TOTAL = 20_000
@@ -26,7 +31,22 @@ _STEPS = "The fix as ordered steps (a list of strings, or one string with a step
 _LOOKUP = "The lookup_id ranked_solutions returned, so the memory learns whether its recommendation was followed."
 
 
+def _depth(value: Any) -> int:
+    """How deeply dicts and lists nest in `value`, counted without recursion (a hostile env may nest thousands deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            if level > MAX_ENV_DEPTH:
+                break
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
 def _check_env(value: dict[str, Any]) -> dict[str, Any]:
+    if _depth(value) > MAX_ENV_DEPTH:
+        raise ValueError(f"env nests more than {MAX_ENV_DEPTH} levels; send flat facts (os, language, framework, ...)")
     if len(json.dumps(value, default=str)) > MAX_ENV_BYTES:
         raise ValueError(
             f"env is larger than {MAX_ENV_BYTES} bytes;"
@@ -50,11 +70,28 @@ def _check_steps(value: Any) -> list[str]:
     return steps
 
 
+def _check_bucket(value: str | None) -> str | None:
+    if value is None:
+        return None
+    bucket = normalize_bucket(value)
+    problem = bucket_problem(bucket)
+    if problem:
+        raise ValueError(problem)
+    return bucket
+
+
+def _check_words(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must contain words, not only spaces")
+    return value
+
+
 class _WithEnv(ToolInput):
     env: dict[str, Any] = Field(description=_ENV)
     env_bucket: str | None = Field(None, max_length=200, description=_BUCKET)
 
     _env = field_validator("env")(classmethod(lambda cls, v: _check_env(v)))
+    _bucket = field_validator("env_bucket")(classmethod(lambda cls, v: _check_bucket(v)))
 
 
 class RankedSolutionsRequest(ToolInput):
@@ -64,22 +101,25 @@ class RankedSolutionsRequest(ToolInput):
         description="The error message, log lines, stack trace fragment or a description of the symptom.",
     )
     env: dict[str, Any] = Field(description=_ENV)
-    limit: int = Field(5, ge=1, le=20, description="How many ranked solutions to return.")
+    limit: StrictInt = Field(5, ge=1, le=20, description="How many ranked solutions to return (an integer).")
 
     _env = field_validator("env")(classmethod(lambda cls, v: _check_env(v)))
+    _query = field_validator("query_text")(classmethod(lambda cls, v: _check_words(v)))
 
 
 class RecordOutcomeRequest(_WithEnv):
-    solution_id: str = Field(min_length=1, max_length=100, description="The solution you tried.")
+    solution_id: str = Field(min_length=1, max_length=100, pattern=ID_PATTERN, description="The solution you tried.")
     worked: StrictBool = Field(description="true if the fix resolved the problem, false if not.")
-    lookup_id: str | None = Field(None, max_length=100, description=_LOOKUP)
+    lookup_id: str | None = Field(None, max_length=100, pattern=ID_PATTERN, description=_LOOKUP)
     notes: str | None = Field(None, max_length=4_000, description="What happened (optional).")
 
 
 class AddSolutionRequest(_WithEnv):
-    incident_id: str = Field(min_length=1, max_length=100, description="The incident this fix belongs to.")
+    incident_id: str = Field(
+        min_length=1, max_length=100, pattern=ID_PATTERN, description="The incident this fix belongs to."
+    )
     steps: list[str] = Field(description=_STEPS)
-    lookup_id: str | None = Field(None, max_length=100, description=_LOOKUP)
+    lookup_id: str | None = Field(None, max_length=100, pattern=ID_PATTERN, description=_LOOKUP)
 
     _steps = field_validator("steps", mode="before")(classmethod(lambda cls, v: _check_steps(v)))
 
@@ -101,10 +141,11 @@ class AddIncidentRequest(_WithEnv):
     tags: list[str] = Field(
         default_factory=list, max_length=20, description="Keywords such as kubernetes, postgres, oom."
     )
-    lookup_id: str | None = Field(None, max_length=100, description=_LOOKUP)
+    lookup_id: str | None = Field(None, max_length=100, pattern=ID_PATTERN, description=_LOOKUP)
     notes: str | None = Field(None, max_length=4_000, description="Notes on the outcome (optional).")
 
     _steps = field_validator("steps", mode="before")(classmethod(lambda cls, v: _check_steps(v)))
+    _title = field_validator("title")(classmethod(lambda cls, v: _check_words(v)))
 
     @field_validator("tags")
     @classmethod
@@ -115,7 +156,7 @@ class AddIncidentRequest(_WithEnv):
 
 
 class GetIncidentRequest(ToolInput):
-    incident_id: str = Field(min_length=1, max_length=100, description="The incident to show.")
+    incident_id: str = Field(min_length=1, max_length=100, pattern=ID_PATTERN, description="The incident to show.")
 
 
 class ListIncidentsRequest(ToolInput):
@@ -123,7 +164,7 @@ class ListIncidentsRequest(ToolInput):
         None, max_length=1_000, description="Words to search for (ranked by relevance; no continuation)."
     )
     tag: str | None = Field(None, max_length=50, description="Only incidents with this tag.")
-    limit: int = Field(20, ge=1, le=100, description="Page size.")
+    limit: StrictInt = Field(20, ge=1, le=100, description="Page size (an integer).")
     continuation: str | None = Field(None, max_length=4_000, description="The continuation of the previous page.")
 
 
@@ -136,7 +177,7 @@ class IncidentMatch(ToolOutput):
     incident_id: str
     title: str
     relevance_score: float = Field(
-        description="0..1, relative to the best match of this lookup; 1 for an exact signature match."
+        description="0..1: 1 for an exact signature match; others at most 0.75, relative to the best of them."
     )
     exact_signature_match: bool
     matched_terms: list[str]
@@ -145,15 +186,28 @@ class IncidentMatch(ToolOutput):
 
 
 class SolutionScore(ToolOutput):
-    """How one solution scores for the caller's environment (see shared/memory/ranking.py)."""
+    """How one solution scores for the caller's environment and query (see shared/memory/ranking.py)."""
 
-    best_env_bucket_match: str
-    env_match_score: float
+    best_env_bucket_match: str | None = Field(
+        description="The bucket most similar to yours where this solution has recorded outcomes; null when unproven."
+    )
+    env_match_score: float = Field(description="Similarity of your bucket to best_env_bucket_match; 0 when unproven.")
     reliability_score: float
     recency_boost: float
-    final_solution_score: float
+    fit_score: float = Field(description="0.45 env match + 0.40 reliability + 0.15 recency.")
+    incident_relevance: float = Field(
+        description="How well its incident matches the query: 1.0 exact signature match, others at most 0.75."
+    )
+    exact_signature_match: bool
+    final_solution_score: float = Field(description="0.30 incident_relevance + 0.70 fit_score; the sort key.")
     worked_count: int
     failed_count: int
+    outcomes_in_best_bucket: int = Field(description="Recorded outcomes in best_env_bucket_match.")
+    proven: bool = Field(description="false when nobody has recorded an outcome for this solution yet.")
+    untried_env_buckets: list[str] = Field(
+        description="Buckets it was registered for (add_solution) without any recorded outcome there."
+    )
+    evidence: str = Field(description="The evidence in one sentence, e.g. 'unproven: 0 outcomes ...'.")
     last_confirmed_at: str | None
 
 

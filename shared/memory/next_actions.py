@@ -53,11 +53,13 @@ def no_solutions(incident_id: str, lookup_id: str) -> NextAction:
     )
 
 
-def try_solution(solution_id: str, lookup_id: str) -> NextAction:
+def try_solution(solution_id: str, lookup_id: str, *, proven: bool = True) -> NextAction:
+    caveat = "" if proven else " Nobody has recorded an outcome for it yet (unproven): treat it as a suggestion."
     return NextAction(
         type=TRY,
         instructions=(
-            f'{_TEXT[TRY]} Call record_outcome(solution_id="{solution_id}", worked=..., env=...{_lookup(lookup_id)}).'
+            f"{_TEXT[TRY]}{caveat}"
+            f' Call record_outcome(solution_id="{solution_id}", worked=..., env=...{_lookup(lookup_id)}).'
         ),
     )
 

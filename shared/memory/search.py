@@ -12,12 +12,14 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from shared.memory.text import tokens
+from shared.memory.text import legacy_tokens, tokens
 
 K1, B = 1.2, 0.75
 DF_CAP = 400
 FIELD_WEIGHTS = {"title": 3.0, "error_signature": 2.0, "tags": 2.0, "summary": 1.0}
-MAX_QUERY_TOKENS = 32
+MAX_QUERY_CONCEPTS = 12  # first, so a long pasted log keeps what its words mean
+CONCEPT_PREFIX = "c_"
+MAX_QUERY_TOKENS = 48  # words, the vocabulary's concepts, and index version 1's spellings of the words
 # Each indexed term is one or two Cosmos writes: a document indexes its MAX_INDEXED_TERMS heaviest terms.
 MAX_INDEXED_TERMS = 100
 
@@ -50,8 +52,12 @@ def incident_terms(title: str, summary: str, error_signature: str, tags: list[st
 
 
 def query_terms(query_text: str) -> list[str]:
+    """The query's tokens (its concepts among them), then the tokens index version 1 would have stored for
+    it, so incidents indexed before this tokenizer are still found; at most MAX_QUERY_TOKENS."""
+    found = tokens(query_text)
+    concepts = [t for t in found if t.startswith(CONCEPT_PREFIX)][:MAX_QUERY_CONCEPTS]
     seen: dict[str, None] = {}
-    for tok in tokens(query_text):
+    for tok in concepts + [t for t in found if not t.startswith(CONCEPT_PREFIX)] + legacy_tokens(query_text):
         seen.setdefault(tok, None)
     return list(seen)[:MAX_QUERY_TOKENS]
 

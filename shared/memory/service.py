@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,8 @@ from shared.core.errors import NotFound, ValidationFailed
 from shared.core.redaction import redact_text
 from shared.identity.models import Principal
 from shared.memory import next_actions as na
+from shared.memory import vectors
+from shared.memory.embeddings import Embedder, encode
 from shared.memory.env_bucket import canonical_bucket, is_bucket, normalize_bucket
 from shared.memory.models import (
     AddIncidentRequest,
@@ -33,9 +35,12 @@ from shared.memory.models import (
     SolutionStats,
 )
 from shared.memory.ranking import BucketEvidence, gate, score_solution
-from shared.memory.search import Match, bm25, incident_terms, query_terms
+from shared.memory.ranking import relevance as relevance_of
+from shared.memory.retrieval import SemanticScores, fuse
+from shared.memory.search import CONCEPT_PREFIX, Match, bm25, incident_terms, query_terms
 from shared.memory.store import MemoryStore, incident_of, new_id, solution_id_for
 from shared.memory.text import STOPWORDS, digest, normalize_signature, steps_hash
+from shared.memory.vectors import VectorCache
 
 CANDIDATE_INCIDENTS = 10
 MAX_SIGNATURE_LINES = 5
@@ -86,6 +91,21 @@ def _signature_guards(text: str) -> list[str]:
     return list(seen)
 
 
+def _why(match: Match | None) -> str:
+    """Why an incident matched, in words: the words it shares, the concepts (`c_oom` is the vocabulary's
+    out-of-memory concept: exit 137, OOMKilled, SIGKILL, ...), or its meaning alone."""
+    if match is None or not match.matched_terms:
+        return "close in meaning (no shared words)"
+    words = [t for t in match.matched_terms if not t.startswith(CONCEPT_PREFIX)]
+    concepts = [
+        t.removeprefix(CONCEPT_PREFIX).replace("_", " ") for t in match.matched_terms if t.startswith(CONCEPT_PREFIX)
+    ]
+    parts = ([f"shares {', '.join(words[:8])}"] if words else []) + (
+        [f"same concepts: {', '.join(concepts[:6])}"] if concepts else []
+    )
+    return "; ".join(parts)
+
+
 def _title_guard(title: str, summary: str) -> str:
     # Case, punctuation and word order do not make a new incident; numbers do (502 is not 504), so
     # this uses plain words rather than the search tokens, which drop numbers.
@@ -94,9 +114,17 @@ def _title_guard(title: str, summary: str) -> str:
 
 
 class MemoryService:
-    def __init__(self, store: MemoryStore, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        clock: Callable[[], datetime],
+        embedders: Sequence[Embedder] = (),
+        vector_cache: VectorCache | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.embedders = list(embedders)
+        self.vector_cache = vector_cache if vector_cache is not None else VectorCache()
 
     def _now(self) -> str:
         return self.clock().isoformat()
@@ -104,12 +132,44 @@ class MemoryService:
     # ---- ranked_solutions -------------------------------------------------------------------
 
     async def _search(self, ws: str, text: str, *, signatures: bool) -> tuple[list[Match], set[str]]:
-        """BM25 matches for `text`, and (with `signatures`) the incidents whose error signature it is exactly."""
+        """Matches for `text`, best first: BM25 fused with meaning (retrieval.fuse) when a model is available;
+        and (with `signatures`) the incidents whose error signature it is exactly."""
         guards = _signature_guards(text) if signatures else []
-        postings, (count, total_length), exact = await asyncio.gather(
-            self.store.postings(ws, query_terms(text)), self.store.meta(ws), self.store.guards(ws, guards)
+        postings, (count, total_length), exact, query_vectors = await asyncio.gather(
+            self.store.postings(ws, query_terms(text)),
+            self.store.meta(ws),
+            self.store.guards(ws, guards),
+            asyncio.gather(*(m.embed([text]) for m in self.embedders)),
         )
-        return bm25(postings, count, total_length / count if count else 1.0), set(exact.values())
+        lexical = bm25(postings, count, total_length / count if count else 1.0)
+        semantic = await self._semantic(ws, count, query_vectors)
+        by_id = {m.incident_id: m for m in lexical}
+        fused = fuse({m.incident_id: m.score for m in lexical}, semantic)
+        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+        matches = [Match(i, score, by_id[i].matched_terms if i in by_id else ()) for i, score in ranked]
+        return matches, set(exact.values())
+
+    async def _semantic(self, ws: str, count: int, query_vectors: list[Any]) -> list[SemanticScores]:
+        """Each available model's scores for the query (models that did not answer are left out)."""
+        answered = [(m, q) for m, q in zip(self.embedders, query_vectors, strict=True) if q is not None]
+        shards = await asyncio.gather(
+            *(vectors.load(self.store, self.vector_cache, ws, m.model_id, count) for m, _ in answered)
+        )
+        return [
+            SemanticScores.of(shard.ids, shard.matrix, q[0], m.min_similarity)
+            for (m, q), shard in zip(answered, shards, strict=True)
+        ]
+
+    async def _store_vectors(self, ws: str, incident_id: str, slot: int, text: str) -> None:
+        """The incident's vector from each model that answers (one that does not leaves it to the words)."""
+        answers = await asyncio.gather(*(m.embed([text]) for m in self.embedders))
+        await asyncio.gather(
+            *(
+                self.store.add_vector(ws, vectors.shard_id(m.model_id, slot), m.model_id, incident_id, encode(v[0]))
+                for m, v in zip(self.embedders, answers, strict=True)
+                if v is not None
+            )
+        )
 
     @staticmethod
     def _require_lookup(lookup_id: str | None, lookup: dict[str, Any] | None) -> None:
@@ -128,8 +188,7 @@ class MemoryService:
         ordered = list(dict.fromkeys(sorted(exact_ids) + [m.incident_id for m in matches]))[:CANDIDATE_INCIDENTS]
         docs = {d["id"]: d for d in await self.store.incidents(ws, ordered)}
         by_id = {m.incident_id: m for m in matches}
-        top = max((m.score for m in matches), default=0.0) or 1.0
-        relevance = {i: (1.0 if i in exact_ids else round(by_id[i].score / top, 4)) for i in ordered if i in docs}
+        relevance = relevance_of({i: by_id[i].score if i in by_id else 0.0 for i in ordered if i in docs}, exact_ids)
 
         incidents = [
             IncidentMatch(
@@ -138,11 +197,7 @@ class MemoryService:
                 relevance_score=relevance[i],
                 exact_signature_match=i in exact_ids,
                 matched_terms=list(by_id[i].matched_terms) if i in by_id else [],
-                why=(
-                    "exact error-signature match"
-                    if i in exact_ids
-                    else f"shares {', '.join(by_id[i].matched_terms[:8])}"
-                ),
+                why="exact error-signature match" if i in exact_ids else _why(by_id.get(i)),
                 solution_count=len(docs[i].get("solutions", {})),
             )
             for i in ordered
@@ -150,9 +205,15 @@ class MemoryService:
         ]
         now = self.clock()
         ranked: list[RankedSolution] = []
-        for incident_id in gate(relevance, exact_ids & set(docs)):
+        for incident_id in gate(relevance, exact_ids):
             for solution_id, solution in docs[incident_id].get("solutions", {}).items():
-                s = score_solution(_evidence(solution), bucket, now)
+                s = score_solution(
+                    _evidence(solution),
+                    bucket,
+                    now,
+                    incident_relevance=relevance[incident_id],
+                    exact_signature_match=incident_id in exact_ids,
+                )
                 ranked.append(
                     RankedSolution(
                         solution_id=solution_id,
@@ -185,7 +246,7 @@ class MemoryService:
         elif not ranked:
             action = na.no_solutions(incidents[0].incident_id, lookup_id)
         else:
-            action = na.try_solution(ranked[0].solution_id, lookup_id)
+            action = na.try_solution(ranked[0].solution_id, lookup_id, proven=ranked[0].proven)
         return RankedSolutionsResult(
             lookup_id=lookup_id,
             env_bucket=bucket,
@@ -353,7 +414,10 @@ class MemoryService:
         )
         outcome_id = await self._append_outcome(who, incident_id, solution_id, bucket, req, now, was_recommended=None)
         terms, length = incident_terms(req.title, req.summary or "", req.error_signature or "", req.tags)
-        await self.store.index(ws, incident_id, terms, length)
+        slot = await self.store.index(ws, incident_id, terms, length)
+        if self.embedders:
+            text = ". ".join(x for x in (req.title, req.error_signature, req.summary, " ".join(req.tags)) if x)
+            await self._store_vectors(ws, incident_id, slot, text)
         action = na.done(incident_id) if req.worked else na.debug_further(incident_id, req.lookup_id)
         return AddIncidentResult(
             incident_id=incident_id,

@@ -165,12 +165,41 @@ class MemoryStore:
             operations.append({"op": "set", "path": f"{path}/t", "value": at})
         await (await self.container()).patch(incident["id"], workspace, operations)
 
-    async def index(self, workspace: str, incident_id: str, terms: dict[str, float], length: float) -> None:
-        """Add the incident to each term's postings and to the workspace totals."""
-        await asyncio.gather(
-            *(self._post(workspace, token, incident_id, tf, length) for token, tf in terms.items()),
+    async def index(self, workspace: str, incident_id: str, terms: dict[str, float], length: float) -> int:
+        """Add the incident to each term's postings and to the workspace totals; its slot (0, 1, 2, ... in the
+        order incidents were indexed), which decides the vector shard it goes to."""
+        _, count = await asyncio.gather(
+            asyncio.gather(*(self._post(workspace, token, incident_id, tf, length) for token, tf in terms.items())),
             self._bump_meta(workspace, length),
         )
+        return count - 1
+
+    # ---- vectors ------------------------------------------------------------------------------------------
+
+    async def add_vector(self, workspace: str, shard_id: str, model_id: str, incident_id: str, vector: str) -> None:
+        """Put one incident's encoded vector in its shard document (created by the first incident of the shard)."""
+        container = await self.container()
+        op = [{"op": "add", "path": f"/vectors/{_key(incident_id)}", "value": vector}]
+        try:
+            await container.patch(shard_id, workspace, op)
+        except NotFound:
+            try:
+                await container.create(
+                    {
+                        "id": shard_id,
+                        "type": "vectors",
+                        "workspace_id": workspace,
+                        "model": model_id,
+                        "vectors": {incident_id: vector},
+                    }
+                )
+            except Conflict:
+                await container.patch(shard_id, workspace, op)
+
+    async def vector_shards(self, workspace: str, shard_ids: list[str]) -> list[dict[str, str] | None]:
+        """Each shard's incident -> encoded vector (None for a shard nobody has written)."""
+        docs = await asyncio.gather(*(self.read(workspace, s) for s in shard_ids))
+        return [d.get("vectors", {}) if d else None for d in docs]
 
     async def _post(self, workspace: str, token: str, incident_id: str, tf: float, length: float) -> None:
         container = await self.container()
@@ -207,14 +236,15 @@ class MemoryStore:
                 [{"op": "set", "path": "/saturated", "value": True}, {"op": "set", "path": "/postings", "value": {}}],
             )
 
-    async def _bump_meta(self, workspace: str, length: float) -> None:
+    async def _bump_meta(self, workspace: str, length: float) -> int:
+        """Count one more indexed incident; the count after it (atomic on the server, so each caller's is its own)."""
         container = await self.container()
         ops = [
             {"op": "incr", "path": "/incident_count", "value": 1},
             {"op": "incr", "path": "/total_length", "value": length},
         ]
         try:
-            await container.patch("meta", workspace, ops)
+            return int((await container.patch("meta", workspace, ops))["incident_count"])
         except NotFound:
             try:
                 await container.create(
@@ -226,5 +256,6 @@ class MemoryStore:
                         "total_length": length,
                     }
                 )
+                return 1
             except Conflict:
-                await container.patch("meta", workspace, ops)
+                return int((await container.patch("meta", workspace, ops))["incident_count"])

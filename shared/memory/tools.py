@@ -16,6 +16,7 @@ from shared.memory.models import (
     RecordOutcomeRequest,
     RecordOutcomeResult,
 )
+from shared.memory.runtime import runtime_of
 from shared.memory.service import MemoryService
 from shared.memory.store import MemoryStore
 from shared.tools.invoke import ToolContext
@@ -25,7 +26,8 @@ toolset = ToolSet("memory")
 
 
 def _service(ctx: ToolContext) -> MemoryService:
-    return MemoryService(MemoryStore(ctx.deps.cosmos), ctx.deps.clock)
+    runtime = runtime_of(ctx.deps)
+    return MemoryService(MemoryStore(ctx.deps.cosmos), ctx.deps.clock, runtime.embedders.models, runtime.vectors)
 
 
 def _render_ranked(r: RankedSolutionsResult) -> str:
@@ -36,10 +38,10 @@ def _render_ranked(r: RankedSolutionsResult) -> str:
         )
     top = r.recommended_solution
     steps = "; ".join(top.steps[:5])
+    match = "exact signature match" if top.exact_signature_match else f"incident relevance {top.incident_relevance}"
     return (
-        f"Recommended {top.solution_id} (score {top.final_solution_score},"
-        f" worked {top.worked_count}/{top.worked_count + top.failed_count}, "
-        f"env match {top.env_match_score} via {top.best_env_bucket_match}): {steps}. {r.next_action.instructions}"
+        f"Recommended {top.solution_id} (score {top.final_solution_score}, {match}; {top.evidence}): {steps}."
+        f" {r.next_action.instructions}"
     )
 
 

@@ -21,6 +21,24 @@ ENV = {"os": "linux", "language": "python 3.11"}
         ("add_solution", {"incident_id": "inc_x", "steps": [], "env": ENV}, "steps"),
         ("ranked_solutions", {"query_text": "", "env": ENV}, "query_text"),
         ("record_outcome", {"solution_id": "sol_a_b", "worked": 1, "env": ENV}, "worked"),
+        ("ranked_solutions", {"query_text": "redis timeouts", "env": ENV, "limit": True}, "limit"),
+        ("list_incidents", {"limit": True}, "limit"),
+        (
+            "record_outcome",
+            {"solution_id": "sol_a_b", "worked": True, "env": ENV, "env_bucket": "garbage"},
+            "env_bucket",
+        ),
+        (
+            "add_incident",
+            {"title": "t x", "steps": ["a"], "env": ENV, "worked": True, "env_bucket": "garbage"},
+            "env_bucket",
+        ),
+        (
+            "add_solution",
+            {"incident_id": "inc_x", "steps": ["a"], "env": ENV, "env_bucket": "linux|py3|klingon|any|any"},
+            "env_bucket",
+        ),
+        ("get_incident", {"incident_id": "inc_x/../y"}, "incident_id"),
     ],
 )
 def test_bad_input_is_400_and_writes_nothing(host: HostProcess, tool: str, body: dict, field: str) -> None:

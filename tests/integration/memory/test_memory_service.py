@@ -143,9 +143,14 @@ async def test_unknown_ids_and_bad_bucket(service: MemoryService, deps: Deps) ->
     with pytest.raises(NotFound):
         await service.add_solution(who, AddSolutionRequest(incident_id="inc_0000000000000000", steps=["a"], env=ENV))
     _incident_id, solution_id = await _incident(service, who)
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(ValidationError):  # the tool's input model refuses it
+        RecordOutcomeRequest(solution_id=solution_id, worked=True, env=ENV, env_bucket="not a bucket!")
+    with pytest.raises(ValidationFailed):  # and so does the service, for a caller that skipped the model
         await service.record_outcome(
-            who, RecordOutcomeRequest(solution_id=solution_id, worked=True, env=ENV, env_bucket="not a bucket!")
+            who,
+            RecordOutcomeRequest.model_construct(
+                solution_id=solution_id, worked=True, env=ENV, env_bucket="not a bucket!", lookup_id=None, notes=None
+            ),
         )
     assert not [
         d

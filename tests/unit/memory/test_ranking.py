@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.memory.ranking import BucketEvidence, gate, recency, reliability, score_solution
+from shared.memory.env_bucket import similarity
+from shared.memory.ranking import BucketEvidence, gate, recency, relevance, reliability, score_solution
 from shared.memory.search import bm25
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
@@ -59,13 +60,34 @@ def test_recency_decays_with_a_ninety_day_half_life() -> None:
 
 
 def test_final_score_weights() -> None:
-    s = score_solution([ev(worked=1, days_ago=0)], MINE, NOW)
-    assert s.final_solution_score == pytest.approx(0.45 * 1.0 + 0.40 * (2 / 3) + 0.15 * 1.0, abs=1e-4)
+    s = score_solution([ev(worked=1, days_ago=0)], MINE, NOW, incident_relevance=0.5)
+    fit = 0.45 * 1.0 + 0.40 * (2 / 3) + 0.15 * 1.0
+    assert s.fit_score == pytest.approx(fit, abs=1e-4)
+    assert s.final_solution_score == pytest.approx(0.30 * 0.5 + 0.70 * fit, abs=1e-4)
 
 
-def test_gate_keeps_relevant_incidents_and_prefers_exact_signatures() -> None:
-    assert gate({"a": 1.0, "b": 0.6, "c": 0.2}, set()) == {"a", "b"}
-    assert gate({"a": 1.0, "b": 0.9}, {"b"}) == {"b"}
+def test_a_bucket_without_outcomes_is_not_evidence() -> None:
+    elsewhere = "windows|dotnet8|aspnet8|any|any"
+    s = score_solution([ev(MINE, worked=5, days_ago=1), ev(elsewhere)], elsewhere, NOW)
+    assert s.best_env_bucket_match == MINE
+    assert s.env_match_score == similarity(elsewhere, MINE) < 0.2  # not 1.0 for the bucket nobody tried
+    assert s.untried_env_buckets == [elsewhere]
+    assert s.proven is True
+    nobody = score_solution([ev(MINE)], MINE, NOW)
+    assert (nobody.proven, nobody.best_env_bucket_match, nobody.env_match_score) == (False, None, 0.0)
+    assert nobody.evidence.startswith("unproven: 0 outcomes")
+
+
+def test_relevance_reserves_one_for_exact_matches() -> None:
+    assert relevance({"a": 10.0, "b": 5.0, "c": 20.0}, {"c"}) == {"a": 0.75, "b": 0.375, "c": 1.0}
+    assert relevance({"a": 10.0}, set()) == {"a": 0.75}
+
+
+def test_gate_keeps_relevant_incidents_and_every_exact_match() -> None:
+    assert gate({"a": 0.75, "b": 0.45, "c": 0.15}, set()) == {"a", "b"}
+    # An exact match does not push the other relevant incidents out.
+    assert gate({"a": 0.75, "b": 1.0}, {"b"}) == {"a", "b"}
+    assert gate({"a": 0.75, "b": 1.0, "c": 0.1}, {"b"}) == {"a", "b"}
     assert gate({}, set()) == set()
 
 

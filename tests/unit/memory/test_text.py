@@ -2,13 +2,43 @@
 
 from __future__ import annotations
 
-from shared.memory.text import normalize_signature, normalize_steps, steps_hash, tokens
+from shared.memory.text import legacy_tokens, normalize_signature, normalize_steps, steps_hash, tokens
 
 
 def test_tokens_fold_aliases_and_drop_noise() -> None:
-    assert tokens("Pods keep restarting: OOMKilled in k8s") == ["pod", "restart", "oom", "kubernet"]
+    assert set(tokens("Pods keep restarting: OOMKilled in k8s")) == {
+        "pod",
+        "restart",
+        "oom",
+        "kubernet",
+        "c_oom",
+        "c_kubernetes",
+    }
     assert tokens("the 0xdeadbeef 12345 of a") == []
     assert tokens("PostgreSQL") == tokens("postgres") == tokens("pg")
+
+
+def test_identifiers_are_split_and_endings_meet() -> None:
+    assert {"server", "select", "timeout", "error"} <= set(tokens("ServerSelectionTimeoutError"))
+    assert "serverselectiontimeouterror" in tokens("ServerSelectionTimeoutError")  # the whole identifier too
+    assert tokens("eviction")[0] == tokens("evicted")[0] == "evict"
+    assert tokens("throttles")[0] == tokens("throttle")[0]
+
+
+def test_codes_and_their_meanings_share_a_concept() -> None:
+    def concepts(text: str) -> set[str]:
+        return {t for t in tokens(text) if t.startswith("c_")}
+
+    assert "c_oom" in concepts("container exited with code 137") & concepts("OOMKilled") & concepts("SIGKILL")
+    assert "c_forbidden" in concepts("EACCES: open /data") & concepts("Permission denied")
+    assert "c_address_in_use" in concepts("EADDRINUSE") & concepts("address already in use")
+    assert "c_rate_limit" in concepts("HTTP 429") & concepts("requests are throttled")
+    assert "c_deadlock" in concepts("SQLSTATE 40P01") & concepts("Deadlock found when trying to get lock")
+    assert "c_oom" not in concepts("connection refused on port 5432")
+
+
+def test_legacy_tokens_are_index_version_one() -> None:
+    assert legacy_tokens("Pods keep restarting: OOMKilled in k8s") == ["pod", "restart", "oom", "kubernet"]
 
 
 def test_signature_strips_variable_parts() -> None:

@@ -1,0 +1,38 @@
+"""Settings of the debug-memory capability (FIREBREAK_MEMORY_*): its semantic search."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from shared.core.settings import SettingsSection
+
+
+class MemorySettings(SettingsSection):
+    env_prefix = "memory_"
+
+    local_embeddings: bool = Field(
+        True,
+        description="Rank by meaning too, with the static embedding model shipped in the wordllama wheel (offline,"
+        " loaded on first use); false leaves the lexical index and the exact-signature match alone.",
+    )
+    embeddings_endpoint: str | None = Field(
+        None,
+        description="An OpenAI-compatible base URL (…/v1) whose /embeddings ranks by meaning as well; needs"
+        " FIREBREAK_MEMORY_EMBEDDINGS_MODEL; its key is the LLM's (FIREBREAK_LLM_API_KEY, else OPENAI_API_KEY),"
+        " a Key Vault secret on Azure. Incidents added while it is set get its vectors.",
+    )
+    embeddings_model: str | None = Field(None, max_length=200, description="The embeddings endpoint's model.")
+    embeddings_timeout_seconds: float = Field(
+        5.0, gt=0, le=60, description="One embeddings call; past it the search goes on without that signal."
+    )
+    embeddings_min_similarity: float = Field(
+        0.3,
+        ge=-1,
+        le=1,
+        description="The endpoint model's cosine below which an incident sharing no word with the query is not a"
+        " match (each model has its own scale; the bundled model's is fixed in shared/memory/embeddings.py).",
+    )
+
+    @property
+    def endpoint_configured(self) -> bool:
+        return bool(self.embeddings_endpoint and self.embeddings_model)
