@@ -219,7 +219,7 @@ async def test_codes_preview_lines_on_the_llm_path_show_priority_and_local_time(
         text("Shall I delete them?"),
     )
     reply = await respond(me, [], "delete the rent and plants tasks", llm=client)
-    assert "This would delete 2 task(s):" in reply.text
+    assert "This would delete 2 task(s) (times in Europe/Berlin):" in reply.text
     assert "- Pay rent (high priority, due Sat 2026-11-28 end of day CET)" in reply.text
     assert "- Buy plants (low priority)" in reply.text
     assert "1 id you gave matches none of your tasks" in reply.text
