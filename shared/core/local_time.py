@@ -25,7 +25,7 @@ def instant(value: str | datetime) -> datetime | None:
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.strip())
     except (ValueError, AttributeError):
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

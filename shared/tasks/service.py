@@ -23,8 +23,8 @@ from shared.tasks.models import (
     CreateTaskRequest,
     DeleteTaskResult,
     GetAllTasksRequest,
-    GetPreferencesRequest,
     GetCompletedTasksRequest,
+    GetPreferencesRequest,
     GetTaskRequest,
     GetTasksByDateRequest,
     GetTasksSummaryRequest,
@@ -633,7 +633,11 @@ class TaskService:
             tz=tz,
             message=(
                 f"{len(items)} task(s) would be deleted. Nothing was deleted."
-                + (f" {len(unmatched)} of the given ids match none of your tasks and are left out." if unmatched else "")
+                + (
+                    f" {len(unmatched)} of the given ids match none of your tasks and are left out."
+                    if unmatched
+                    else ""
+                )
                 + " Show the list to the user; if they"
                 " confirm, call bulk_delete_tasks again with the same selection, require_confirmation=false and"
                 " this confirmation_token (valid 5 minutes, once)."

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from shared.core.local_time import local_text
 from shared.tasks.models import (
     BulkDeleteResult,
     BulkDeleteTasksRequest,
     CreateTaskRequest,
     DeleteTaskResult,
     GetAllTasksRequest,
-    GetPreferencesRequest,
     GetCompletedTasksRequest,
+    GetPreferencesRequest,
     GetTaskRequest,
     GetTasksByDateRequest,
     GetTasksSummaryRequest,
@@ -25,7 +26,6 @@ from shared.tasks.models import (
     UpdateTaskRequest,
     UpdateTaskStatusRequest,
 )
-from shared.core.local_time import local_text
 from shared.tasks.service import TaskService
 from shared.tasks.store import TaskStore
 from shared.tools.invoke import ToolContext

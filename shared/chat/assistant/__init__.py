@@ -74,7 +74,7 @@ async def respond(
     if llm is not None:
         return await agent.answer(ctx, history, message, llm, limits, now=ctx.deps.clock(), mixed=verdict.mixed)
     # Without a model, an unclear message still gets the rules ("find milk" has no task word but is a search).
-    reply = await rules.answer(ctx, message, history, note_llm=True)
+    reply = await rules.answer(ctx, message, history, note_llm=True, verdict=verdict)
     if verdict.mixed:
         reply.text = f"{reply.text}\n\n{DECLINE_REST}"
     return reply

@@ -32,8 +32,8 @@ from shared.chat.assistant.models import (
 )
 from shared.chat.assistant.render import task_lines, times_note
 from shared.chat.assistant.rules import MAX_CONFIRMABLE, pending_confirmation
-from shared.core.local_time import local_text
 from shared.core.llm import LlmClient
+from shared.core.local_time import local_text
 from shared.tools.invoke import ToolContext
 
 CHARS_PER_TOKEN = 4
@@ -331,8 +331,8 @@ class _Turn:
             metadata["shown_task_ids"] = shown[:MAX_TARGETS]
         if self.too_many:
             text += (
-                f"\n\n({self.too_many} tasks matched that delete, more than the {MAX_CONFIRMABLE} I can list for you to "
-                "check, so nothing was deleted and nothing waits for a yes: narrow it down and ask again.)"
+                f"\n\n({self.too_many} tasks matched that delete, more than the {MAX_CONFIRMABLE} I can list for you "
+                "to check, so nothing was deleted and nothing waits for a yes: narrow it down and ask again.)"
             )
         text = text + confirmation_notice(
             self.held, self.preview if self.new_pending else [], self.tz, self.unmatched if self.new_pending else []

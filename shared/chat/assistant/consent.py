@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.chat.assistant.render import due_words
 from shared.chat.assistant.models import HistoryMessage
+from shared.chat.assistant.render import due_words
 
 # Tools that change an existing task, and the argument that names it (a list for update_task_status).
 TARGETS: dict[str, str] = {"update_task": "task_id", "update_task_status": "task_ids"}

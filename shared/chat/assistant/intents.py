@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from shared.chat.assistant import when
+from shared.chat.assistant.guardrail import NOT_A_VERB
 
 Action = Literal[
     "timezone",
@@ -117,7 +118,19 @@ def parse_confirmation(message: str) -> Literal["confirm", "cancel"] | None:
 def parse(message: str) -> Intent | None:
     """The intent of one message, or None when no rule recognises it."""
     text = _norm(message)
-    for parser in (_timezone, _rename, _delete, _complete, _create, _completed, _due, _summary, _search, _list):
+    for parser in (
+        _timezone,
+        _rename,
+        _delete,
+        _complete,
+        _create,
+        _completed,
+        _due,
+        _summary,
+        _search,
+        _list,
+        _dated_to_do,
+    ):
         intent = parser(text)
         if intent is not None:
             return _with_case(intent, message)
@@ -340,3 +353,16 @@ def _list(text: str) -> Intent | None:
     if m and m.group(1) not in _STOP | _NOT_CATEGORIES:
         args["category"] = m.group(1)
     return Intent("list", args)
+
+
+def _dated_to_do(text: str) -> Intent | None:
+    """A thing to do written with its date and no add word ("pay rent on friday", "call mom tomorrow at 5"): a
+    new task. Only a statement that starts like an instruction (the guardrail's `NOT_A_VERB` words cannot)."""
+    found = when.find(text)
+    if found is None:
+        return None
+    rest = found.cut(text)
+    words = rest.split()
+    if not words or words[0] in NOT_A_VERB or len(words) > 12:
+        return None
+    return _create(f"add {text}")

@@ -26,7 +26,7 @@ def due_words(value: Any, tz: str | None) -> str:
             return repr(text[:40])
         return local_text(moment.replace(tzinfo=zone_of(tz)), tz, all_day=True)
     try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(text)
     except ValueError:
         return repr(text[:40])
     if parsed.tzinfo is None:
@@ -53,9 +53,7 @@ def task_line(task: dict[str, Any], tz: str | None) -> str:
 def task_lines(tasks: Sequence[dict[str, Any]], tz: str | None, shown: int = SHOWN, *, numbered: bool = True) -> str:
     """Numbered ("1. ...") or bulleted ("- ...") lines of tasks; "[done]" marks completed ones."""
     lines = [
-        (f"{i}. " if numbered else "- ")
-        + task_line(t, tz)
-        + (" [done]" if t.get("status") == "completed" else "")
+        (f"{i}. " if numbered else "- ") + task_line(t, tz) + (" [done]" if t.get("status") == "completed" else "")
         for i, t in enumerate(tasks[:shown], 1)
     ]
     if len(tasks) > shown:
@@ -64,5 +62,5 @@ def task_lines(tasks: Sequence[dict[str, Any]], tz: str | None, shown: int = SHO
 
 
 def times_note(tasks: Sequence[dict[str, Any]], tz: str | None) -> str:
-    """" (times in Europe/Berlin)" when a listed task has a time, so the zone of every time is said once."""
+    """ " (times in Europe/Berlin)" when a listed task has a time, so the zone of every time is said once."""
     return f" (times in {tz or 'UTC'})" if any(t.get("due_date") for t in tasks) else ""

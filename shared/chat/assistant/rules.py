@@ -13,6 +13,7 @@ from typing import Any
 
 from shared.chat.assistant import when
 from shared.chat.assistant.calls import ToolRun, run_tool, task_ids_in
+from shared.chat.assistant.guardrail import REFUSAL, Verdict
 from shared.chat.assistant.intents import Intent, parse, parse_confirmation
 from shared.chat.assistant.models import AssistantReply, HeldChange, HistoryMessage, PendingConfirmation
 from shared.chat.assistant.render import task_facts, task_lines, times_note
@@ -32,7 +33,7 @@ HELP = (
 MAX_CONFIRMABLE = 50
 NOTHING_PENDING = (
     "There is nothing waiting for a yes or no from you: a delete preview or held changes last only until your "
-    "next message, and each is used once. Ask again (for example \"delete all completed tasks\") to see a new "
+    'next message, and each is used once. Ask again (for example "delete all completed tasks") to see a new '
     "preview."
 )
 
@@ -154,13 +155,45 @@ def _partly_failed(run: ToolRun) -> bool:
     return any(isinstance(r, dict) and r.get("ok") is False for r in run.output.get("results") or [])
 
 
+def would_refuse(message: str, verdict: Verdict) -> bool:
+    """Whether the rule path answers `message` with the refusal: the guardrail refuses it, or it is unclear
+    (no task words), no rule reads a task request in it and it does not look like a thing to do."""
+    if verdict.refuse:
+        return True
+    return verdict.kind == "unclear" and parse(message) is None and _suggested_title(message) is None
+
+
+def _suggested_title(message: str) -> str | None:
+    """ "Buy milk" for "buy milk": a short instruction starting with a common errand verb, most likely a thing
+    to add (the answer asks; nothing is created)."""
+    words = message.strip(" .!").split()
+    if not 1 < len(words) <= 8 or "?" in message or words[0].lower() not in ERRAND_VERBS:
+        return None
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+# Verbs that start most to-do items; a message starting with one and nothing else gets a suggestion to add it.
+ERRAND_VERBS = frozenset(
+    "buy call pay email text phone ring pick drop send return renew clean wash water feed walk fix repair "
+    "cancel collect post mail file submit finish prepare print sign check visit iron vacuum tidy sort "
+    "empty refill replace order book".split()
+)
+
+
 async def answer(
-    ctx: ToolContext, message: str, history: Sequence[HistoryMessage], *, note_llm: bool
+    ctx: ToolContext, message: str, history: Sequence[HistoryMessage], *, note_llm: bool, verdict: Verdict | None = None
 ) -> AssistantReply:
-    """The rule path's answer to an on-topic (or unclear) message."""
+    """The rule path's answer to an on-topic (or unclear) message: the rule's answer; for an unclear message no
+    rule reads, the refusal, or, when it reads like a thing to do, the question whether to add it."""
     intent = parse(message)
     note = f"\n\n{LLM_NOTE}" if note_llm and not any(LLM_NOTE in m.message for m in history) else ""
     if intent is None:
+        if verdict is not None and would_refuse(message, verdict):
+            return AssistantReply(text=REFUSAL, mode="refusal")
+        title = _suggested_title(message)
+        if title is not None:
+            return RuleAnswer(ctx).reply(f'Shall I add "{title}" as a task? Say "add {message.strip()}".' + note)
         return RuleAnswer(ctx).reply(HELP + note)
     result = await _run(ctx, intent)
     if note and result.text:
@@ -200,7 +233,7 @@ async def _due(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> Assistant
     found = args.pop("when", None)
     what = ""
     if isinstance(found, when.Found):
-        due, tz = await _due_date(a, found)
+        due, _ = await _due_date(a, found)
         if due is None:
             return a.reply("I couldn't work out that date; say it as a date such as 2026-12-03, or a weekday.")
         args.update(_day_range(due.day, found.lead))

@@ -8,11 +8,12 @@ and what it says); `resolve(found, now, zone)` turns it into a due date for a us
   (bare or with on/by: the next such day after today; "this friday" counts today; "next friday" is the
   Friday of next week, weeks starting Monday), this/next weekend (Saturday), this week / end of the week
   (Sunday), next week (Monday), this month / end of the month (its last day), next month (the 1st), end
-  of the year, "in" or "within N days/weeks/months", "N days from now" (calendar days; months clamp to the month's end), a date
-  ("december 15", "30 nov", "the 3rd", 2026-12-10: this year's, or next year's once past);
-- times: 5pm, 9:30, "at 9" (1 to 6 without am/pm mean the afternoon), noon, midnight (the end of the day),
-  morning and "first thing" 09:00, afternoon 15:00, evening 18:00, night 20:00; a time alone is today's if still ahead, else
-  tomorrow's; "in N hours/minutes" counts real time;
+  of the year, "in" or "within N days/weeks/months", "N days from now" (calendar days; months clamp to
+  the month's end), a date ("december 15", "30 nov", "the 3rd", 2026-12-10: this year's, or next year's
+  once past);
+- times: 5pm, 9:30, "at 9" (1 to 6 without am/pm mean the afternoon), noon, midnight (the end of the
+  day), morning and "first thing" 09:00, afternoon 15:00, evening 18:00, night 20:00; a time alone is
+  today's if still ahead, else tomorrow's; "in N hours/minutes" counts real time;
 - a local time the clocks skip (02:30 when they jump 02:00 -> 03:00) moves forward by the gap (03:30);
   one they repeat is its first, daylight-saving, occurrence.
 A bare weekday counts only after on/by/due/until/for, before a time, or at the end of the message ("prepare
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -78,8 +80,10 @@ _TIME_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("clock", r"\b(?:at |@ ?|by |around )?([01]?\d|2[0-3]):([0-5]\d)\b"),
         (
             "hour",
-            r"\b(?:at|@|around) (\d{1,2})\b(?! ?(?:%|st|nd|rd|th|days?|weeks?|months?|years?|hours?|minutes?"
-            r"|mins?|people|percent|of|[:.]\d))",
+            (
+                r"\b(?:at|@|around) (\d{1,2})\b(?! ?(?:%|st|nd|rd|th|days?|weeks?|months?|years?|hours?|minutes?"
+                r"|mins?|people|percent|of|[:.]\d))"
+            ),
         ),
         ("noon", r"\b(?:at )?(noon|midday|lunchtime|midnight)\b"),
         ("part", r"\b(?:(this|in the) )?(morning|afternoon|evening|night)\b"),
@@ -279,63 +283,92 @@ def _hour(at: _Time) -> tuple[int, int] | None:
     return _PARTS[str(g[1])], 0
 
 
-def _day_of(day: _Day, today: date) -> date:
-    g, weekday = day.groups, today.weekday()
-    monday_next = today - timedelta(days=weekday) + timedelta(days=7)
-    if day.kind == "iso":
-        return date(int(g[0] or 0), int(g[1] or 0), int(g[2] or 0))
-    if day.kind in ("today", "tonight"):
+def _end_of(g: tuple[str | None, ...], short: bool, today: date) -> date:
+    """The last day of this (or next) day, week, month or year: "end of the month", "eom"."""
+    unit = {"eod": "day", "eow": "week", "eom": "month", "eoy": "year"}[str(g[0])] if short else str(g[-1])
+    ahead = not short and bool(g[0])
+    if unit == "day":
         return today
-    if day.kind == "tomorrow":
-        return today + timedelta(days=1)
-    if day.kind == "after_tomorrow":
-        return today + timedelta(days=2)
-    if day.kind in ("end", "end_short"):
-        unit = {"eod": "day", "eow": "week", "eom": "month", "eoy": "year"}.get(str(g[0]), str(g[-1]))
-        ahead = day.kind == "end" and bool(g[0])
-        if unit == "day":
-            return today
-        if unit == "week":
-            return today + timedelta(days=6 - weekday + (7 if ahead else 0))
-        if unit == "month":
-            return _month_end(_add_months(today.replace(day=1), 1 if ahead else 0))
-        return date(today.year + (1 if ahead else 0), 12, 31)
-    if day.kind == "weekend":
-        if g[0] == "next":
-            return monday_next + timedelta(days=5)
-        return today if weekday >= 5 else today + timedelta(days=5 - weekday)
-    if day.kind == "period":
-        which, unit = g
-        if unit == "week":
-            return monday_next if which == "next" else today + timedelta(days=6 - weekday)
-        if unit == "month":
-            return _add_months(today.replace(day=1), 1) if which == "next" else _month_end(today)
-        return date(today.year + 1, 1, 1) if which == "next" else date(today.year, 12, 31)
-    if day.kind in ("relative", "from_now"):
-        n, unit = _number(g[0]), str(g[1])
-        if unit.startswith("day"):
-            return today + timedelta(days=n)
-        if unit.startswith("week"):
-            return today + timedelta(weeks=n)
-        return _add_months(today, n * (12 if unit.startswith("year") else 1))
-    if day.kind == "day_month":
-        return _dated(int(g[2]) if g[2] else today.year, _MONTHS[str(g[1])], int(g[0] or 0), today, bool(g[2]))
-    if day.kind == "month_day":
-        return _dated(int(g[2]) if g[2] else today.year, _MONTHS[str(g[0])], int(g[1] or 0), today, bool(g[2]))
-    if day.kind == "ordinal":
-        first = today.replace(day=1)
-        for months in range(0, 13):
-            month = _add_months(first, months)
-            dom = int(g[0] or 0)
-            if dom <= calendar.monthrange(month.year, month.month)[1] and (months or dom >= today.day):
-                return month.replace(day=dom)
-        raise ValueError("no such day")
-    qualifier, name = g
-    target = _WEEKDAYS[str(name)]
+    if unit == "week":
+        return today + timedelta(days=6 - today.weekday() + (7 if ahead else 0))
+    if unit == "month":
+        return _month_end(_add_months(today.replace(day=1), 1 if ahead else 0))
+    return date(today.year + (1 if ahead else 0), 12, 31)
+
+
+def _period(g: tuple[str | None, ...], today: date) -> date:
+    """this week (its Sunday), next week (its Monday), this month (its last day), next month (its 1st), ..."""
+    which, unit = g
+    if unit == "week":
+        return _next_monday(today) if which == "next" else today + timedelta(days=6 - today.weekday())
+    if unit == "month":
+        return _add_months(today.replace(day=1), 1) if which == "next" else _month_end(today)
+    return date(today.year + 1, 1, 1) if which == "next" else date(today.year, 12, 31)
+
+
+def _relative(g: tuple[str | None, ...], today: date) -> date:
+    """In N days / weeks (calendar days), months / years (same day of the month, clamped)."""
+    n, unit = _number(g[0]), str(g[1])
+    if unit.startswith("day"):
+        return today + timedelta(days=n)
+    if unit.startswith("week"):
+        return today + timedelta(weeks=n)
+    return _add_months(today, n * (12 if unit.startswith("year") else 1))
+
+
+def _ordinal(g: tuple[str | None, ...], today: date) -> date:
+    """The 3rd: this month's if not past (today counts), else the next month that has that day."""
+    dom, first = int(g[0] or 0), today.replace(day=1)
+    for months in range(13):
+        month = _add_months(first, months)
+        if dom <= calendar.monthrange(month.year, month.month)[1] and (months or dom >= today.day):
+            return month.replace(day=dom)
+    raise ValueError("no such day")
+
+
+def _weekday(g: tuple[str | None, ...], today: date) -> date:
+    qualifier, target = g[0], _WEEKDAYS[str(g[1])]
     if qualifier == "next":
-        return monday_next + timedelta(days=target)
-    ahead = (target - weekday) % 7
+        return _next_monday(today) + timedelta(days=target)
+    ahead = (target - today.weekday()) % 7
     return today + timedelta(days=ahead if qualifier == "this" else ahead or 7)
+
+
+def _weekend(g: tuple[str | None, ...], today: date) -> date:
+    if g[0] == "next":
+        return _next_monday(today) + timedelta(days=5)
+    return today if today.weekday() >= 5 else today + timedelta(days=5 - today.weekday())
+
+
+def _next_monday(today: date) -> date:
+    return today - timedelta(days=today.weekday()) + timedelta(days=7)
+
+
+def _year(g: str | None, today: date) -> int:
+    return int(g) if g else today.year
+
+
+_DAY_OF: dict[str, Callable[[tuple[str | None, ...], date], date]] = {
+    "iso": lambda g, today: date(int(g[0] or 0), int(g[1] or 0), int(g[2] or 0)),
+    "today": lambda g, today: today,
+    "tonight": lambda g, today: today,
+    "tomorrow": lambda g, today: today + timedelta(days=1),
+    "after_tomorrow": lambda g, today: today + timedelta(days=2),
+    "end": lambda g, today: _end_of(g, False, today),
+    "end_short": lambda g, today: _end_of(g, True, today),
+    "weekend": _weekend,
+    "period": _period,
+    "relative": _relative,
+    "from_now": _relative,
+    "day_month": lambda g, today: _dated(_year(g[2], today), _MONTHS[str(g[1])], int(g[0] or 0), today, bool(g[2])),
+    "month_day": lambda g, today: _dated(_year(g[2], today), _MONTHS[str(g[0])], int(g[1] or 0), today, bool(g[2])),
+    "ordinal": _ordinal,
+    "weekday": _weekday,
+}
+
+
+def _day_of(day: _Day, today: date) -> date:
+    return _DAY_OF[day.kind](day.groups, today)
 
 
 def _short_span(day: _Day | None) -> timedelta | None:
@@ -363,8 +396,7 @@ def resolve(found: Found, now: datetime, zone: ZoneInfo) -> Due:
     if at is None and found.day is not None and found.day.kind == "tonight":
         at = _Time("part", (None, "tonight"), found.day.start, found.day.end)
     if at is None:
-        assert day is not None
-        return Due(localize(day, 0, 0, zone), all_day=True)
+        return Due(localize(day or today, 0, 0, zone), all_day=True)
     clock = _hour(at)
     if day is None:
         # A time alone: today's if still ahead, else tomorrow's ("this morning" stays today's).

@@ -255,4 +255,3 @@ async def test_a_held_reschedule_is_listed_in_local_time(deps: Deps, llm: FakeLl
     reply = await respond(me, [], "move the rent task to friday", llm=client)
     assert "I held back 1 change(s)" in reply.text
     assert "due date to Fri 2026-11-27 18:00 CET" in reply.text
-

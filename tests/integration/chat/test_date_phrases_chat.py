@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -25,13 +26,17 @@ def expected_local(due: str) -> str:
     return f"{due}T23:59:59" if len(due) == 10 else f"{due[:16]}:00{due[16:]}"
 
 
+def fixed(now: datetime) -> Callable[[], datetime]:
+    return lambda: now
+
+
 async def test_every_phrase_creates_the_task_the_table_expects(deps: Deps) -> None:
     rows = json.loads(TABLE.read_text())["rows"]
     wrong: list[tuple[str, str, object, object]] = []
     for row in rows:
-        now = datetime.fromisoformat(row["now"].replace("Z", "+00:00"))
+        now = datetime.fromisoformat(row["now"])
         principal = Principal(workspace_id=f"ws-when-{uuid.uuid4().hex[:8]}", user_id="alice", source="dev")
-        me = ToolContext(principal, dataclasses.replace(deps, clock=lambda now=now: now), "corr-when", transport="rest")
+        me = ToolContext(principal, dataclasses.replace(deps, clock=fixed(now)), "corr-when", transport="rest")
         if row["tz"] != "UTC":
             await tool(me, "set_task_preferences", tz=row["tz"])
         reply = await respond(me, [], row["message"], llm=None)
@@ -48,7 +53,9 @@ async def test_every_phrase_creates_the_task_the_table_expects(deps: Deps) -> No
             wrong.append((row["tz"], row["message"], None, local))
         elif want is not None and (local is None or not local.startswith(want[:19]) or not local.endswith(want[19:])):
             wrong.append((row["tz"], row["message"], want, local))
-        elif want is not None and local_text(task["due_date"], row["tz"], all_day=task["due_all_day"]) not in reply.text:
+        elif (
+            want is not None and local_text(task["due_date"], row["tz"], all_day=task["due_all_day"]) not in reply.text
+        ):
             wrong.append((row["tz"], row["message"], "answer shows the local time", reply.text))
     print(f"\n{len(rows)} phrases, {len(wrong)} wrong")
     assert wrong == []

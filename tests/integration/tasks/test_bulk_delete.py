@@ -12,8 +12,8 @@ from shared.identity.models import Principal
 from shared.tasks.models import (
     BulkDeleteTasksRequest,
     CreateTaskRequest,
-    SetPreferencesRequest,
     GetAllTasksRequest,
+    SetPreferencesRequest,
     TaskIdRequest,
     UpdateTaskRequest,
     UpdateTaskStatusRequest,
