@@ -33,6 +33,7 @@ _TASK = re.compile(
     r"\b("
     r"tasks?|to-?dos?|to do list|due|overdue|deadlines?|reminders?|priority|priorities|"
     r"pending|completed?|finish(ed)?|done|reopen|workload|backlog|checklist|errands?|agenda|"
+    r"tagged|categor(y|ies)|status of (my|the)|"
     r"mark(ed)? .{0,60}\b(done|complete|completed|finished|pending)|"
     r"(add|create|make|new|schedule|note|remember) .{0,40}\b(task|todo|to-do|reminder|to buy|to call|to pay|to email)|"
     r"remind me (to|about|on|at|in|by|tomorrow|today|tonight|next|this|every)\b|"
@@ -54,6 +55,21 @@ _TODO = re.compile(
     r"|\bmy (?:\w+ )?(?:items|things to do|chores)\b|\bmy (?:day|week|schedule|plate|dates)\b|\bstat(?:s|istics)\b"
     r"|\b(?:the|that) \w+ one\b|\bones\b"
     r"|\b(?:my|set|change|use|update)\b.{0,20}\btime ?zone\b|\bi live in\b"
+    # Reporting what one did, forgot or missed, or asking what is ahead: talk about one's own to-dos.
+    r"|\bi (?:already |just |finally |have |'ve )?(?:did|done|finished|forgot|forgotten|missed|called|paid|sent|bought"
+    r"|booked|cleaned|fixed|emailed|submitted|returned|renewed|picked up)\b|^what did i\b|\banything i\b"
+    r"|\bhow am i doing\b|\bcoming up\b|\bupcoming\b|\burgent\b|\b(?:tick|check|cross)(?: \w+){0,4} off\b"
+    r"|\bwhat (?:do|have) i (?:got|have)\b|\b(?:important|pressing|urgent|critical) (?:stuff|things|ones|items)\b"
+    r"|^(?:show|list|see|view)(?: me)? (?:everything|all|anything|it all)\b"
+    # Verbs of a list: "scratch the gym", "unmark the rent", "snooze it".
+    r"|^(?:scratch|unmark|untick|uncheck|ditch|nix|snooze|archive|unarchive|star|unstar|pin|unpin|flag|unflag)"
+    r" (?:the|that|this|my|it|them|those)\b"
+)
+# Words of a person's agenda: a question holding one ("what's for today", "anything pressing?") is about their
+# to-dos, not about the world.
+_AGENDA = re.compile(
+    r"\b(?:outstanding|pressing|left|remaining|urgent|important|overdue|pending|coming|next|planned|scheduled"
+    r"|open|upcoming|unfinished|waiting|today|tonight|tomorrow|this (?:morning|afternoon|evening|week|weekend))\b"
 )
 # A request to add something, in words that start the message ("add buy milk", "new: ...", "put X on ...").
 _CREATE_LEAD = re.compile(
@@ -74,6 +90,8 @@ _RESCHEDULE = re.compile(r"^(?:please )?(?:move|push|bump)\b.{1,60}\b(?:to|until
 _POSTPONE = re.compile(r"^(?:please )?(?:postpone|reschedule|push back|defer)\b")
 _INJECTION = re.compile(
     r"("
+    r"\b(?:print|show|reveal|tell|give|send|leak|dump|list)\b.{0,30}\b(?:api ?keys?|secrets?|access tokens?|"
+    r"credentials|connection strings?|env(?:ironment)? variables?)\b|"
     r"ignore (all |any |the |your )?(previous|prior|above|earlier|preceding|system)? ?"
     r"(instructions|rules|prompts?|guardrails)|"
     r"disregard (all |any |the |your )?(previous|prior|above|earlier)? ?(instructions|rules)|"
@@ -108,7 +126,11 @@ _OFF_TOPIC = re.compile(
     r"should i (quit|marry|buy|sell|move|break up)|relationship|dating|advice on my (life|career)|"
     r"diagnos(e|is)|symptoms?|medic(al|ine)|headache|calories|"
     r"math|equation|calculate|square root|derivative|integral|"
-    r"near me|nearby|near here|directions|flights?|hotels?"
+    r"near me|nearby|near here|directions|flights?|hotels?|"
+    # The clock and the calendar themselves: "what time is it?", "what's today's date?".
+    r"what time is it|(?:the|today's) date|what day is (?:it|today)|"
+    # Messages on the user's behalf: "text my wife that I'm late".
+    r"(?:text|message|email|tell|call|ring) (?:my )?\w+ (?:that|to say|saying)"
     r")\b"
     r"|" + _ARITHMETIC + r"|^add \d+(\.\d+)? (and|to|plus) \d+"
     r"|^(hi|hello|hey|good (morning|evening|afternoon|night)|thanks?( you)?|thx|bye|goodbye|lol|haha)[!. ]*$"
@@ -120,17 +142,19 @@ _ASSISTANT_ACTION = re.compile(
     r"summari[sz]e|recommend|suggest|plan|book|order|play|open|launch|teach me|tell me|"
     r"show me (?:pictures|photos|images|a picture|a photo|how)|find me|search (?:the web|online|google|the internet)|"
     r"look up (?:the|a|an)\b(?! \w+ (?:task|one|reminder))|give me (?:a |an |some )?(?:ideas?|tips?|quotes?|facts?|"
-    r"list|recipes?|jokes?|examples?|directions|advice)|help me (?:with|write|plan|find|choose|decide|pick)"
+    r"list|recipes?|jokes?|examples?|directions|advice)|help me (?:with|write|plan|find|choose|decide|pick)|"
+    r"make (?:a|an|some|me)\b(?! (?:new )?(?:task|todo|to-do|reminder|note)\b)|"
+    r"remind me (?:who|what|how|where|when|why|which|if)\b"
     r")\b"
 )
 # The assistant asked to make or get something for the user ("make me a sandwich", "a workout plan for me").
-_FOR_ME = re.compile(r"\b(?:make|get|find|book|buy|order|bring|give|send|create|plan|write|show) me\b|\bfor me\b")
+_FOR_ME = re.compile(r"\b(?:make|get|find|book|buy|order|bring|give|send|create|plan|write) me\b|\bfor me\b")
 # A question (wh-word or auxiliary first, or a question mark) that is about the world, not the user's own things.
 _QUESTION = re.compile(
     r"^(?:what|what's|whats|who|who's|where|where's|when|when's|why|how|which|is|are|was|were|do|does|did|can|"
     r"could|would|will|should|shall|has|have)\b|\?$"
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine)\b")
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine)\b")
 # Questions about the user that are still not about tasks: advice, how-to, feelings.
 _PERSONAL_OFF = re.compile(
     r"\bshould i\b|^how (?:do|can|should|would) i\b|^where (?:is|are|can i|do i)\b|\bcan you help me\b"
@@ -138,6 +162,11 @@ _PERSONAL_OFF = re.compile(
     r"|^i feel\b"
 )
 # Creative work about tasks is still creative work ("write a haiku about my to-do list").
+# A task request of its own inside a message ("tell me a joke and then list my pending tasks"): the message is
+# mixed, not creative work about tasks.
+_TASK_REQUEST = re.compile(
+    r"\b(?:list|show|add|create|delete|remove|mark|complete|find|search|count)\b.{0,30}\b(?:tasks?|to-?dos?)\b"
+)
 _CREATIVE = re.compile(
     r"^(?:please |can you |could you )?(?:write|compose|draft|generate|sing|make up|tell)\b.{0,40}"
     r"\b(?:poem|haiku|song|story|essay|letter|tweet|speech|joke|limerick|rap|script)\b"
@@ -174,15 +203,17 @@ def classify(message: str) -> Verdict:
     text = " ".join(message.lower().replace("\u2019", "'").split()).strip()
     if _INJECTION.search(text):
         return Verdict("injection", reason="asks the assistant to change its rules or reach beyond your tasks")
-    if _CREATIVE.search(text):
+    if _CREATIVE.search(text) and not _TASK_REQUEST.search(text):
         return Verdict("off_topic", reason="asks for creative writing")
     if _is_task(text):
         mixed = bool(_OFF_STRONG.search(text))
         return Verdict("task", mixed=mixed, reason="mentions your tasks" + (" and something else" if mixed else ""))
-    if _is_off_topic(text):
+    if _is_off_topic(text, message):
         return Verdict("off_topic", reason="not about your tasks")
     if _dated_to_do(text):
         return Verdict("task", reason="a thing to do with a date")
+    if _QUESTION.search(text) and _AGENDA.search(text):
+        return Verdict("task", reason="asks about your agenda")
     return Verdict("unclear", reason="no task words")
 
 
@@ -195,18 +226,29 @@ def _is_task(text: str) -> bool:
         or _POSTPONE.search(text)
     ):
         return True
-    if _CREATE_LEAD.search(text) and not _FOR_ME.search(text) and not _OFF_TOPIC.search(text):
+    if _CREATE_LEAD.search(text) and not _FOR_ME.search(text) and not re.search(_ARITHMETIC + r"|^add \d", text):
         return True
     dated = when.find(text.rstrip("?!. "))
     return dated is not None and bool(_RESCHEDULE.search(text) or re.match(r"^(?:and |so )?what about\b", text))
 
 
-def _is_off_topic(text: str) -> bool:
+def _is_off_topic(text: str, original: str = "") -> bool:
+    """Evidence of another topic: a topic word, asking the assistant to make or look up something, personal
+    advice or feelings, a question naming something in the world (a capitalised name), or a question about
+    neither the user nor their agenda ("what time is it?", "how tall is mount everest?")."""
     if _OFF_TOPIC.search(text) or _OFF_STRONG.search(text) or _ASSISTANT_ACTION.search(text):
         return True
     if _FOR_ME.search(text) or _PERSONAL_OFF.search(text):
         return True
-    return bool(_QUESTION.search(text)) and not _FIRST_PERSON.search(text)
+    if not _QUESTION.search(text):
+        return False
+    if _NAME.search(original):
+        return True
+    return not FIRST_PERSON.search(text) and not _AGENDA.search(text)
+
+
+# A capitalised word after the first one (not "I"): a name of something in the world ("Christmas", "New York").
+_NAME = re.compile(r"(?<=[a-z,]) (?!I\b|I'|I\u2019)[A-Z][a-z]+")
 
 
 def _dated_to_do(text: str) -> bool:

@@ -225,8 +225,10 @@ def _complete(text: str) -> Intent | None:
     return None
 
 
+# "make" adds only a task, a to-do or a reminder ("make a to-do to ..."); "make a playlist" is not a task request.
 _CREATE = re.compile(
-    r"^(?:please )?(?:add|create|make|new|schedule|note|remember|jot down)\s+(?:a\s+)?(?:new\s+)?"
+    r"^(?:please )?(?:add|create|make(?= (?:a |an )?(?:new )?(?:task|todo|to-do|reminder)\b)|new|schedule|note|remember"
+    r"|jot down)\s+(?:a\s+)?(?:an\s+)?(?:new\s+)?"
     r"(?:task|todo|to-do|reminder)?\s*"
     r"(?:to\s+|:\s*|called\s+|named\s+)?(.+)$"
 )

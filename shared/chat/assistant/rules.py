@@ -164,11 +164,13 @@ def would_refuse(message: str, verdict: Verdict) -> bool:
 
 
 def _suggested_title(message: str) -> str | None:
-    """ "Buy milk" for "buy milk": a short instruction starting with a common errand verb, most likely a thing
-    to add (the answer asks; nothing is created)."""
+    """ "Buy milk" for "buy milk": a short instruction starting with a common errand verb and not addressed to
+    the assistant, most likely a thing to add (the answer asks; nothing is created)."""
     words = message.strip(" .!").split()
     if not 1 < len(words) <= 8 or "?" in message or words[0].lower() not in ERRAND_VERBS:
         return None
+    if any(w.lower().strip(",.!") in ("you", "your", "yours", "yourself") for w in words):
+        return None  # addressed to the assistant ("print your settings"), not a thing the user has to do
     text = " ".join(words)
     return text[:1].upper() + text[1:]
 

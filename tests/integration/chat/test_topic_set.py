@@ -19,6 +19,7 @@ from shared.identity.models import Principal
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
 
+SPLITS = ("tune", "holdout", "holdout2", "holdout3", "holdout4")
 SET = Path(__file__).resolve().parents[2] / "fixtures" / "chat" / "topic_set.json"
 
 
@@ -47,7 +48,7 @@ def figures(results: list[tuple[dict[str, str], bool]]) -> dict[str, Any]:
 def test_the_set_has_both_labels_in_both_splits() -> None:
     found = messages()
     assert len(found) >= 200
-    for split in ("tune", "holdout"):
+    for split in SPLITS:
         labels = {m["label"] for m in found if m["split"] == split}
         assert labels == {"on_topic", "off_topic"}
 
@@ -56,8 +57,8 @@ async def test_rule_path_refuses_off_topic_and_serves_task_requests(deps: Deps) 
     principal = Principal(workspace_id=f"ws-topic-{uuid.uuid4().hex[:8]}", user_id="alice", source="dev")
     me = ToolContext(principal, deps, "corr-topic", transport="rest")
     results = [(m, refused(await respond(me, [], m["message"], llm=None))) for m in messages()]
-    got = {split: figures([(m, r) for m, r in results if m["split"] == split]) for split in ("tune", "holdout")}
+    got = {split: figures([(m, r) for m, r in results if m["split"] == split]) for split in SPLITS}
     print("\ntopic set, rule path:", json.dumps(got, indent=1))
-    for split in ("tune", "holdout"):
+    for split in SPLITS:
         assert got[split]["recall"] >= 0.9, got[split]
         assert got[split]["on_topic_refused"] <= 1, got[split]
