@@ -247,23 +247,22 @@ async def _due(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> Assistant
 
 
 def _day_range(day: date, lead: str) -> dict[str, str]:
-    """A custom range around one local day: after/since/from it, before it, by/until it, or on it."""
+    """A custom range around one local day: after/since/from it, up to it (by/until/before, `when.resolve` having
+    made "before friday" thursday), or on it."""
     if lead == "after":
         return {"custom_start": (day + timedelta(days=1)).isoformat()}
     if lead in ("since", "from"):
         return {"custom_start": day.isoformat()}
-    if lead == "before":
-        return {"custom_end": (day - timedelta(days=1)).isoformat()}
-    if lead in ("by", "until", "till"):
+    if lead in ("by", "until", "till", "before"):  # "before friday" already resolved to thursday
         return {"custom_end": day.isoformat()}
     return {"custom_start": day.isoformat(), "custom_end": day.isoformat()}
 
 
 def _day_range_words(day: date, lead: str) -> str:
     shown = day.strftime("%a %Y-%m-%d")
-    if lead in ("after", "before", "since", "from"):
+    if lead in ("after", "since", "from"):
         return f"{lead} {shown}"
-    return f"by {shown}" if lead in ("by", "until", "till") else f"on {shown}"
+    return f"by {shown}" if lead in ("by", "until", "till", "before") else f"on {shown}"
 
 
 async def _completed(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:

@@ -384,7 +384,16 @@ def _short_span(day: _Day | None) -> timedelta | None:
 
 
 def resolve(found: Found, now: datetime, zone: ZoneInfo) -> Due:
-    """The due date `found` means for a user in `zone` at instant `now` (aware). ValueError: no such day."""
+    """The due date `found` means for a user in `zone` at instant `now` (aware). ValueError: no such day.
+
+    "before friday" is due by the end of the day before; "before 5pm" at 5pm."""
+    due = _resolve(found, now, zone)
+    if found.lead == "before" and due.all_day:
+        return Due(localize(due.day - timedelta(days=1), 0, 0, zone), all_day=True)
+    return due
+
+
+def _resolve(found: Found, now: datetime, zone: ZoneInfo) -> Due:
     local_now = now.astimezone(zone)
     span = _short_span(found.day)
     if span is not None:

@@ -255,3 +255,26 @@ async def test_a_held_reschedule_is_listed_in_local_time(deps: Deps, llm: FakeLl
     reply = await respond(me, [], "move the rent task to friday", llm=client)
     assert "I held back 1 change(s)" in reply.text
     assert "due date to Fri 2026-11-27 18:00 CET" in reply.text
+
+
+async def test_what_is_due_on_after_or_before_a_day_in_words(deps: Deps) -> None:
+    clock = Clock()  # Wednesday 25 November, 10:00 in Berlin
+    me = await berlin_user(deps, clock)
+    for title, due in (
+        ("Thursday thing", "2026-11-26"),
+        ("Friday thing", "2026-11-27T09:00:00"),
+        ("Next week thing", "2026-12-02"),
+    ):
+        await tool(me, "create_task", title=title, due_date=due)
+    on_friday = await respond(me, [], "what's due on friday?", llm=None)
+    assert "You have 1 task(s) due on Fri 2026-11-27 (times in Europe/Berlin)" in on_friday.text
+    assert "Friday thing (medium priority, due Fri 2026-11-27 09:00 CET)" in on_friday.text
+    after = await respond(me, [], "what's due after friday?", llm=None)  # an open-ended custom range
+    assert "Next week thing" in after.text
+    assert "Friday thing" not in after.text
+    before = await respond(me, [], "anything due before friday?", llm=None)
+    assert "due by Thu 2026-11-26" in before.text
+    assert "Thursday thing" in before.text
+    assert "Friday thing" not in before.text
+    call = before.tool_calls[-1]
+    assert call.arguments == {"date_type": "due_date", "date_range": "custom", "custom_end": "2026-11-26"}

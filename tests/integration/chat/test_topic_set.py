@@ -1,10 +1,11 @@
-"""The topic set (tests/fixtures/chat/topic_set.json: 110 on-topic task requests in many phrasings, 95
-off-topic requests, many of them with task-like verbs) through the assistant's rule path, per split.
+"""The topic set (tests/fixtures/chat/topic_set.json: 355 messages, 185 on-topic task requests in many phrasings
+and 170 off-topic requests, many with task-like verbs) through the assistant's rule path, per split.
 
-Written, labelled and split before the guardrail was tuned for issue #27; tuning looked at `tune` only.
-A message counts as refused when the answer is the spec's refusal (mode "refusal"); the help text is not a
-refusal. The goal (issue #27): refusal recall >= 0.9 with at most one on-topic message refused, on
-messages the rules were not written against: the `holdout` split here. Figures print with pytest -s.
+Each split was written and labelled before it was measured: `tune` and `holdout` before the guardrail was
+tuned for issue #27 (tuning looked at `tune`), `holdout2`..`holdout4` each after the fixes the previous one
+showed, measured once before changing anything for it (figures in shared/chat/README.md). A message counts
+as refused when the answer is the spec's refusal (mode "refusal"); the help text is not a refusal. The goal
+(issue #27): refusal recall >= 0.9 with at most one on-topic message refused. Figures print with pytest -s.
 """
 
 from __future__ import annotations

@@ -43,3 +43,16 @@ def test_phrase(row: dict[str, str | None]) -> None:
     now = datetime.fromisoformat(str(row["now"]))
     due = resolve(when, now, ZoneInfo(str(row["tz"])))
     assert shown(due.local, due.all_day) == row["due"]
+
+
+def test_before_a_day_means_by_the_end_of_the_day_before() -> None:
+    now = datetime.fromisoformat("2026-11-25T09:00:00Z")  # Wednesday in Berlin
+    intent = parse("add submit expenses before friday")
+    assert intent is not None
+    assert intent.args["title"] == "Submit expenses"
+    due = resolve(intent.args["when"], now, ZoneInfo("Europe/Berlin"))
+    assert shown(due.local, due.all_day) == "2026-11-26"
+    at_five = parse("add call the bank before 5pm")
+    assert at_five is not None
+    due = resolve(at_five.args["when"], now, ZoneInfo("Europe/Berlin"))
+    assert shown(due.local, due.all_day) == "2026-11-25T17:00+01:00"
