@@ -44,6 +44,9 @@ _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
 }  # fmt: skip
+# A message is at most 4,000 characters; past this many date-like words it is not a task line anyway, and the
+# pairwise checks stay cheap.
+_MAX_CANDIDATES = 40
 _PARTS = {"morning": 9, "afternoon": 15, "evening": 18, "night": 20, "tonight": 20}
 
 _WD = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
@@ -151,6 +154,8 @@ def _days(text: str) -> list[_Day]:
     taken: list[tuple[int, int]] = []
     for kind, pattern in _DAY_PATTERNS:
         for m in pattern.finditer(text):
+            if len(found) >= _MAX_CANDIDATES:
+                break
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue
             found.append(_Day(kind, m.groups(), m.start(), m.end()))
@@ -163,6 +168,8 @@ def _times(text: str, days: list[_Day]) -> list[_Time]:
     taken = [(d.start, d.end) for d in days]
     for kind, pattern in _TIME_PATTERNS:
         for m in pattern.finditer(text):
+            if len(found) >= _MAX_CANDIDATES:
+                break
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue
             if re.search(r"\b(?:the|a|an)\s*$", text[: m.start()]) and kind != "part":
