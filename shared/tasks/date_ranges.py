@@ -3,7 +3,8 @@
 A range is a window of instants [start, end) in UTC, computed from local midnights in the user's IANA zone
 (default UTC), so "today" in New York is 23 hours long on the day daylight saving starts and 25 on the day
 it ends. Weeks start on Monday (ISO 8601). `overdue` has no start: everything due before now. `custom` takes
-dates (whole local days, the end day included) or ISO timestamps. Pure code: the clock is passed in.
+dates (whole local days, the end day included) or ISO timestamps, and either end may be left open (from a
+day on, or up to a day), but not both. Pure code: the clock is passed in.
 """
 
 from __future__ import annotations
@@ -24,19 +25,20 @@ MAX_CUSTOM_DAYS = 366
 
 @dataclass(frozen=True)
 class Window:
-    """Instants from `start` (inclusive; None: no lower bound) to `end` (exclusive), aware UTC."""
+    """Instants from `start` (inclusive; None: no lower bound) to `end` (exclusive; None: no upper bound),
+    aware UTC. Only a `custom` range may leave its end open."""
 
     start: datetime | None
-    end: datetime
+    end: datetime | None
     label: str
 
     def contains(self, moment: datetime) -> bool:
-        return (self.start is None or moment >= self.start) and moment < self.end
+        return (self.start is None or moment >= self.start) and (self.end is None or moment < self.end)
 
     def as_dict(self) -> dict[str, str | None]:
         return {
             "start": self.start.strftime("%Y-%m-%dT%H:%M:%SZ") if self.start else None,
-            "end": self.end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "end": self.end.strftime("%Y-%m-%dT%H:%M:%SZ") if self.end else None,
             "label": self.label,
         }
 
@@ -125,20 +127,37 @@ def window(
 
 
 def _custom(custom_start: str | None, custom_end: str | None, zone: ZoneInfo) -> Window:
-    if not custom_start or not custom_end:
-        missing = "custom_start" if not custom_start else "custom_end"
-        raise _refuse(missing, "is required with date_range custom", "Pass custom_start and custom_end (ISO dates).")
-    start, _ = _point(custom_start, "custom_start", zone)
-    end, whole_day = _point(custom_end, "custom_end", zone)
-    if whole_day:  # an end date includes its day
-        try:
-            end = _midnight(datetime.fromisoformat(custom_end.strip()).date() + timedelta(days=1), zone)
-        except OverflowError:
+    """A custom range: both ends (at most MAX_CUSTOM_DAYS apart), or one end left open ("from the 1st on",
+    "up to Friday"). An end date includes its whole day; a blank end counts as not given."""
+    first = (custom_start or "").strip() or None
+    last = (custom_end or "").strip() or None
+    if first is None and last is None:
+        raise _refuse(
+            "custom_start",
+            "date_range custom needs custom_start, custom_end or both",
+            "Pass custom_start and/or custom_end (ISO dates such as 2026-11-01); leave one out for an open end.",
+        )
+    start = _point(first, "custom_start", zone)[0] if first else None
+    end = _end(last, zone) if last else None
+    if start is not None and end is not None:
+        if end <= start:
+            raise _refuse("custom_end", "is not after custom_start", "Swap the two, or widen the range.")
+        if end - start > timedelta(days=MAX_CUSTOM_DAYS):
             raise _refuse(
-                "custom_end", "is beyond the last representable day", "Pass a date before 9999-12-31."
-            ) from None
-    if end <= start:
-        raise _refuse("custom_end", "is not after custom_start", "Swap the two, or widen the range.")
-    if end - start > timedelta(days=MAX_CUSTOM_DAYS):
-        raise _refuse("custom_end", f"the range is longer than {MAX_CUSTOM_DAYS} days", "Ask for a shorter range.")
-    return Window(start, end, f"{custom_start.strip()} to {custom_end.strip()}")
+                "custom_end",
+                f"the range is longer than {MAX_CUSTOM_DAYS} days",
+                "Ask for a shorter range, or leave one end open.",
+            )
+    label = f"{first or 'any time'} to {last or 'any time'}"
+    return Window(start, end, label)
+
+
+def _end(text: str, zone: ZoneInfo) -> datetime:
+    """The exclusive end of a custom range: an instant as given, or the midnight after an end day."""
+    end, whole_day = _point(text, "custom_end", zone)
+    if not whole_day:
+        return end
+    try:
+        return _midnight(date.fromisoformat(text) + timedelta(days=1), zone)
+    except OverflowError:
+        raise _refuse("custom_end", "is beyond the last representable day", "Pass a date before 9999-12-31.") from None

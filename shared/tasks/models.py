@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
+from shared.core.local_time import local_iso
 from shared.tools.registry import ToolInput, ToolOutput
 
 MAX_TITLE = 200
@@ -34,8 +35,15 @@ _DUE = (
 _USER = "Optional; if given it must be your own user id (tasks are always yours)."
 _LIMIT = "Page size (1..100). A `continuation` in the answer means more: pass it back for the next page."
 _CONT = "The `continuation` of the previous page, unchanged; omit it for the first page."
-_CUSTOM_START = "With date_range=custom: the first day (2026-11-01) or instant (ISO 8601) of the range."
-_CUSTOM_END = "With date_range=custom: the last day (included) or the instant the range ends (ISO 8601)."
+_CUSTOM_START = (
+    "With date_range=custom: the first day (2026-11-01) or instant (ISO 8601) of the range; leave it out for a"
+    " range with no start (everything up to custom_end)."
+)
+_CUSTOM_END = (
+    "With date_range=custom: the last day (included) or the instant the range ends (ISO 8601); leave it out for"
+    " a range with no end (everything from custom_start on). At least one of the two is required."
+)
+_TZ_OUT = "The user's IANA time zone (set_task_preferences; UTC by default): every *_local time is in it."
 
 
 def _no_controls(value: str, *, multiline: bool = False) -> str:
@@ -135,6 +143,10 @@ class UpdateTaskRequest(TaskIdRequest):
         if value is not None and not value.strip():
             raise ValueError("must not be blank")
         return value.strip() if value is not None else None
+
+
+class GetPreferencesRequest(_TaskInput):
+    """No arguments: the caller's own preferences."""
 
 
 class SetPreferencesRequest(_TaskInput):
@@ -270,10 +282,14 @@ class Task(ToolOutput):
     priority: Priority
     status: Status
     due_date: str | None = Field(description="UTC, ISO 8601 (…Z).")
+    due_date_local: str | None = Field(
+        None, description="due_date in the user's time zone, ISO 8601 with its offset: show this one to the user."
+    )
     due_all_day: bool = Field(description="true when the due date was given as a day (due by its end).")
     created_at: str
     updated_at: str
     completed_at: str | None
+    completed_at_local: str | None = Field(None, description="completed_at in the user's time zone (with offset).")
     deleted: bool
     deleted_at: str | None
     tags: list[str]
@@ -282,6 +298,7 @@ class Task(ToolOutput):
 class TaskResult(ToolOutput):
     task: Task
     message: str
+    tz: str = Field("UTC", description=_TZ_OUT)
 
 
 class DeleteTaskResult(ToolOutput):
@@ -294,12 +311,13 @@ class DeleteTaskResult(ToolOutput):
 class Preferences(ToolOutput):
     user_id: str
     tz: str
+    now_local: str = Field(description="The current time in that zone, ISO 8601 with its offset.")
     message: str
 
 
 class WindowOut(ToolOutput):
-    start: str | None
-    end: str
+    start: str | None = Field(description="First instant (UTC); null: no lower bound.")
+    end: str | None = Field(description="Instant after the last (UTC); null: no upper bound (custom only).")
     label: str
     tz: str
 
@@ -309,6 +327,7 @@ class TaskList(ToolOutput):
     tasks: list[Task]
     continuation: str | None = Field(description="Pass back for the next page; null: this was the last page.")
     window: WindowOut | None = None
+    tz: str = Field("UTC", description=_TZ_OUT)
 
 
 class SummaryTotals(ToolOutput):
@@ -340,9 +359,16 @@ class TasksSummary(ToolOutput):
 
 
 class BulkItem(ToolOutput):
+    """One task of a delete preview, with what a person decides on: its priority and when it is due."""
+
     id: str
     title: str
     status: Status
+    priority: Priority = "medium"
+    category: str | None = None
+    due_date: str | None = Field(None, description="UTC, ISO 8601 (…Z).")
+    due_date_local: str | None = Field(None, description="due_date in the user's time zone (with offset).")
+    due_all_day: bool = False
 
 
 class BulkDeleteResult(ToolOutput):
@@ -353,6 +379,12 @@ class BulkDeleteResult(ToolOutput):
     expires_at: str | None = None
     deleted_count: int = 0
     deleted_ids: list[str] = Field(default_factory=list)
+    unmatched_ids: list[str] = Field(
+        default_factory=list,
+        description="task_ids given that are not among these tasks: not yours, unknown, deleted or outside the"
+        " other filters. Nothing happens to them.",
+    )
+    tz: str = Field("UTC", description=_TZ_OUT)
     message: str
 
 
@@ -371,7 +403,8 @@ class UpdateStatusResult(ToolOutput):
     message: str
 
 
-def task_out(doc: dict[str, Any]) -> Task:
+def task_out(doc: dict[str, Any], tz: str = "UTC") -> Task:
+    """The tool output of a stored task, its times also shown in the user's zone `tz`."""
     return Task(
         id=doc["id"],
         user_id=doc["user_id"],
@@ -381,11 +414,27 @@ def task_out(doc: dict[str, Any]) -> Task:
         priority=doc.get("priority", "medium"),
         status=doc.get("status", "pending"),
         due_date=doc.get("due_date"),
+        due_date_local=local_iso(doc.get("due_date"), tz),
         due_all_day=bool(doc.get("due_all_day")),
         created_at=doc["created_at"],
         updated_at=doc["updated_at"],
         completed_at=doc.get("completed_at"),
+        completed_at_local=local_iso(doc.get("completed_at"), tz),
         deleted=bool(doc.get("deleted")),
         deleted_at=doc.get("deleted_at"),
         tags=list(doc.get("tags", [])),
+    )
+
+
+def bulk_item(doc: dict[str, Any], tz: str) -> BulkItem:
+    """A preview line of a stored task (the fields the preview's scan projects)."""
+    return BulkItem(
+        id=doc["id"],
+        title=doc["title"],
+        status=doc.get("status", "pending"),
+        priority=doc.get("priority", "medium"),
+        category=doc.get("category"),
+        due_date=doc.get("due_date"),
+        due_date_local=local_iso(doc.get("due_date"), tz),
+        due_all_day=bool(doc.get("due_all_day")),
     )

@@ -20,11 +20,11 @@ from shared.tasks.date_ranges import Window, user_zone, window
 from shared.tasks.models import (
     BulkDeleteResult,
     BulkDeleteTasksRequest,
-    BulkItem,
     CreateTaskRequest,
     DeleteTaskResult,
     GetAllTasksRequest,
     GetCompletedTasksRequest,
+    GetPreferencesRequest,
     GetTaskRequest,
     GetTasksByDateRequest,
     GetTasksSummaryRequest,
@@ -42,6 +42,7 @@ from shared.tasks.models import (
     UpdateTaskRequest,
     UpdateTaskStatusRequest,
     WindowOut,
+    bulk_item,
     task_out,
 )
 from shared.tasks.store import PROFILE_ID, TaskStore, owner_key
@@ -52,6 +53,9 @@ CONFIRMATION_TTL = timedelta(minutes=5)
 PENDING_RECORD_TTL_SECONDS = 3_900  # the token's 5 minutes + an hour to answer late or replayed tokens clearly
 _ETAG_RETRIES = 5
 _FAR_PAST = "0001-01-01T00:00:00.000000Z"
+_FAR_FUTURE = "9999-12-31T23:59:59.999999Z"  # an open end of a custom range: later than every stored instant
+# What a delete preview shows of each task (what a person decides on) and what the confirmation compares.
+_PREVIEW_FIELDS = ("id", "title", "status", "priority", "category", "due_date", "due_all_day", "_etag")
 _PREVIEW_AGAIN = "Call bulk_delete_tasks with require_confirmation=true again and confirm the new preview."
 
 Doc = dict[str, Any]
@@ -110,7 +114,20 @@ def _not_found(task_id: str) -> NotFound:
 
 
 def _window_out(w: Window, tz: str) -> WindowOut:
-    return WindowOut(start=iso(w.start) if w.start else None, end=iso(w.end), label=w.label, tz=tz)
+    return WindowOut(start=iso(w.start) if w.start else None, end=iso(w.end) if w.end else None, label=w.label, tz=tz)
+
+
+def _bounds(w: Window) -> dict[str, str]:
+    """The query parameters of a window; an open side is a bound no stored instant passes."""
+    return {"@start": iso(w.start) if w.start else _FAR_PAST, "@end": iso(w.end) if w.end else _FAR_FUTURE}
+
+
+def _preview_order(rows: list[Doc], task_ids: list[str] | None) -> list[Doc]:
+    """The preview's order, the same on every call: the order the ids were given in, else by title."""
+    if task_ids:
+        rank = {task_id: i for i, task_id in enumerate(task_ids)}
+        return sorted(rows, key=lambda r: rank.get(r["id"], len(rank)))
+    return sorted(rows, key=lambda r: (str(r.get("title", "")).casefold(), r["id"]))
 
 
 def _apply_update(doc: Doc, args: UpdateTaskRequest, given: set[str], due: tuple[str | None, bool]) -> None:
@@ -142,7 +159,7 @@ def search_text(doc: Doc) -> str:
 def _date_bounds(now: datetime, tz: str) -> list[tuple[str, str]]:
     """(exclusive end, group) of the summary's date groups after `overdue`, days in the user's zone."""
     names = (("yesterday", "past"), ("today", "today"), ("tomorrow", "tomorrow"), ("this_week", "this_week"))
-    return [(iso(window(name, now=now, tz=tz).end), label) for name, label in names]
+    return [(_bounds(window(name, now=now, tz=tz))["@end"], label) for name, label in names]
 
 
 def _date_bucket(row: Doc, now: str, bounds: list[tuple[str, str]]) -> str:
@@ -213,16 +230,32 @@ class TaskService:
                 continue
         else:
             raise Conflict("the profile is busy; retry", recovery_suggestions=["Call set_task_preferences again."])
-        return Preferences(user_id=principal.user_id, tz=zone.key, message=f"Dates are now read in {zone.key}.")
+        return Preferences(
+            user_id=principal.user_id,
+            tz=zone.key,
+            now_local=self._now_local(zone.key),
+            message=f"Dates are now read in {zone.key}.",
+        )
+
+    def _now_local(self, tz: str) -> str:
+        return self.clock().astimezone(user_zone(tz)).replace(microsecond=0).isoformat()
+
+    async def get_preferences(self, principal: Principal, args: GetPreferencesRequest) -> Preferences:
+        """The caller's zone and the time there now (UTC until set; reading creates no profile)."""
+        tz = await self._tz(self.owner(principal, args.user_id))
+        return Preferences(
+            user_id=principal.user_id, tz=tz, now_local=self._now_local(tz), message=f"Dates are read in {tz}."
+        )
 
     # ---- single tasks -------------------------------------------------------------------------
 
     async def create_task(self, principal: Principal, args: CreateTaskRequest) -> TaskResult:
         owner = self.owner(principal, args.user_id)
         now = iso(self.clock())
+        tz = await self._tz(owner)
         due, all_day = (None, False)
         if args.due_date:
-            due, all_day = parse_due(args.due_date, user_zone(await self._tz(owner)))
+            due, all_day = parse_due(args.due_date, user_zone(tz))
         category = " ".join(args.category.split()) if args.category and args.category.strip() else None
         doc: Doc = {
             "id": str(uuid.uuid4()),
@@ -246,7 +279,7 @@ class TaskService:
         }
         doc["search_text"] = search_text(doc)
         created = await self.store.create(doc)
-        return TaskResult(task=task_out(created), message=f"Created task {created['id']}.")
+        return TaskResult(task=task_out(created, tz), tz=tz, message=f"Created task {created['id']}.")
 
     async def _live(self, owner: str, task_id: str, *, include_deleted: bool = False) -> Doc:
         doc = await self.store.read_task(owner, task_id)
@@ -256,8 +289,12 @@ class TaskService:
 
     async def get_task(self, principal: Principal, args: GetTaskRequest) -> TaskResult:
         owner = self.owner(principal, args.user_id)
-        doc = await self._live(owner, args.task_id, include_deleted=args.include_deleted)
-        return TaskResult(task=task_out(doc), message="Deleted task." if doc.get("deleted") else "Task found.")
+        doc, tz = await asyncio.gather(
+            self._live(owner, args.task_id, include_deleted=args.include_deleted), self._tz(owner)
+        )
+        return TaskResult(
+            task=task_out(doc, tz), tz=tz, message="Deleted task." if doc.get("deleted") else "Task found."
+        )
 
     async def _change(self, owner: str, task_id: str, apply: Callable[[Doc], bool]) -> tuple[Doc, bool]:
         """Read-modify-write with the etag, retried on a concurrent change; (doc, whether it changed)."""
@@ -294,8 +331,9 @@ class TaskService:
             if field in given and getattr(args, field) is None:
                 raise _refuse(field, "may not be null", f"Omit {field} to keep it, or pass a value.")
         due: tuple[str | None, bool] = (None, False)
+        tz = await self._tz(owner)
         if "due_date" in given and args.due_date:
-            due = parse_due(args.due_date, user_zone(await self._tz(owner)))
+            due = parse_due(args.due_date, user_zone(tz))
 
         def apply(doc: Doc) -> bool:
             before = dict(doc)
@@ -305,7 +343,7 @@ class TaskService:
             return doc != before
 
         doc, changed = await self._change(owner, args.task_id, apply)
-        return TaskResult(task=task_out(doc), message="Task updated." if changed else "Nothing changed.")
+        return TaskResult(task=task_out(doc, tz), tz=tz, message="Task updated." if changed else "Nothing changed.")
 
     async def delete_task(self, principal: Principal, args: TaskIdRequest) -> DeleteTaskResult:
         owner = self.owner(principal, args.user_id)
@@ -356,11 +394,18 @@ class TaskService:
         args: Any,
         window_out: WindowOut | None = None,
     ) -> TaskList:
-        """One page of the owner's tasks matching `where`, with `args.limit` and `args.continuation`."""
-        docs, token = await self.store.page(
+        """One page of the owner's tasks matching `where`, with `args.limit` and `args.continuation`; times are
+        also given in the user's zone (read beside the page, or taken from the window, which has it)."""
+        page = self.store.page(
             owner, " AND ".join(where), params, order_by=order_by, limit=args.limit, continuation=args.continuation
         )
-        return TaskList(count=len(docs), tasks=[task_out(d) for d in docs], continuation=token, window=window_out)
+        if window_out is not None:
+            (docs, token), tz = await page, window_out.tz
+        else:
+            (docs, token), tz = await asyncio.gather(page, self._tz(owner))
+        return TaskList(
+            count=len(docs), tasks=[task_out(d, tz) for d in docs], continuation=token, window=window_out, tz=tz
+        )
 
     async def get_all_tasks(self, principal: Principal, args: GetAllTasksRequest) -> TaskList:
         owner = self.owner(principal, args.user_id)
@@ -387,8 +432,7 @@ class TaskService:
         if args.date_range:
             w, tz = await self._window(owner, args.date_range, args.custom_start, args.custom_end)
             where.append("c.completed_at >= @start AND c.completed_at < @end")
-            params["@start"] = iso(w.start) if w.start else _FAR_PAST
-            params["@end"] = iso(w.end)
+            params.update(_bounds(w))
             w_out = _window_out(w, tz)
         return await self._page(owner, where, params, "c.completed_at DESC", args, w_out)
 
@@ -399,8 +443,7 @@ class TaskService:
         where, params = self._filters(status=args.status)
         field = args.date_type  # a Literal: one of three field names, safe in the query text
         where.append(f"c.{field} >= @start AND c.{field} < @end")
-        params["@start"] = iso(w.start) if w.start else _FAR_PAST
-        params["@end"] = iso(w.end)
+        params.update(_bounds(w))
         return await self._page(owner, where, params, f"c.{field} ASC", args, _window_out(w, tz))
 
     # ---- summary -------------------------------------------------------------------------------
@@ -494,7 +537,8 @@ class TaskService:
         )
 
     async def _selection(self, owner: str, args: BulkDeleteTasksRequest) -> tuple[list[Doc], str]:
-        """The tasks the selection matches now (at most MAX_BULK_MATCH) and a fingerprint of the selection."""
+        """The tasks the selection matches now (at most MAX_BULK_MATCH, in the preview's order) and a
+        fingerprint of the selection."""
         if not (args.task_ids or args.status or args.category or args.completed_before):
             raise _refuse(
                 "task_ids",
@@ -522,9 +566,7 @@ class TaskService:
                 ) from None
             where.append("IS_STRING(c.completed_at) AND c.completed_at < @before")
             params["@before"] = before
-        rows, more = await self.store.scan(
-            owner, " AND ".join(where), params, ("id", "title", "status", "_etag"), MAX_BULK_MATCH
-        )
+        rows, more = await self.store.scan(owner, " AND ".join(where), params, _PREVIEW_FIELDS, MAX_BULK_MATCH)
         if more:
             raise _refuse(
                 "task_ids",
@@ -536,7 +578,7 @@ class TaskService:
                 [sorted(args.task_ids or []), args.status, category_key(args.category), before], separators=(",", ":")
             ).encode()
         ).hexdigest()
-        return rows, fingerprint
+        return _preview_order(rows, args.task_ids), fingerprint
 
     async def bulk_delete_tasks(self, principal: Principal, args: BulkDeleteTasksRequest) -> BulkDeleteResult:
         owner = self.owner(principal, args.user_id)
@@ -552,10 +594,20 @@ class TaskService:
                 "To delete, call again with require_confirmation=false and this token.",
             )
         rows, fingerprint = await self._selection(owner, args)
-        items = [BulkItem(id=r["id"], title=r["title"], status=r["status"]) for r in rows]
+        found = {r["id"] for r in rows}
+        unmatched = [i for i in args.task_ids or [] if i not in found]
         if not rows:
-            return BulkDeleteResult(dry_run=True, count=0, tasks=[], message="No task matches: nothing to delete.")
+            return BulkDeleteResult(
+                dry_run=True,
+                count=0,
+                tasks=[],
+                unmatched_ids=unmatched,
+                tz=await self._tz(owner),
+                message="No task matches: nothing to delete.",
+            )
         profile = await self._profile(owner, principal.user_id)
+        tz = str(profile.get("tz") or "UTC")
+        items = [bulk_item(r, tz) for r in rows]
         ids = sorted(r["id"] for r in rows)
         issued = confirmation.issue(bytes.fromhex(profile["confirm_key"]), owner, ids, self.clock(), CONFIRMATION_TTL)
         await self.store.create(
@@ -577,8 +629,16 @@ class TaskService:
             tasks=items,
             confirmation_token=issued.token,
             expires_at=iso(issued.expires_at),
+            unmatched_ids=unmatched,
+            tz=tz,
             message=(
-                f"{len(items)} task(s) would be deleted. Nothing was deleted. Show the list to the user; if they"
+                f"{len(items)} task(s) would be deleted. Nothing was deleted."
+                + (
+                    f" {len(unmatched)} of the given ids match none of your tasks and are left out."
+                    if unmatched
+                    else ""
+                )
+                + " Show the list to the user; if they"
                 " confirm, call bulk_delete_tasks again with the same selection, require_confirmation=false and"
                 " this confirmation_token (valid 5 minutes, once)."
             ),
@@ -651,10 +711,12 @@ class TaskService:
 
         done = [i for i in await asyncio.gather(*(one(r) for r in rows)) if i]
         skipped = len(rows) - len(done)
+        tz = str(profile.get("tz") or "UTC")
         return BulkDeleteResult(
             dry_run=False,
             count=len(done),
-            tasks=[BulkItem(id=r["id"], title=r["title"], status=r["status"]) for r in rows if r["id"] in set(done)],
+            tasks=[bulk_item(r, tz) for r in rows if r["id"] in set(done)],
+            tz=tz,
             deleted_count=len(done),
             deleted_ids=done,
             message=f"Deleted {len(done)} task(s)."

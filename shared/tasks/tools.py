@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shared.core.local_time import local_text
 from shared.tasks.models import (
     BulkDeleteResult,
     BulkDeleteTasksRequest,
@@ -9,12 +10,14 @@ from shared.tasks.models import (
     DeleteTaskResult,
     GetAllTasksRequest,
     GetCompletedTasksRequest,
+    GetPreferencesRequest,
     GetTaskRequest,
     GetTasksByDateRequest,
     GetTasksSummaryRequest,
     Preferences,
     SearchTasksRequest,
     SetPreferencesRequest,
+    Task,
     TaskIdRequest,
     TaskList,
     TaskResult,
@@ -36,12 +39,14 @@ def _service(ctx: ToolContext) -> TaskService:
 
 
 def _render_list(r: TaskList) -> str:
-    lines = [
-        f"- {t.title} [{t.status}, {t.priority}{', due ' + t.due_date if t.due_date else ''}] (id {t.id})"
-        for t in r.tasks[:50]
-    ]
+    """The text form of a list: due times in the user's zone, with the zone (never a bare UTC wall time)."""
+
+    def due(t: Task) -> str:
+        return f", due {local_text(t.due_date, r.tz, all_day=t.due_all_day)}" if t.due_date else ""
+
+    lines = [f"- {t.title} [{t.status}, {t.priority}{due(t)}] (id {t.id})" for t in r.tasks[:50]]
     more = " More: pass continuation." if r.continuation else ""
-    return f"{r.count} task(s).{more}\n" + "\n".join(lines)
+    return f"{r.count} task(s) (times in {r.tz}).{more}\n" + "\n".join(lines)
 
 
 @toolset.tool("create_task", title="Create a task", idempotent=False)
@@ -94,6 +99,16 @@ async def set_task_preferences(ctx: ToolContext, args: SetPreferencesRequest) ->
     Then repeat the date question the user asked.
     """
     return await _service(ctx).set_preferences(ctx.principal, args)
+
+
+@toolset.tool("get_task_preferences", title="Read the user's time zone", read_only=True, idempotent=True)
+async def get_task_preferences(ctx: ToolContext, args: GetPreferencesRequest) -> Preferences:
+    """The user's IANA time zone (UTC until set with set_task_preferences) and the current time there.
+
+    Use it before working out a date the user said in words ("friday", "tomorrow evening"): days and
+    times are the user's own, not UTC. Then pass due dates as local dates or times (see create_task).
+    """
+    return await _service(ctx).get_preferences(ctx.principal, args)
 
 
 @toolset.tool("get_all_tasks", title="List tasks", read_only=True, idempotent=True, render=_render_list)

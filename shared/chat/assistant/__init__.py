@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from shared.chat.assistant import agent, rules
 from shared.chat.assistant.calls import ALLOWED_TOOLS, ToolCallRecord
 from shared.chat.assistant.guardrail import DECLINE_REST, REFUSAL, classify
+from shared.chat.assistant.intents import parse_confirmation
 from shared.chat.assistant.models import AssistantLimits, AssistantReply, HistoryMessage, PendingConfirmation
 from shared.core.llm import LlmClient, LlmConfig
 from shared.tools.deps import Deps
@@ -64,13 +65,16 @@ async def respond(
     confirmed = await rules.confirm_or_cancel(ctx, message, history)
     if confirmed is not None:
         return confirmed
+    if llm is None and parse_confirmation(message) is not None:
+        # A yes or no with nothing waiting for it (already used, lapsed, or never asked): say so, run nothing.
+        return AssistantReply(text=rules.NOTHING_PENDING, mode="rules")
     verdict = classify(message)
     if verdict.refuse:
         return AssistantReply(text=REFUSAL, mode="refusal")
     if llm is not None:
         return await agent.answer(ctx, history, message, llm, limits, now=ctx.deps.clock(), mixed=verdict.mixed)
     # Without a model, an unclear message still gets the rules ("find milk" has no task word but is a search).
-    reply = await rules.answer(ctx, message, history, note_llm=True)
+    reply = await rules.answer(ctx, message, history, note_llm=True, verdict=verdict)
     if verdict.mixed:
         reply.text = f"{reply.text}\n\n{DECLINE_REST}"
     return reply

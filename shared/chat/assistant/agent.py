@@ -30,8 +30,10 @@ from shared.chat.assistant.models import (
     HistoryMessage,
     PendingConfirmation,
 )
-from shared.chat.assistant.rules import pending_confirmation
+from shared.chat.assistant.render import task_lines, times_note
+from shared.chat.assistant.rules import MAX_CONFIRMABLE, pending_confirmation
 from shared.core.llm import LlmClient
+from shared.core.local_time import local_text
 from shared.tools.invoke import ToolContext
 
 CHARS_PER_TOKEN = 4
@@ -51,7 +53,15 @@ _HELD_NOTE = (
     "can confirm it with yes. Do not retry it; say briefly that it waits for the user's confirmation."
 )
 READ_ONLY_TOOLS = frozenset(
-    {"get_task", "get_all_tasks", "search_tasks", "get_completed_tasks", "get_tasks_summary", "get_tasks_by_date"}
+    {
+        "get_task",
+        "get_all_tasks",
+        "search_tasks",
+        "get_completed_tasks",
+        "get_tasks_summary",
+        "get_tasks_by_date",
+        "get_task_preferences",
+    }
 )
 
 SYSTEM_PROMPT = """You are a task management assistant inside a mobile app. You help ONE user with THEIR tasks only.
@@ -77,7 +87,12 @@ Deleting: use bulk_delete_tasks with require_confirmation=true first, show the u
 and ask them to confirm; only after the user answers yes, call it again with require_confirmation=false and
 the confirmation_token. Delete only what the user asked to delete.
 
-Answer briefly, in plain text suitable for a phone screen. Now (UTC): {now}."""
+Times: the user lives in {tz}. Tool results give each time in UTC (due_date, completed_at) and in the
+user's zone (due_date_local, completed_at_local); show the user only local times, with the zone. Work out
+dates the user says ("friday", "tomorrow evening", "in 3 days") from the local time below, and pass them as
+a local date (2026-11-27: due by the end of that day) or a local time without a zone (2026-11-27T18:00).
+
+Answer briefly, in plain text suitable for a phone screen. Now: {now}."""
 
 
 def may_change(message: str, history: Sequence[HistoryMessage]) -> bool:
@@ -152,8 +167,9 @@ class _Turn:
     code wrote about both (the model's own words about them are not what the user confirms).
     """
 
-    def __init__(self, ctx: ToolContext, message: str, history: Sequence[HistoryMessage]) -> None:
+    def __init__(self, ctx: ToolContext, message: str, history: Sequence[HistoryMessage], tz: str = "UTC") -> None:
         self.ctx = ctx
+        self.tz = tz
         self.message = message
         self.pending = pending_confirmation(history)
         self.confirmed = parse_confirmation(message) == "confirm"
@@ -162,6 +178,8 @@ class _Turn:
         self.runs: list[ToolRun] = []
         self.new_pending: PendingConfirmation | None = None
         self.preview: list[dict[str, Any]] = []
+        self.unmatched: list[str] = []
+        self.too_many = 0
         self.held: list[HeldChange] = []
         # The tasks this turn's tool results showed, by id: their titles name them in the held list and
         # tell which ones the answer shows. Only the store's own data goes in here, never the model's.
@@ -218,9 +236,23 @@ class _Turn:
         if name == "set_task_preferences" and not self.consent.allows_time_zone(args):
             return self._hold(name, args, [])
         run = await self._run(name, args)
+        if name == "bulk_delete_tasks" and run.ok and int(run.output.get("count") or 0) > MAX_CONFIRMABLE:
+            # A yes must be to a list the user could read in full: no token goes to the model or the chat.
+            self.too_many = int(run.output.get("count") or 0)
+            run.output = {
+                "count": self.too_many,
+                "error": {
+                    "code": "TOO_MANY_TO_CONFIRM",
+                    "message": f"{self.too_many} tasks match, more than the {MAX_CONFIRMABLE} the user can check in "
+                    "the chat: nothing was deleted. Ask the user to narrow the selection.",
+                },
+            }
+            return run
         if name == "bulk_delete_tasks" and run.ok and run.output.get("confirmation_token"):
             selection = {k: v for k, v in args.items() if k in ("task_ids", "status", "category", "completed_before")}
             self.preview = [t for t in run.output.get("tasks") or [] if isinstance(t, dict)]
+            self.unmatched = [str(i) for i in run.output.get("unmatched_ids") or []]
+            self.tz = str(run.output.get("tz") or self.tz)
             self.new_pending = PendingConfirmation(
                 token=str(run.output["confirmation_token"]),
                 selection=selection,
@@ -270,7 +302,8 @@ class _Turn:
         kept = {k: v for k, v in args.items() if k != "user_id"}
         if len(json.dumps(kept, default=str)) > MAX_HELD_ARGUMENTS_CHARS:
             return self._refuse(name, "These arguments are too large for a task change.", code="VALIDATION_FAILED")
-        change = HeldChange.model_validate({"tool": name, "arguments": kept, "what": describe(name, kept, titles)})
+        what = describe(name, kept, titles, self.tz)
+        change = HeldChange.model_validate({"tool": name, "arguments": kept, "what": what})
         if len(self.held) < MAX_HELD:
             self.held.append(change)
         run = ToolRun(
@@ -296,7 +329,14 @@ class _Turn:
         shown = shown_in(text, self.known)
         if shown:
             metadata["shown_task_ids"] = shown[:MAX_TARGETS]
-        text = text + confirmation_notice(self.held, self.preview if self.new_pending else [])
+        if self.too_many:
+            text += (
+                f"\n\n({self.too_many} tasks matched that delete, more than the {MAX_CONFIRMABLE} I can list for you "
+                "to check, so nothing was deleted and nothing waits for a yes: narrow it down and ask again.)"
+            )
+        text = text + confirmation_notice(
+            self.held, self.preview if self.new_pending else [], self.tz, self.unmatched if self.new_pending else []
+        )
         return AssistantReply(
             text=text, tool_calls=[r.record for r in self.runs], task_ids=ids[:100], mode="llm", metadata=metadata
         )
@@ -307,16 +347,25 @@ def _code(output: dict[str, Any]) -> str:
     return str(error.get("code", "")) if isinstance(error, dict) else ""
 
 
-def confirmation_notice(held: Sequence[HeldChange], preview: Sequence[dict[str, Any]]) -> str:
-    """What a "yes" to this answer would do, in code's words (empty when nothing waits for a yes)."""
+def confirmation_notice(
+    held: Sequence[HeldChange],
+    preview: Sequence[dict[str, Any]],
+    tz: str = "UTC",
+    unmatched: Sequence[str] = (),
+) -> str:
+    """What a "yes" to this answer would do, in code's words (empty when nothing waits for a yes): every
+    previewed task with its priority and local due time, as the rule path lists them."""
     parts: list[str] = []
     if held:
         lines = "\n".join(f"- {h.what}" for h in held)
         parts.append(f"I held back {len(held)} change(s) to tasks your message did not name:\n{lines}")
     if preview:
-        lines = "\n".join(f"- {str(t.get('title'))[:80]}" for t in preview[:20])
-        more = f"\n- ... and {len(preview) - 20} more" if len(preview) > 20 else ""
-        parts.append(f"This would delete {len(preview)} task(s):\n{lines}{more}")
+        shown = [{**t, "title": str(t.get("title"))[:80]} for t in preview]
+        lines = task_lines(shown, tz, len(shown), numbered=False)
+        parts.append(f"This would delete {len(preview)} task(s){times_note(preview, tz)}:\n{lines}")
+        if unmatched:
+            ids = "1 id you gave matches" if len(unmatched) == 1 else f"{len(unmatched)} ids you gave match"
+            parts.append(f"({ids} none of your tasks; {'it is' if len(unmatched) == 1 else 'they are'} left alone.)")
     if not parts:
         return ""
     ask = 'Reply "yes" to do exactly this, or "no" to leave your tasks as they are.'
@@ -334,7 +383,11 @@ async def answer(
     mixed: bool = False,
 ) -> AssistantReply:
     """Ask the model, run the tool calls it makes (bounded), and return its final answer."""
-    system = SYSTEM_PROMPT.format(refusal=REFUSAL, now=now.strftime("%Y-%m-%d %H:%M"))
+    # The user's zone first (one read): the model works out "friday" on the user's calendar, not UTC's.
+    prefs = await run_tool(ctx, "get_task_preferences", {})
+    tz = str(prefs.output.get("tz") or "UTC") if prefs.ok else "UTC"
+    now_words = f"{local_text(now, tz)} ({tz})"
+    system = SYSTEM_PROMPT.format(refusal=REFUSAL, now=now_words, tz=tz)
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *trim_history(history, limits)]
     pending = pending_confirmation(history)
     if pending is not None:
@@ -350,7 +403,7 @@ async def answer(
             {"role": "system", "content": "Part of the next message is not about tasks: decline that part."}
         )
     messages.append({"role": "user", "content": message})
-    turn = _Turn(ctx, message, history)
+    turn = _Turn(ctx, message, history, tz)
     tools = tool_specs(ctx, limits, read_only=not turn.may_change)
     for _ in range(limits.max_tool_rounds):
         completion = await llm.complete(messages, purpose="chat", json_mode=False, tools=tools)

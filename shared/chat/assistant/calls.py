@@ -30,6 +30,7 @@ ALLOWED_TOOLS: tuple[str, ...] = (
     "bulk_delete_tasks",
     "update_task_status",
     "set_task_preferences",
+    "get_task_preferences",
 )
 _UUIDISH = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 

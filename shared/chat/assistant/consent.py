@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.chat.assistant.models import HistoryMessage
+from shared.chat.assistant.render import due_words
 
 # Tools that change an existing task, and the argument that names it (a list for update_task_status).
 TARGETS: dict[str, str] = {"update_task": "task_id", "update_task_status": "task_ids"}
@@ -236,17 +237,22 @@ def with_targets(name: str, args: dict[str, Any], ids: list[str]) -> dict[str, A
     return kept
 
 
-def describe(name: str, args: dict[str, Any], titles: Sequence[str]) -> str:
-    """One held change in words the user can check before saying yes (built from the store's titles)."""
+def describe(name: str, args: dict[str, Any], titles: Sequence[str], tz: str | None = None) -> str:
+    """One held change in words the user can check before saying yes (built from the store's titles); a new
+    due date is shown as the user will read it, on their wall clock with the zone (`tz`)."""
     more = f" and {len(titles) - 10} more" if len(titles) > 10 else ""
     named = ", ".join(f'"{t[:80]}"' for t in titles[:10]) + more
     if name == "update_task_status":
         return (f"mark {named} as done" if args.get("new_status") == "completed" else f"reopen {named}")[:MAX_WHAT]
     if name == "set_task_preferences":
         return f'set your time zone to "{str(args.get("tz"))[:64]}"'
-    fields = ", ".join(
-        f"{k} to {str(v)[:80]!r}" if v is not None else f"clear {k}"
-        for k, v in args.items()
-        if k not in ("task_id", "user_id")
-    )
+
+    def change(key: str, value: Any) -> str:
+        if value is None:
+            return f"clear {key.replace('_', ' ')}"
+        if key == "due_date":
+            return f"due date to {due_words(value, tz)}"
+        return f"{key} to {str(value)[:80]!r}"
+
+    fields = ", ".join(change(k, v) for k, v in args.items() if k not in ("task_id", "user_id"))
     return f"change {named}: {fields or 'nothing'}"[:MAX_WHAT]

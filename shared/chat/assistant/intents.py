@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from shared.chat.assistant import when
+from shared.chat.assistant.guardrail import NOT_A_VERB
+
 Action = Literal[
     "timezone",
     "rename",
@@ -115,7 +118,19 @@ def parse_confirmation(message: str) -> Literal["confirm", "cancel"] | None:
 def parse(message: str) -> Intent | None:
     """The intent of one message, or None when no rule recognises it."""
     text = _norm(message)
-    for parser in (_timezone, _rename, _delete, _complete, _create, _completed, _due, _summary, _search, _list):
+    for parser in (
+        _timezone,
+        _rename,
+        _delete,
+        _complete,
+        _create,
+        _completed,
+        _due,
+        _summary,
+        _search,
+        _list,
+        _dated_to_do,
+    ):
         intent = parser(text)
         if intent is not None:
             return _with_case(intent, message)
@@ -123,14 +138,18 @@ def parse(message: str) -> Intent | None:
 
 
 def _with_case(intent: Intent, message: str) -> Intent:
-    """A title as the user wrote it ("Write Q4 report"), not as the lower-cased text the rules read."""
+    """A title as the user wrote it ("Write Q4 report", "Call Anna"), not as the lower-cased text the rules
+    read: each word takes the spelling it has in the message (words cut out of the middle, such as a date
+    phrase, do not stop this)."""
     title = intent.args.get("title")
-    if isinstance(title, str):
-        found = re.search(re.escape(title), " ".join(message.split()), re.IGNORECASE)
-        if found:
-            written = found.group(0)
-            return Intent(intent.action, {**intent.args, "title": written[:1].upper() + written[1:]}, intent.target)
-    return intent
+    if not isinstance(title, str):
+        return intent
+    written: dict[str, str] = {}
+    for word in re.findall(r"\S+", message):
+        written.setdefault(word.lower().replace("\u2019", "'"), word)
+    words = [written.get(w, w) for w in title.split(" ")]
+    cased = " ".join(words)
+    return Intent(intent.action, {**intent.args, "title": cased[:1].upper() + cased[1:]}, intent.target)
 
 
 def _timezone(text: str) -> Intent | None:
@@ -206,39 +225,46 @@ def _complete(text: str) -> Intent | None:
     return None
 
 
+# "make" adds only a task, a to-do or a reminder ("make a to-do to ..."); "make a playlist" is not a task request.
+_CREATE = re.compile(
+    r"^(?:please )?(?:add|create|make(?= (?:a |an )?(?:new )?(?:task|todo|to-do|reminder)\b)|new|schedule|note|remember"
+    r"|jot down)\s+(?:a\s+)?(?:an\s+)?(?:new\s+)?"
+    r"(?:task|todo|to-do|reminder)?\s*"
+    r"(?:to\s+|:\s*|called\s+|named\s+)?(.+)$"
+)
+_REMIND = re.compile(r"^(?:please )?remind me to\s+(.+)$")
+
+
 def _create(text: str) -> Intent | None:
-    m = re.match(
-        r"^(?:please )?(?:add|create|make|new|schedule|note|remember)\s+(?:a\s+)?(?:new\s+)?"
-        r"(?:task|todo|to-do|reminder)?\s*"
-        r"(?:to\s+|:\s*|called\s+|named\s+)?(.+)$",
-        text,
-    ) or re.match(r"^remind me to\s+(.+)$", text)
+    """A new task: its title without the words that set its priority, tags, category or due date.
+
+    The date phrase is found on the whole message ("remind me tomorrow to call Anna") and kept as
+    `when`, resolved in the user's zone by the rules (`when.resolve`); priority and tags go first, so a
+    trailing ", high priority" does not hide a date at the end of the message.
+    """
+    args: dict[str, Any] = {}
+    prio = _PRIORITY.search(text)
+    if prio:
+        args["priority"] = prio.group(1) or "high"
+        text = " ".join(_PRIORITY.sub(" ", text).split()).strip(" ,")
+    tags = _TAGS.findall(text)
+    if tags:
+        args["tags"] = tags
+        text = " ".join(_TAGS.sub(" ", text).split())
+    found = when.find(text)
+    rest_of = found.cut(text) if found else text
+    m = _CREATE.match(rest_of) or _REMIND.match(rest_of)
     if not m:
         return None
     rest = m.group(1)
-    args: dict[str, Any] = {}
-    prio = _PRIORITY.search(rest)
-    if prio:
-        args["priority"] = prio.group(1) or "high"
-        rest = _PRIORITY.sub(" ", rest)
-    tags = _TAGS.findall(rest)
-    if tags:
-        args["tags"] = tags
-        rest = _TAGS.sub(" ", rest)
-    when = re.search(r"\b(?:due |by |on )?(today|tonight|tomorrow|next week)\b", rest)
-    if when:
-        args["due"] = _RANGES[when.group(1)]
-        rest = rest[: when.start()] + rest[when.end() :]
-    iso = re.search(r"\b(?:due |by |on )?(\d{4}-\d{2}-\d{2})\b", rest)
-    if iso:
-        args["due_date"] = iso.group(1)
-        rest = rest[: iso.start()] + rest[iso.end() :]
+    if found:
+        args["when"] = found
     cat = re.search(r"\b(?:in|under|to)\s+(?:my\s+|the\s+)?([a-z][a-z0-9_-]{1,30})\s+(?:list|category)\b", rest)
     if cat:
         args["category"] = cat.group(1)
         rest = rest[: cat.start()] + rest[cat.end() :]
     rest = re.sub(r"\bto my (tasks|list|to-?do list)\b", " ", rest)
-    title = " ".join(rest.replace(",", " ").split()).strip(" -:")
+    title = " ".join(rest.replace(",", " ").split()).strip(" -:'\"")
     if not title:
         return None
     args["title"] = title[:1].upper() + title[1:]
@@ -265,15 +291,23 @@ def _completed(text: str) -> Intent | None:
 
 
 def _due(text: str) -> Intent | None:
+    """What is due: overdue, a named range (today, this week, ...), or a day in words ("on friday", "by the end of
+    the month", "after december 3"), kept as `when` for the rules to turn into a custom range in the user's zone."""
     if re.search(r"\boverdue\b|\blate\b|\bpast due\b|\bmissed\b", text):
         return Intent("due", {"date_range": "overdue"})
-    if re.search(r"\bdue\b|\bdeadlines?\b|\bon my plate\b|\bwhat do i have\b|\bagenda\b", text):
-        due = _range(text) or "today"
-        return None if due in ("yesterday", "last_week") else Intent("due", {"date_range": due})
-    upcoming = _range(text)
-    if upcoming in ("today", "tomorrow", "this_week", "next_week", "this_month") and re.search(r"\btasks?\b", text):
-        return Intent("due", {"date_range": upcoming})
-    return None
+    asks = re.search(r"\bdue\b|\bdeadlines?\b|\bon my plate\b|\bwhat do i have\b|\bagenda\b|\bgoing on\b", text)
+    named = _range(text)
+    found = when.find(text)
+    dated = found if found is not None and found.day is not None else None
+    if not asks and not (re.search(r"\btasks?\b", text) and (named or dated)):
+        return None
+    if named in ("yesterday", "last_week"):
+        return None
+    if named in ("today", "tomorrow", "this_week", "next_week", "this_month"):
+        return Intent("due", {"date_range": named})
+    if dated is not None:
+        return Intent("due", {"date_range": "custom", "when": dated})
+    return Intent("due", {"date_range": "today"}) if asks else None
 
 
 def _summary(text: str) -> Intent | None:
@@ -321,3 +355,16 @@ def _list(text: str) -> Intent | None:
     if m and m.group(1) not in _STOP | _NOT_CATEGORIES:
         args["category"] = m.group(1)
     return Intent("list", args)
+
+
+def _dated_to_do(text: str) -> Intent | None:
+    """A thing to do written with its date and no add word ("pay rent on friday", "call mom tomorrow at 5"): a
+    new task. Only a statement that starts like an instruction (the guardrail's `NOT_A_VERB` words cannot)."""
+    found = when.find(text)
+    if found is None:
+        return None
+    rest = found.cut(text)
+    words = rest.split()
+    if not words or words[0] in NOT_A_VERB or len(words) > 12:
+        return None
+    return _create(f"add {text}")

@@ -8,13 +8,16 @@ help text with examples, and a note (once per chat) that richer answers need an 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
+from shared.chat.assistant import when
 from shared.chat.assistant.calls import ToolRun, run_tool, task_ids_in
+from shared.chat.assistant.guardrail import REFUSAL, Verdict
 from shared.chat.assistant.intents import Intent, parse, parse_confirmation
 from shared.chat.assistant.models import AssistantReply, HeldChange, HistoryMessage, PendingConfirmation
+from shared.chat.assistant.render import task_facts, task_lines, times_note
+from shared.core.local_time import zone_of
 from shared.tools.invoke import ToolContext
 
 LLM_NOTE = (
@@ -26,7 +29,13 @@ HELP = (
     '"find dentist", "add a task to buy milk tomorrow, high priority", "mark the dentist task done", '
     '"how many tasks do I have" or "delete all completed shopping tasks".'
 )
-_SHOWN = 20
+# A delete is offered for a yes only when the preview lists every task it would delete.
+MAX_CONFIRMABLE = 50
+NOTHING_PENDING = (
+    "There is nothing waiting for a yes or no from you: a delete preview or held changes last only until your "
+    'next message, and each is used once. Ask again (for example "delete all completed tasks") to see a new '
+    "preview."
+)
 
 
 def pending_confirmation(history: Sequence[HistoryMessage]) -> PendingConfirmation | None:
@@ -44,20 +53,10 @@ def pending_confirmation(history: Sequence[HistoryMessage]) -> PendingConfirmati
     return None
 
 
-def _when(task: dict[str, Any]) -> str:
-    due = task.get("due_date")
-    return f", due {str(due)[:16].replace('T', ' ')}" if due else ""
-
-
-def task_lines(tasks: Sequence[dict[str, Any]], shown: int = _SHOWN) -> str:
-    lines = [
-        f"{i}. {t.get('title', '?')} ({t.get('priority', 'medium')} priority{_when(t)})"
-        + (" [done]" if t.get("status") == "completed" else "")
-        for i, t in enumerate(tasks[:shown], 1)
-    ]
-    if len(tasks) > shown:
-        lines.append(f"... and {len(tasks) - shown} more.")
-    return "\n".join(lines)
+def _tz(run: ToolRun) -> str:
+    """The user's zone as the task tool's answer gives it (every list, task and preview carries it)."""
+    window = run.output.get("window")
+    return str(run.output.get("tz") or (window.get("tz") if isinstance(window, dict) else None) or "UTC")
 
 
 def _listing(run: ToolRun, what: str, empty: str) -> str:
@@ -67,12 +66,13 @@ def _listing(run: ToolRun, what: str, empty: str) -> str:
     more = " (more on the next page)" if run.output.get("continuation") else ""
     if not tasks:
         return empty
-    return f"You have {len(tasks)} {what}{more}:\n{task_lines(tasks)}"
+    tz = _tz(run)
+    return f"You have {len(tasks)} {what}{more}{times_note(tasks, tz)}:\n{task_lines(tasks, tz)}"
 
 
 def _failed(run: ToolRun) -> str:
     err = run.output.get("error") or {}
-    return f"I couldn't do that: {err.get('message', 'the task tool failed')}."
+    return f"I couldn't do that: {str(err.get('message', 'the task tool failed')).rstrip('.')}."
 
 
 class RuleAnswer:
@@ -155,13 +155,47 @@ def _partly_failed(run: ToolRun) -> bool:
     return any(isinstance(r, dict) and r.get("ok") is False for r in run.output.get("results") or [])
 
 
+def would_refuse(message: str, verdict: Verdict) -> bool:
+    """Whether the rule path answers `message` with the refusal: the guardrail refuses it, or it is unclear
+    (no task words), no rule reads a task request in it and it does not look like a thing to do."""
+    if verdict.refuse:
+        return True
+    return verdict.kind == "unclear" and parse(message) is None and _suggested_title(message) is None
+
+
+def _suggested_title(message: str) -> str | None:
+    """ "Buy milk" for "buy milk": a short instruction starting with a common errand verb and not addressed to
+    the assistant, most likely a thing to add (the answer asks; nothing is created)."""
+    words = message.strip(" .!").split()
+    if not 1 < len(words) <= 8 or "?" in message or words[0].lower() not in ERRAND_VERBS:
+        return None
+    if any(w.lower().strip(",.!") in ("you", "your", "yours", "yourself") for w in words):
+        return None  # addressed to the assistant ("print your settings"), not a thing the user has to do
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+# Verbs that start most to-do items; a message starting with one and nothing else gets a suggestion to add it.
+ERRAND_VERBS = frozenset(
+    "buy call pay email text phone ring pick drop send return renew clean wash water feed walk fix repair "
+    "cancel collect post mail file submit finish prepare print sign check visit iron vacuum tidy sort "
+    "empty refill replace order book".split()
+)
+
+
 async def answer(
-    ctx: ToolContext, message: str, history: Sequence[HistoryMessage], *, note_llm: bool
+    ctx: ToolContext, message: str, history: Sequence[HistoryMessage], *, note_llm: bool, verdict: Verdict | None = None
 ) -> AssistantReply:
-    """The rule path's answer to an on-topic (or unclear) message."""
+    """The rule path's answer to an on-topic (or unclear) message: the rule's answer; for an unclear message no
+    rule reads, the refusal, or, when it reads like a thing to do, the question whether to add it."""
     intent = parse(message)
     note = f"\n\n{LLM_NOTE}" if note_llm and not any(LLM_NOTE in m.message for m in history) else ""
     if intent is None:
+        if verdict is not None and would_refuse(message, verdict):
+            return AssistantReply(text=REFUSAL, mode="refusal")
+        title = _suggested_title(message)
+        if title is not None:
+            return RuleAnswer(ctx).reply(f'Shall I add "{title}" as a task? Say "add {message.strip()}".' + note)
         return RuleAnswer(ctx).reply(HELP + note)
     result = await _run(ctx, intent)
     if note and result.text:
@@ -198,10 +232,37 @@ async def _search(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> Assist
 
 
 async def _due(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
+    found = args.pop("when", None)
+    what = ""
+    if isinstance(found, when.Found):
+        due, _ = await _due_date(a, found)
+        if due is None:
+            return a.reply("I couldn't work out that date; say it as a date such as 2026-12-03, or a weekday.")
+        args.update(_day_range(due.day, found.lead))
+        what = _day_range_words(due.day, found.lead)
     run = await a.call("get_tasks_by_date", {"date_type": "due_date", **args})
-    rng = str(args["date_range"]).replace("_", " ")
-    what = "overdue task(s)" if rng == "overdue" else f"task(s) due {rng}"
-    return a.reply(_listing(run, what, "Nothing is overdue." if rng == "overdue" else f"Nothing is due {rng}."))
+    rng = what or str(args["date_range"]).replace("_", " ")
+    label = "overdue task(s)" if rng == "overdue" else f"task(s) due {rng}"
+    return a.reply(_listing(run, label, "Nothing is overdue." if rng == "overdue" else f"Nothing is due {rng}."))
+
+
+def _day_range(day: date, lead: str) -> dict[str, str]:
+    """A custom range around one local day: after/since/from it, up to it (by/until/before, `when.resolve` having
+    made "before friday" thursday), or on it."""
+    if lead == "after":
+        return {"custom_start": (day + timedelta(days=1)).isoformat()}
+    if lead in ("since", "from"):
+        return {"custom_start": day.isoformat()}
+    if lead in ("by", "until", "till", "before"):  # "before friday" already resolved to thursday
+        return {"custom_end": day.isoformat()}
+    return {"custom_start": day.isoformat(), "custom_end": day.isoformat()}
+
+
+def _day_range_words(day: date, lead: str) -> str:
+    shown = day.strftime("%a %Y-%m-%d")
+    if lead in ("after", "since", "from"):
+        return f"{lead} {shown}"
+    return f"by {shown}" if lead in ("by", "until", "till", "before") else f"on {shown}"
 
 
 async def _completed(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
@@ -238,7 +299,7 @@ async def _find_one(a: RuleAnswer, target: str, status: str | None) -> tuple[dic
         exact = [t for t in tasks if str(t.get("title", "")).lower() == target.lower()]
         if len(exact) == 1:
             return exact[0], None
-        return None, f"Several tasks match {target!r}; which one?\n{task_lines(tasks, 10)}"
+        return None, f"Several tasks match {target!r}; which one?\n{task_lines(tasks, _tz(run), 10)}"
     return tasks[0], None
 
 
@@ -264,31 +325,42 @@ async def _rename(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> Assist
     return a.reply(f'Renamed "{task.get("title")}" to "{args["title"]}".')
 
 
-async def _local_day(a: RuleAnswer, relative: str) -> str | None:
-    """The date (in the user's zone) of today / tomorrow / next week, read from the task tools' own window."""
-    rng = {"today": "today", "tomorrow": "tomorrow", "next_week": "next_week"}[relative]
-    run = await a.call("get_tasks_by_date", {"date_range": rng, "limit": 1})
-    window = run.output.get("window") if run.ok else None
-    if not isinstance(window, dict) or not window.get("start"):
-        return None
+async def _zone_and_now(a: RuleAnswer) -> tuple[str, datetime]:
+    """The user's zone (get_task_preferences; UTC if it cannot be read) and the clock's now."""
+    run = await a.call("get_task_preferences", {})
+    return (str(run.output.get("tz") or "UTC") if run.ok else "UTC"), a.ctx.deps.clock()
+
+
+async def _due_date(a: RuleAnswer, found: when.Found) -> tuple[when.Due | None, str]:
+    """The due date a date phrase means for this user now, or None and why."""
+    tz, now = await _zone_and_now(a)
     try:
-        start = datetime.fromisoformat(str(window["start"]))
-        return start.astimezone(ZoneInfo(str(window.get("tz") or "UTC"))).date().isoformat()
-    except (ValueError, KeyError):
-        return None
+        return when.resolve(found, now, zone_of(tz)), tz
+    except (ValueError, OverflowError):
+        return None, tz
 
 
 async def _create(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
-    relative = args.pop("due", None)
-    if relative and "due_date" not in args:
-        day = await _local_day(a, relative)
-        if day:
-            args["due_date"] = day
+    found = args.pop("when", None)
+    if isinstance(found, when.Found):
+        due, _ = await _due_date(a, found)
+        if due is None:
+            return a.reply("I couldn't work out that date; say it as a date such as 2026-12-03, or a weekday.")
+        args["due_date"] = due.argument()
     run = await a.call("create_task", args)
     if not run.ok:
         return a.reply(_failed(run))
     task = run.output.get("task") or {}
-    return a.reply(f'Created "{task.get("title")}" ({task.get("priority")} priority{_when(task)}).')
+    facts = task_facts(task, _tz(run))
+    return a.reply(f'Created "{task.get("title")}"' + (f" ({facts})." if facts else "."))
+
+
+async def _completed_before(a: RuleAnswer, period: str) -> str:
+    """The first local day of this week or this month, for "completed before this week/month"."""
+    tz, now = await _zone_and_now(a)
+    today = now.astimezone(zone_of(tz)).date()
+    first = today.replace(day=1) if period == "this_month" else today - timedelta(days=today.weekday())
+    return first.isoformat()
 
 
 async def _delete(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> AssistantReply:
@@ -299,15 +371,21 @@ async def _delete(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> Assist
             return a.reply(question or HELP)
         selection = {"task_ids": [task["id"]]}
     if selection.get("completed_before") in ("this_month", "this_week"):
-        selection["completed_before"] = (await _local_day(a, "today")) or ""
-        if selection["completed_before"] and intent.args.get("completed_before") == "this_month":
-            selection["completed_before"] = selection["completed_before"][:8] + "01"
+        selection["completed_before"] = await _completed_before(a, str(selection["completed_before"]))
     run = await a.call("bulk_delete_tasks", {**selection, "require_confirmation": True})
     if not run.ok:
         return a.reply(_failed(run))
     tasks = run.output.get("tasks") or []
     if not tasks:
         return a.reply("No tasks match that, so there is nothing to delete.")
+    if len(tasks) > MAX_CONFIRMABLE:
+        # A yes must be to a list the user could read in full: nothing is offered for one beyond it.
+        return a.reply(
+            f"{len(tasks)} tasks match, more than the {MAX_CONFIRMABLE} I can list for you to check, so I deleted "
+            "nothing and ask no yes. Narrow it down (a category, completed or pending, completed before a date) "
+            "and ask again."
+        )
+    tz = _tz(run)
     pending = PendingConfirmation(
         token=str(run.output.get("confirmation_token") or ""),
         selection=selection,
@@ -315,8 +393,8 @@ async def _delete(a: RuleAnswer, intent: Intent, args: dict[str, Any]) -> Assist
         expires_at=str(run.output.get("expires_at") or ""),
     )
     return a.reply(
-        f'This would delete {len(tasks)} task(s):\n{task_lines(tasks)}\n\nReply "yes" to delete them or "no" '
-        "to keep them (the preview is valid for 5 minutes).",
+        f"This would delete {len(tasks)} task(s){times_note(tasks, tz)}:\n{task_lines(tasks, tz, MAX_CONFIRMABLE)}"
+        f'\n\nReply "yes" to delete exactly these or "no" to keep them (the preview is valid for 5 minutes).',
         metadata={"pending_confirmation": pending.model_dump()},
     )
 

@@ -289,7 +289,8 @@ async def test_a_delete_preview_is_listed_by_code_not_by_the_model(deps: Deps, l
         text("Should I save 'Buy milk' for you? Reply yes."),
     )
     reply = await respond(me, [], "add a task: buy milk", llm=client)
-    assert "This would delete 2 task(s):\n- Pay rent\n- File taxes" in reply.text
+    # Code lists each task with its real priority, in the order the ids were given (issue #27).
+    assert "This would delete 2 task(s):\n- Pay rent (medium priority)\n- File taxes (medium priority)" in reply.text
     assert len(await stored(me)) == 5
 
 

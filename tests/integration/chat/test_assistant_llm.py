@@ -121,7 +121,7 @@ async def test_injected_text_in_a_task_deletes_nothing(deps: Deps, llm: FakeLlm,
     # Only read-only tools were offered for a request that changes nothing.
     offered = {t["function"]["name"] for t in llm.requests[0].body["tools"]}
     assert offered == {"get_task", "get_all_tasks", "search_tasks", "get_completed_tasks", "get_tasks_summary",
-                       "get_tasks_by_date"}  # fmt: skip
+                       "get_tasks_by_date", "get_task_preferences"}  # fmt: skip
     left = await tool(me, "get_all_tasks")
     assert {t["id"] for t in left["tasks"]} == {evil["id"], keep["id"]}
     assert all(t["status"] == "pending" for t in left["tasks"])

@@ -13,6 +13,7 @@ from shared.tasks.models import (
     BulkDeleteTasksRequest,
     CreateTaskRequest,
     GetAllTasksRequest,
+    SetPreferencesRequest,
     TaskIdRequest,
     UpdateTaskRequest,
     UpdateTaskStatusRequest,
@@ -208,3 +209,38 @@ async def test_the_pending_confirmation_is_a_ttl_record_in_the_callers_partition
     assert record["used"] is False
     assert record["ttl"] > 300
     assert TASKS_CONTAINER.default_ttl == -1
+
+
+async def test_the_preview_shows_what_a_person_decides_on(service: TaskService) -> None:
+    # Issue #27: every previewed task read "(medium priority)": the preview carried no priority or due date.
+    who = principal()
+    await service.set_preferences(who, SetPreferencesRequest(tz="Europe/Berlin"))
+    rent = await service.create_task(
+        who, CreateTaskRequest(title="Pay rent", priority="high", due_date="2026-11-28", category="Home")
+    )
+    taxes = await service.create_task(who, CreateTaskRequest(title="File taxes", priority="low"))
+    other = await service.create_task(principal(user="mallory"), CreateTaskRequest(title="Mallory's"))
+    preview = await service.bulk_delete_tasks(
+        who, BulkDeleteTasksRequest(task_ids=[rent.task.id, taxes.task.id, other.task.id, "no-such-id"])
+    )
+    assert [t.title for t in preview.tasks] == ["Pay rent", "File taxes"]  # in the order they were named
+    first = preview.tasks[0]
+    assert (first.priority, first.category, first.due_all_day) == ("high", "Home", True)
+    assert first.due_date == "2026-11-28T22:59:59.999999Z"
+    assert first.due_date_local == "2026-11-28T23:59:59+01:00"
+    assert preview.tasks[1].priority == "low"
+    assert preview.tasks[1].due_date_local is None
+    assert preview.tz == "Europe/Berlin"
+    # Ids that are not the caller's (another user's, unknown) are listed as not matched, not silently dropped.
+    assert preview.unmatched_ids == [other.task.id, "no-such-id"]
+    assert preview.count == 2
+
+
+async def test_a_preview_by_filter_is_listed_in_a_stable_order(service: TaskService) -> None:
+    who = principal()
+    for title in ("b task", "C task", "a task"):
+        await service.create_task(who, CreateTaskRequest(title=title, category="x"))
+    first = await service.bulk_delete_tasks(who, BulkDeleteTasksRequest(category="x"))
+    again = await service.bulk_delete_tasks(who, BulkDeleteTasksRequest(category="x"))
+    assert [t.title for t in first.tasks] == ["a task", "b task", "C task"]
+    assert [t.title for t in again.tasks] == ["a task", "b task", "C task"]

@@ -119,3 +119,37 @@ async def test_by_date_is_one_range_query_whatever_the_task_count(
     # One point read of the profile (the zone) + one query page: no read of every task.
     assert container.requests - before == 2
     assert [t.title for t in r.tasks] == [f"due {d}" for d in range(23, 30)]
+
+
+async def test_every_task_output_shows_its_times_in_the_users_zone(service: TaskService, clock: Clock) -> None:
+    # Issue #27: a Berlin user's task due "2026-11-28" was shown as 2026-11-28 22:59 (UTC, no zone).
+    who = principal()
+    await service.set_preferences(who, SetPreferencesRequest(tz="Europe/Berlin"))
+    made = await service.create_task(who, CreateTaskRequest(title="pay rent", due_date="2026-11-28"))
+    assert made.tz == "Europe/Berlin"
+    assert made.task.due_date == "2026-11-28T22:59:59.999999Z"
+    assert made.task.due_date_local == "2026-11-28T23:59:59+01:00"
+    summer = await service.create_task(who, CreateTaskRequest(title="summer", due_date="2026-07-01T09:00:00"))
+    assert summer.task.due_date_local == "2026-07-01T09:00:00+02:00"
+    await service.update_task_status(who, UpdateTaskStatusRequest(task_ids=[made.task.id], new_status="completed"))
+    listed = await service.get_tasks_by_date(
+        who, GetTasksByDateRequest(date_range="custom", custom_start="2026-11-28", status="all")
+    )
+    assert listed.tz == "Europe/Berlin"
+    assert [(t.title, t.due_date_local) for t in listed.tasks] == [("pay rent", "2026-11-28T23:59:59+01:00")]
+    assert listed.tasks[0].completed_at_local == "2026-11-23T13:00:00+01:00"  # the clock: 12:00 UTC
+    nothing_due = await service.create_task(who, CreateTaskRequest(title="someday"))
+    assert nothing_due.task.due_date_local is None
+
+
+async def test_custom_ranges_may_leave_one_end_open(service: TaskService, clock: Clock) -> None:
+    who = principal()
+    await service.set_preferences(who, SetPreferencesRequest(tz="Europe/Berlin"))
+    for title, due in [("old", "2020-01-01"), ("soon", "2026-11-30"), ("far", "2031-06-01"), ("undated", None)]:
+        await service.create_task(who, CreateTaskRequest(title=title, due_date=due))
+    assert await _titles(service, who, "custom", custom_start="2026-11-30") == ["soon", "far"]
+    assert await _titles(service, who, "custom", custom_end="2026-11-30") == ["old", "soon"]
+    since = await service.get_tasks_by_date(who, GetTasksByDateRequest(date_range="custom", custom_start="2026-12-01"))
+    assert since.window is not None
+    assert since.window.end is None
+    assert since.window.start == "2026-11-30T23:00:00.000000Z"

@@ -79,13 +79,45 @@ def test_custom_ranges(start: str, end: str, tz: str | None, expected: tuple[str
 
 
 @pytest.mark.parametrize(
+    ("start", "end", "tz", "expected"),
+    [
+        # From a day on, no end (issue #27: an open end is accepted): from local midnight.
+        ("2026-11-01", None, BERLIN, ("2026-10-31T23:00:00", None)),
+        # Up to a day, included, no start (New York leaves daylight time that day: the next midnight is EST).
+        (None, "2026-11-01", NY, (None, "2026-11-02T05:00:00")),
+        ("", "2026-11-01T10:00:00Z", None, (None, "2026-11-01T10:00:00")),
+        # An open end is not held to the 366-day limit (there is no length to hold).
+        ("2020-01-01", None, None, ("2020-01-01T00:00:00", None)),
+    ],
+)
+def test_custom_ranges_with_an_open_end(
+    start: str | None, end: str | None, tz: str | None, expected: tuple[str | None, str | None]
+) -> None:
+    w = window("custom", now=utc("2026-11-23T12:00:00"), tz=tz, custom_start=start, custom_end=end)
+    assert w.start == (utc(expected[0]) if expected[0] else None)
+    assert w.end == (utc(expected[1]) if expected[1] else None)
+
+
+def test_an_open_ended_window_contains_everything_on_its_open_side() -> None:
+    now = utc("2026-11-23T12:00:00")
+    since = window("custom", now=now, custom_start="2026-11-01")
+    assert since.contains(utc("9999-01-01T00:00:00"))
+    assert not since.contains(utc("2026-10-31T23:59:59"))
+    until = window("custom", now=now, custom_end="2026-11-01")
+    assert until.contains(utc("0001-01-02T00:00:00"))
+    assert not until.contains(utc("2026-11-02T00:00:00"))
+    assert since.as_dict()["end"] is None
+    assert until.as_dict()["start"] is None
+
+
+@pytest.mark.parametrize(
     ("kwargs", "field"),
     [
         ({"range_name": "fortnight"}, "date_range"),
         ({"range_name": "today", "tz": "Mars/Olympus_Mons"}, "tz"),
         ({"range_name": "today", "tz": "../../etc/passwd"}, "tz"),
-        ({"range_name": "custom", "custom_start": "2026-11-01"}, "custom_end"),
-        ({"range_name": "custom", "custom_end": "2026-11-01"}, "custom_start"),
+        ({"range_name": "custom"}, "custom_start"),
+        ({"range_name": "custom", "custom_start": " ", "custom_end": ""}, "custom_start"),
         ({"range_name": "custom", "custom_start": "2026-11-05", "custom_end": "2026-11-01"}, "custom_end"),
         ({"range_name": "custom", "custom_start": "2025-01-01", "custom_end": "2026-11-01"}, "custom_end"),
         ({"range_name": "custom", "custom_start": "soon", "custom_end": "2026-11-01"}, "custom_start"),
