@@ -47,7 +47,7 @@ _TASK = re.compile(
 # A person's own things to do, said without task words ("I need to call the bank", "don't let me forget ...").
 _TODO = re.compile(
     r"\bi (?:still |really |also )?(?:need|have|got|must|should|ought|gotta) to\b|\bi haven'?t (?:done|finished)\b"
-    r"|\bdon'?t let me forget\b|\b(?:tick|check|cross) off\b|\bjot down\b|\bremember to\b"
+    r"|\bdon'?t let me forget\b|\b(?:tick|check|cross)(?:ed)? off\b|\bjot down\b|\bremember to\b"
     r"|^(?:what|which)(?:'s| is)? (?:next|left)\b|\bwhat should i (?:do|work on|focus on|tackle|start with)\b"
     r"|\bhow busy am i\b|\bam i (?:late|behind)\b|\b(?:things|stuff|items) (?:i|to)\b|\bhave left\b"
     r"|\bwhen(?:'s| is| do i)(?: my)?\b.{0,40}\b(?:appointment|meeting|bill|payment|deadline|renewal)\b"
@@ -58,7 +58,7 @@ _TODO = re.compile(
     # Reporting what one did, forgot or missed, or asking what is ahead: talk about one's own to-dos.
     r"|\bi (?:already |just |finally |have |'ve )?(?:did|done|finished|forgot|forgotten|missed|called|paid|sent|bought"
     r"|booked|cleaned|fixed|emailed|submitted|returned|renewed|picked up)\b|^what did i\b|\banything i\b"
-    r"|\bhow am i doing\b|\bcoming up\b|\bupcoming\b|\burgent\b|\b(?:tick|check|cross)(?: \w+){0,4} off\b"
+    r"|\bhow am i doing\b|\bcoming up\b|\bupcoming\b|\burgent\b|\b(?:tick|check|cross)(?:ed)?(?: \w+){0,4} off\b"
     r"|\bwhat (?:do|have) i (?:got|have)\b|\b(?:important|pressing|urgent|critical) (?:stuff|things|ones|items)\b"
     r"|^(?:show|list|see|view)(?: me)? (?:everything|all|anything|it all)\b"
     # Verbs of a list: "scratch the gym", "unmark the rent", "snooze it".
@@ -87,7 +87,11 @@ _META = re.compile(r"^(?:help|what can you do|how does this work|what are you fo
 # Reschedule verbs with a date ("move the dentist appointment to next tuesday", "postpone pay rent by a week").
 _RESCHEDULE = re.compile(r"^(?:please )?(?:move|push|bump)\b.{1,60}\b(?:to|until|till|by)\b")
 # Verbs that only ever reschedule something ("postpone pay rent by a week").
-_POSTPONE = re.compile(r"^(?:please )?(?:postpone|reschedule|push back|defer)\b")
+_POSTPONE = re.compile(
+    r"^(?:please )?(?:postpone|reschedule|push back|defer)\b"
+    # ... or later in the message, on something already named ("I can't make it, reschedule it for monday").
+    r"|\b(?:postpone|reschedule|defer) (?:it|them|that|this|those|these)\b"
+)
 _INJECTION = re.compile(
     r"("
     r"\b(?:print|show|reveal|tell|give|send|leak|dump|list)\b.{0,30}\b(?:api ?keys?|secrets?|access tokens?|"
@@ -130,7 +134,10 @@ _OFF_TOPIC = re.compile(
     # The clock and the calendar themselves: "what time is it?", "what's today's date?".
     r"what time is it|(?:the|today's) date|what day is (?:it|today)|"
     # Messages on the user's behalf: "text my wife that I'm late".
-    r"(?:text|message|email|tell|call|ring) (?:my )?\w+ (?:that|to say|saying)"
+    r"(?:text|message|email|tell|call|ring) (?:my )?\w+ (?:that|to say|saying)|"
+    # Other apps' actions: sending messages, the address book ("send an email to my boss", "text my sister ...").
+    r"(?:send|write|shoot) (?:an? )?(?:e-?mail|text|message|sms|dm|whatsapp)|(?:text|e-?mail|message|dm) my \w+|"
+    r"contacts?|address book"
     r")\b"
     r"|" + _ARITHMETIC + r"|^add \d+(\.\d+)? (and|to|plus) \d+"
     r"|^(hi|hello|hey|good (morning|evening|afternoon|night)|thanks?( you)?|thx|bye|goodbye|lol|haha)[!. ]*$"
@@ -200,7 +207,7 @@ def classify(message: str) -> Verdict:
     the assistant to make or look up something, a question about the world, personal advice or feelings);
     a to-do written with a date ("pay rent on friday") counts as a task; anything else is unclear.
     """
-    text = " ".join(message.lower().replace("\u2019", "'").split()).strip()
+    text = _spelled(" ".join(message.lower().replace("\u2019", "'").split()).strip())
     if _INJECTION.search(text):
         return Verdict("injection", reason="asks the assistant to change its rules or reach beyond your tasks")
     if _CREATIVE.search(text) and not _TASK_REQUEST.search(text):
@@ -217,6 +224,35 @@ def classify(message: str) -> Verdict:
     return Verdict("unclear", reason="no task words")
 
 
+# Long task words typed with one slip ("priorty", "evrything", "overdeu"): read as the word. Only words of 7+
+# letters, whose one-letter neighbours are not other English words a message would use.
+_LONG_TASK_WORDS = ("everything", "priority", "priorities", "overdue", "reminder", "reminders", "deadline",
+                    "deadlines", "tomorrow", "completed", "finished", "schedule", "reschedule", "postpone")  # fmt: skip
+_WORD = re.compile(r"[a-z]{6,14}")
+
+
+def _spelled(text: str) -> str:
+    """The message with long task words' one-letter slips mended (a deletion, insertion, change or swap)."""
+    return _WORD.sub(lambda m: _mended(m.group(0)), text)
+
+
+def _mended(word: str) -> str:
+    if word in _LONG_TASK_WORDS:
+        return word
+    return next((w for w in _LONG_TASK_WORDS if abs(len(w) - len(word)) <= 1 and _one_slip(word, w)), word)
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """True when `a` becomes `b` by one deleted, inserted, changed or swapped letter."""
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])  # fmt: skip
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    return short[i:] == long_[i + 1 :]
+
+
 def _is_task(text: str) -> bool:
     if (
         _TASK.search(text)
@@ -226,7 +262,9 @@ def _is_task(text: str) -> bool:
         or _POSTPONE.search(text)
     ):
         return True
-    if _CREATE_LEAD.search(text) and not _FOR_ME.search(text) and not re.search(_ARITHMETIC + r"|^add \d", text):
+    # "add 2 and 3", "add my dentist to my contacts": an add that is not a to-do.
+    not_a_todo = re.search(_ARITHMETIC + r"|^add \d|\b(?:to|in|into) (?:my |the )?(?:contacts|address book)\b", text)
+    if _CREATE_LEAD.search(text) and not _FOR_ME.search(text) and not not_a_todo:
         return True
     dated = when.find(text.rstrip("?!. "))
     return dated is not None and bool(_RESCHEDULE.search(text) or re.match(r"^(?:and |so )?what about\b", text))

@@ -20,12 +20,14 @@ from shared.identity.models import Principal
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
 
-SPLITS = ("tune", "holdout", "holdout2", "holdout3", "holdout4")
-SET = Path(__file__).resolve().parents[2] / "fixtures" / "chat" / "topic_set.json"
+SPLITS = ("tune", "holdout", "holdout2", "holdout3", "holdout4", "blind")
+_SETS = Path(__file__).resolve().parents[2] / "fixtures" / "chat"
+# topic_blind.json: 80 messages written by a session that never read the guardrail, its rules or the topic set.
+SETS = (_SETS / "topic_set.json", _SETS / "topic_blind.json")
 
 
 def messages() -> list[dict[str, str]]:
-    data: list[dict[str, str]] = json.loads(SET.read_text())["messages"]
+    data: list[dict[str, str]] = [m for path in SETS for m in json.loads(path.read_text())["messages"]]
     return data
 
 
