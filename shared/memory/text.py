@@ -13,19 +13,6 @@ STOPWORDS = frozenset(
     "which while who why will with you your after before again all any been being both during each few "
     "more most other same some such than too very just also get got keep keeps kept".split()
 )
-# Search drops these too (STOPWORDS alone is also the duplicate guard's word set and index version 1's, so it
-# stays as it was): the rest of the Snowball English stop list (snowballstem.org, "english/stop.txt"), minus
-# the particles that carry meaning in incidents (down, up, out, off, over, under, above, below), the
-# contractions' leftovers ("don't" gives "don", "t"), and indefinite pronouns and adverbs of time and degree.
-SEARCH_STOPWORDS = STOPWORDS | frozenset(
-    "me myself ours ourselves yours yourself yourselves he him his himself she her hers herself itself they "
-    "them theirs themselves whom am having doing would should ought because until about against between "
-    "through further once here own nor only until isn aren wasn weren hasn haven hadn doesn don didn won "
-    "wouldn shan shouldn can cannot couldn mustn let ll ve re "
-    "every everything anything something nothing everyone anyone someone nobody anywhere everywhere "
-    "somewhere nowhere always never sometimes often now still even ever already yet though although however "
-    "whether else instead really quite rather since whenever wherever whatever whichever one ones".split()
-)
 _TOKEN = re.compile(r"[a-z0-9]+")
 _HEX = re.compile(r"^(0x)?[0-9a-f]{6,}$")
 # Where an identifier's words meet: "ServerSelectionTimeoutError", "OOMKilled", "getHTTPResponse".
@@ -131,8 +118,8 @@ def _words(text: str) -> list[str]:
     return out
 
 
-def _keep(word: str, stopwords: frozenset[str] = STOPWORDS) -> bool:
-    return len(word) >= 2 and word not in stopwords and not word.isdigit() and not _HEX.match(word)
+def _keep(word: str) -> bool:
+    return len(word) >= 2 and word not in STOPWORDS and not word.isdigit() and not _HEX.match(word)
 
 
 def tokens(text: str) -> list[str]:
@@ -143,7 +130,7 @@ def tokens(text: str) -> list[str]:
     out = []
     for raw in words:
         raw = ALIASES.get(raw, raw)
-        if not _keep(raw, SEARCH_STOPWORDS):
+        if not _keep(raw):
             continue
         stemmed = _stem(raw)
         out.append(ALIASES.get(stemmed, stemmed))
