@@ -77,10 +77,20 @@ def _legacy_stem(token: str) -> str:
     return token
 
 
+_VOWEL = re.compile(r"[aeiouy]")
+
+
 def _stem(token: str) -> str:
     """Light English stemming: plural and verb endings, then -ion after t/s and a final -e, so "evicted",
     "eviction" and "evicts", or "throttle", "throttles" and "throttled" meet; no dictionary, no surprises
-    beyond that (numbers and short words are left alone)."""
+    beyond that (numbers and short words are left alone). As in Porter's step 1, -ing and -ed go only when
+    a vowel stays before them ("spring" stays, "spinning" goes), and a final -s not after -us, -is or -ss
+    ("status", "analysis", "redis" stay whole)."""
+    if token.endswith(("us", "is")) and not token.endswith("ies"):
+        return token
+    for suffix in ("ing", "ed"):
+        if token.endswith(suffix) and not _VOWEL.search(token[: -len(suffix)]):
+            return token
     token = _legacy_stem(token)
     if len(token) >= 6 and token.endswith(("tion", "sion")):
         token = token[:-3]

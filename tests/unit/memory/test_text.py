@@ -65,3 +65,19 @@ def test_steps_normalisation() -> None:
         "restart the pod",
     ]
     assert steps_hash(["Restart the pod"]) == steps_hash(["* restart the pod."]) != steps_hash(["restart the node"])
+
+
+def test_stemming_leaves_words_that_only_look_inflected() -> None:
+    # -s after -us/-is is not a plural; -ing/-ed with no vowel before them is not an ending (Porter, step 1).
+    assert tokens("status analysis string") == ["status", "analysis", "string"]
+    assert tokens("statuses strings spinning") == ["status", "string", "spinn"]
+
+
+def test_common_words_name_no_concept() -> None:
+    # "go", "node", "express", "runner", "rotation", "includes" are ordinary words in a report: no concept alone.
+    found = tokens("reads go to a node that includes an express runner out of rotation")
+    assert [t for t in found if t.startswith("c_")] == []
+    assert "c_golang" in tokens("goroutine leak in the go runtime")
+    assert "c_node_runtime" in tokens("Node.js heap")
+    assert "c_credentials" in tokens("after the token rotation")
+    assert "c_ci" in tokens("the GitLab runner ran out of disk")
