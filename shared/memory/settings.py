@@ -11,9 +11,10 @@ class MemorySettings(SettingsSection):
     env_prefix = "memory_"
 
     local_embeddings: bool = Field(
-        True,
+        False,
         description="Rank by meaning too, with the static embedding model shipped in the wordllama wheel (offline,"
-        " loaded on first use); false leaves the lexical index and the exact-signature match alone.",
+        " loaded on first use). Off by default: on both held-out paraphrase sets it ranked worse than the lexical"
+        " index alone (shared/memory/README.md); the embeddings endpoint is the way to add meaning.",
     )
     embeddings_endpoint: str | None = Field(
         None,

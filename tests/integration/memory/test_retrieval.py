@@ -23,11 +23,13 @@ HYBRID_FLOORS = {
     "heldout": (0.84, 0.91),  # 0.867 / 0.933 (held-out: measured once)
     "hard_tune": (0.70, 0.90),  # 0.733 / 0.933
     "hard_heldout": (0.60, 0.80),  # 0.633 / 0.833 (held-out: measured once)
+    "blind": (0.40, 0.65),  # 0.425 / 0.675: worse than the words alone, hence the model is off by default
 }
 LEXICAL_FLOORS = {
     "corpus": (0.98, 0.98),  # 1.000 / 1.000
     "heldout": (0.88, 0.93),  # 0.907 / 0.960
     "hard_heldout": (0.61, 0.78),  # 0.633 / 0.800 (0.667 / 0.833 before the second pass)
+    "blind": (0.60, 0.78),  # 0.625 / 0.800
 }
 
 
