@@ -6,6 +6,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 7071
 DATA   ?= .local
+PORT_BASE ?=
+STACK_ARGS = --data-dir $(DATA) $(if $(PORT_BASE),--port-base $(PORT_BASE))
 # The real Python worker (azure-functions-runtime) needs Python 3.13: the first of these that runs it.
 # pyenv's shim names python3.13 even when it is not the selected version, hence the versions folder.
 WORKER_PYTHON ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do \
@@ -64,16 +66,18 @@ setup: $(VENV)/.installed node_modules/.installed
 
 # The host enforces a function key (and the Durable system key) kept in $(DATA)/keys.json, generated on the
 # first run and printed with curl/mcp.json examples; /api/health stays anonymous.
+# A second stack beside the first: make run PORT=7072 DATA=.local2 PORT_BASE=20000 (emulators on 20000-20003); the
+# data directory remembers its ports, so stop and status need only DATA.
 run: setup manifest
-	$(PY) -m devhost.stack start --data-dir $(DATA)
-	$(PY) -m devhost.stack write-settings --data-dir $(DATA)
-	$(PY) -m devhost --port $(PORT) --keys-file $(DATA)/keys.json
+	$(PY) -m devhost.stack start $(STACK_ARGS)
+	$(PY) -m devhost.stack write-settings $(STACK_ARGS)
+	$(PY) -m devhost --port $(PORT) --keys-file $(DATA)/keys.json --data-dir $(DATA)
 
 stop:
-	@[ -x $(PY) ] && $(PY) -m devhost.stack stop --data-dir $(DATA) || true
+	@if [ -x $(PY) ]; then $(PY) -m devhost.stack stop $(STACK_ARGS); else echo "nothing was running (no venv)"; fi
 
 status:
-	$(PY) -m devhost.stack status --data-dir $(DATA)
+	$(PY) -m devhost.stack status $(STACK_ARGS)
 
 # Lint, format, types and the import layers (configuration in pyproject.toml). Every step runs, so one
 # report shows all findings; the target fails if any step did.
@@ -94,7 +98,7 @@ test:
 	$(MAKE) --no-print-directory lock-check lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-test-unit: setup
+test-unit: setup worker-venv
 	$(PY) -m pytest -q tests/unit
 
 # pt-query-digest (Debian's percona-toolkit) is the slow-log baseline; installed here when missing.

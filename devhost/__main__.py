@@ -26,7 +26,25 @@ def load_local_settings(app_dir: Path) -> int:
     return count
 
 
-def local_usage(base: str, function_key: str, keys_file: Path) -> str:
+# Settings that belong to one data directory's stack (its ports, its secrets key), not to the checkout: taken from
+# the stack when the host is given --data-dir, so a second stack in the same checkout is not pointed at the first.
+STACK_OWNED = ("AzureWebJobsStorage", "COSMOS_ENDPOINT", "COSMOS_KEY", "FIREBREAK_SECRETS_KEY")
+
+
+def load_stack_settings(data_dir: Path) -> int:
+    """The data directory's stack settings (STACK_OWNED) into the environment, unless already set there."""
+    from devhost.stack import Stack
+
+    settings = Stack.of(data_dir.resolve()).app_settings()
+    count = 0
+    for key in STACK_OWNED:
+        if key not in os.environ:
+            os.environ[key] = settings[key]
+            count += 1
+    return count
+
+
+def local_usage(base: str, function_key: str, keys_file: Path, stop: str = "make stop") -> str:
     """How to call the keyed local host: curl and the MCP clients' configuration (printed by `make run`)."""
     mcp = f"{base}/api/mcp"
     header = {"x-functions-key": function_key}
@@ -47,7 +65,7 @@ def local_usage(base: str, function_key: str, keys_file: Path) -> str:
                 f"The Durable management API ({base}/runtime/webhooks/durabletask/...)"
                 " takes the system key from the same file."
             ),
-            "Stop the emulators afterwards with 'make stop'.",
+            f"Stop the emulators afterwards with '{stop}' (it saves this stack's Cosmos data first).",
             "",
         ]
     )
@@ -70,8 +88,17 @@ def main(argv: list[str] | None = None) -> int:
             " (make run: .local/keys.json)"
         ),
     )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="the local stack's data directory (make run: $(DATA)): its ports and secrets key win over"
+        " local.settings.json",
+    )
     args = parser.parse_args(argv)
 
+    if args.data_dir:
+        load_stack_settings(args.data_dir)
     loaded = 0 if args.no_local_settings else load_local_settings(args.app_dir)
     keys_in_force = None
     if args.keys_file:
@@ -102,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     if keys_in_force:
-        print(local_usage(base, keys_in_force["DEVHOST_FUNCTION_KEY"], args.keys_file), flush=True)
+        stop = "make stop" + (f" DATA={args.data_dir}" if args.data_dir and args.data_dir != Path(".local") else "")
+        print(local_usage(base, keys_in_force["DEVHOST_FUNCTION_KEY"], args.keys_file, stop), flush=True)
     log.info("listening", extra={"url": base, "functions": len(host.functions), "keys_enforced": host.keys.configured})
     web.run_app(host.app, host=args.host, port=args.port, print=None, access_log=None, handle_signals=True)
     return 0

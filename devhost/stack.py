@@ -2,6 +2,10 @@
 
 `python -m devhost.stack start|stop|status|env [--data-dir DIR] [--port-base N]`. A stack whose processes
 are alive is reused, so `make run` and `make test` can be run again and again.
+
+A data directory remembers the ports its stack was started on (`stack.json`): stop, status, env and
+write-settings talk to that stack's own ports without being told again, so stopping a stack on other ports saves
+its own Cosmos data, never the data of whatever listens on the default ports.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_PORTS_FILE = "stack.json"
 BIN = ROOT / "node_modules" / ".bin"
 # The well-known Azurite account: public, documented, and accepted only by the emulator.
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -51,6 +56,26 @@ class Stack:
         if port_base is None:
             return cls(data_dir=data_dir, persist_cosmos=persist_cosmos)
         return cls(data_dir, port_base, port_base + 1, port_base + 2, port_base + 3, persist_cosmos=persist_cosmos)
+
+    @classmethod
+    def of(cls, data_dir: Path, port_base: int | None = None) -> Stack:
+        """The stack of a data directory: on the ports it remembers, unless `port_base` is given. A different
+        port base for a stack that is running is refused (its processes hold the remembered ports)."""
+        remembered = remembered_port_base(data_dir)
+        if port_base is None or port_base == remembered:
+            return cls.at(data_dir, remembered)
+        running = cls.at(data_dir, remembered)
+        if any(running.status().values()):
+            raise SystemExit(
+                f"the stack in {data_dir} runs on port base {remembered or 'default (10000/8081)'}; stop it first "
+                f"(make stop DATA={data_dir}) or leave PORT_BASE out"
+            )
+        return cls.at(data_dir, port_base)
+
+    def remember_ports(self) -> None:
+        """Write the port base to the data directory (null for the default ports)."""
+        base = None if self.blob_port == Stack.blob_port else self.blob_port
+        (self.data_dir / _PORTS_FILE).write_text(json.dumps({"port_base": base}) + "\n")
 
     @property
     def cosmos_snapshot(self) -> Path:
@@ -161,6 +186,7 @@ class Stack:
             raise SystemExit("node_modules is missing: run `npm ci` first (make does this for you)")
         self.pid_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "azurite").mkdir(parents=True, exist_ok=True)
+        self.remember_ports()
         fresh_cosmos = not self._pid("cosmos")
         for name, (cmd, ports) in self._commands().items():
             if self._pid(name):
@@ -169,7 +195,8 @@ class Stack:
             if busy:
                 raise SystemExit(
                     f"cannot start {name}: port(s) {busy} already in use by another process "
-                    "(another checkout's emulators? run `make stop` there, or use --port-base N for a second stack)"
+                    "(another checkout's emulators? run `make stop` there, or start a second stack on other ports:"
+                    " make run PORT=7072 DATA=.local2 PORT_BASE=20000)"
                 )
             # The child keeps its own copy of the log's descriptor; ours closes once it is started.
             with open(self.data_dir / f"{name}.log", "ab") as log:
@@ -199,7 +226,10 @@ class Stack:
             if restored:
                 print(f"restored {restored} Cosmos documents from {self.cosmos_snapshot}")
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Stop what runs (saving the Cosmos data first); False when nothing was running."""
+        if not any(self.status().values()):
+            return False
         if self.persist_cosmos and self._pid("cosmos"):
             from devhost.cosmos_snapshot import export
 
@@ -222,9 +252,19 @@ class Stack:
                 else:
                     os.kill(pid, signal.SIGKILL)
             (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
+        return True
 
     def status(self) -> dict[str, bool]:
         return {name: bool(self._pid(name)) for name in self._commands()}
+
+
+def remembered_port_base(data_dir: Path) -> int | None:
+    """The port base a data directory's stack was started on (None: the default ports, or never started)."""
+    try:
+        base = json.loads((data_dir / _PORTS_FILE).read_text()).get("port_base")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return base if isinstance(base, int) and 1024 <= base <= 65532 else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".local")
     parser.add_argument("--port-base", type=int, default=None, help="use N..N+3 instead of 10000-10002 and 8081")
     args = parser.parse_args(argv)
-    stack = Stack.at(args.data_dir.resolve(), args.port_base)
+    stack = Stack.of(args.data_dir.resolve(), args.port_base)
     if args.action == "start":
         stack.start()
         print(
@@ -241,8 +281,10 @@ def main(argv: list[str] | None = None) -> int:
             f" data in {stack.data_dir}"
         )
     elif args.action == "stop":
-        stack.stop()
-        print("emulators stopped")
+        if stack.stop():
+            print(f"emulators stopped (data kept in {stack.data_dir})")
+        else:
+            print(f"nothing was running for {stack.data_dir}")
     elif args.action == "status":
         print(json.dumps(stack.status()))
     elif args.action == "env":
