@@ -44,6 +44,16 @@ def load_stack_settings(data_dir: Path) -> int:
     return count
 
 
+async def close_worker_deps(_app: web.Application) -> None:
+    """Close the worker's clients (Cosmos, Blob, a capability's pooled ones) when the host stops: without it,
+    Ctrl-C leaves them to the garbage collector at interpreter exit, which prints `Unclosed client session`
+    tracebacks."""
+    from functions import wiring
+
+    if wiring.deps.cache_info().currsize:
+        await wiring.deps().aclose()
+
+
 def local_usage(base: str, function_key: str, keys_file: Path, stop: str = "make stop") -> str:
     """How to call the keyed local host: curl and the MCP clients' configuration (printed by `make run`)."""
     mcp = f"{base}/api/mcp"
@@ -132,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         stop = "make stop" + (f" DATA={args.data_dir}" if args.data_dir and args.data_dir != Path(".local") else "")
         print(local_usage(base, keys_in_force["DEVHOST_FUNCTION_KEY"], args.keys_file, stop), flush=True)
     log.info("listening", extra={"url": base, "functions": len(host.functions), "keys_enforced": host.keys.configured})
+    host.app.on_cleanup.append(close_worker_deps)
     web.run_app(host.app, host=args.host, port=args.port, print=None, access_log=None, handle_signals=True)
     return 0
 

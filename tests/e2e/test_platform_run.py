@@ -93,3 +93,29 @@ def test_host_json_setting_that_is_not_set_stops_the_start(app_env: dict[str, st
         assert "Traceback" not in log
     finally:
         host.stop()
+
+
+def test_ctrl_c_stops_the_host_without_tracebacks(app_env: dict[str, str], tmp_path: Path) -> None:
+    """Ctrl-C in `make run`'s terminal (SIGINT): the host closes its clients and exits quietly (issue #28)."""
+    import signal
+
+    data_dir = tmp_path / "local"
+    host = HostProcess(
+        {**app_env, "FIREBREAK_TASK_HUB": f"run{uuid.uuid4().hex[:8]}"},
+        tmp_path / "host.log",
+        extra_args=make_run_host_args(data_dir),
+    )
+    try:
+        host.wait_ready()
+        key = json.loads((data_dir / "keys.json").read_text())["DEVHOST_FUNCTION_KEY"]
+        headers = {"x-functions-key": key, "x-dev-workspace": "ws-ctrl-c", "x-dev-user": "alice"}
+        # A tool call that reaches Cosmos and Blob: the clients Ctrl-C must close.
+        r = httpx.post(f"{host.base_url}/api/tools/list_incidents", json={}, headers=headers, timeout=60)
+        assert r.status_code == 200, r.text
+        host.proc.send_signal(signal.SIGINT)
+        host.proc.wait(30)
+        log = host.log()
+        assert "Unclosed" not in log, log[-3000:]
+        assert "Traceback" not in log, log[-3000:]
+    finally:
+        host.stop()
