@@ -1,4 +1,5 @@
-"""Generated README sections: tools, containers, settings and each capability's own section, from the catalogue."""
+"""Generated documentation blocks (tools, containers, settings and each capability's own section, from the
+catalogue), rewritten in place in the README and the files of docs/ wherever their markers are."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from pydantic_core import PydanticUndefined
 from shared.core.settings import Settings, SettingsSection
 from shared.tools.capability import Catalogue
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+
+def doc_files() -> list[Path]:
+    """The files that may hold generated blocks: the README and every Markdown file of docs/."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
 # What a table cell shows for "none": an en dash, spelled by name so it is not mistaken for a hyphen.
 _NONE = "\N{EN DASH}"
 _BLOCKS = ("tools", "containers", "settings", "capabilities")
@@ -79,9 +88,32 @@ def capabilities_sections(cat: Catalogue) -> str:
             ),
         ]
         if c.readme is not None and c.readme.exists():
-            body += ["", c.readme.read_text().strip()]
+            # Links written from shared/<capability>/ point at the repository root two folders up; docs/ is one.
+            text = c.readme.read_text().strip().replace("](../../docs/", "](").replace("](../../", "](../")
+            body += ["", below_level(text, 3)]
         parts.append("\n".join(body))
     return "\n\n".join(parts)
+
+
+def below_level(markdown: str, level: int) -> str:
+    """`markdown` with its headings moved down so the highest is level + 1 (a capability's README under its
+    `### name`); lines inside code fences are not headings."""
+    lines = markdown.split("\n")
+    fence = False
+    found: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            hashes = len(line) - len(line.lstrip("#"))
+            if line[hashes : hashes + 1] == " ":
+                found.append((i, hashes))
+    if not found:
+        return markdown
+    shift = max(0, level + 1 - min(h for _, h in found))
+    for i, hashes in found:
+        lines[i] = "#" * min(6, hashes + shift) + lines[i][hashes:]
+    return "\n".join(lines)
 
 
 def render_readme(text: str, cat: Catalogue) -> str:

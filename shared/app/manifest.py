@@ -79,14 +79,15 @@ def stale_reason(cat: Any) -> str | None:
 def main() -> int:
     from shared.app import infra_spec
     from shared.app.capabilities import catalogue
-    from shared.app.docs import README, render_readme
+    from shared.app.docs import doc_files, render_readme
 
     cat = catalogue()
     MANIFEST_PATH.write_text(render(cat))
     infra_spec.write(cat)
-    README.write_text(render_readme(README.read_text(), cat))
+    for path in doc_files():
+        path.write_text(render_readme(path.read_text(), cat))
     print(
-        f"wrote {MANIFEST_PATH.name}, infra/generated/app.json and the README sections"
+        f"wrote {MANIFEST_PATH.name}, infra/generated/app.json and the generated sections of README.md and docs/"
         f" ({len(cat.registry)} tools, {len(cat.orchestrations)} orchestrations)"
     )
     return 0

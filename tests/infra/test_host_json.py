@@ -1,4 +1,4 @@
-"""host.json is documented: the README's table lists every setting with the value the file holds (so the
+"""host.json is documented: docs/reference.md's table lists every setting with the value the file holds (so the
 table cannot go stale), and the settings the issue names are there."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _leaves(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def _documented() -> dict[str, Any]:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "reference.md").read_text()
     table = readme.split("<!-- host.json table -->", 1)[1].split("<!-- /host.json table -->", 1)[0]
     rows = re.findall(r"^\| `([^`]+)` \| `(.+?)` \| (.+) \|$", table, flags=re.MULTILINE)
     assert rows, "README has no host.json table"

@@ -39,9 +39,23 @@ def test_indexing_does_not_import_pydantic_or_sdks() -> None:
 
 
 def test_readme_tables_are_generated_from_the_registry_and_catalogue() -> None:
-    from shared.app.docs import README, render_readme
+    from shared.app.docs import doc_files, render_readme
 
-    text = README.read_text()
-    assert text == render_readme(text, catalogue()), "README sections are stale: run `make manifest`"
+    texts = {path.name: path.read_text() for path in doc_files()}
+    for name, text in texts.items():
+        assert text == render_readme(text, catalogue()), f"{name}'s generated sections are stale: run `make manifest`"
+    # Every block is somewhere, once: the tools, containers, settings and capabilities.
+    for block in ("tools", "containers", "settings", "capabilities"):
+        assert sum(t.count(f"<!-- {block}:begin -->") for t in texts.values()) == 1, block
     for tool in catalogue().registry:
-        assert f"`{tool.name}`" in text
+        assert f"`{tool.name}`" in texts["tools.md"]
+
+
+def test_capability_readmes_sit_below_their_heading() -> None:
+    from shared.app.docs import below_level
+
+    text = "intro\n\n## Rely on\n\n```sh\n# a comment, not a heading\n```\n\n#### Deeper\n"
+    moved = below_level(text, 3)
+    assert "#### Rely on" in moved
+    assert "# a comment, not a heading" in moved
+    assert "###### Deeper" in moved

@@ -1,4 +1,4 @@
-"""One naming rule for tools (README "Tool names"): a spec's name exactly where a spec fixes it, else
+"""One naming rule for tools (README.md "Tool names"): a spec's name exactly where a spec fixes it, else
 snake_case verb-first; every tool has a title for clients to show."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_every_name_is_the_specs_or_snake_case_verb_first() -> None:
             continue
         if not OUR_STYLE.match(tool.name) or tool.name.split("_")[0] not in VERBS:
             offenders.append(tool.name)
-    assert offenders == [], f"rename to snake_case, verb first (README 'Tool names'): {offenders}"
+    assert offenders == [], f"rename to snake_case, verb first (README.md 'Tool names'): {offenders}"
 
 
 def test_every_tool_has_a_title_clients_can_show() -> None:
