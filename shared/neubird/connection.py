@@ -103,8 +103,10 @@ def not_configured(settings: NeubirdSettings) -> NotConfigured:
                 "NEUBIRD_PASSWORD in the app settings (a Key Vault reference for the password on Azure), then call "
                 "again."
             ),
-            "Locally: `python -m devhost.fake_neubird --port 8089` serves a seeded fake NeuBird"
-            " (see docs/capabilities.md, neubird).",
+            (
+                "Locally: `python -m devhost.fake_neubird --port 8089` serves a seeded fake NeuBird"
+                " (see docs/capabilities.md, neubird)."
+            ),
         ],
     )
 
