@@ -213,27 +213,25 @@ def read_json_object(req: func.HttpRequest, limit: int) -> dict[str, Any]:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidRequest(
-            "Body is not UTF-8", details={"errors": [{"field": "(body)", "problem": f"invalid byte at {exc.start}"}]}
-        ) from None
+        raise InvalidRequest.on_field("(body)", f"invalid byte at {exc.start}", "Body is not UTF-8") from None
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "body"
-        raise InvalidRequest(
-            f"Body is not valid JSON ({where})", details={"errors": [{"field": "(body)", "problem": str(exc)[:200]}]}
-        ) from None
+        raise InvalidRequest.on_field("(body)", str(exc)[:200], f"Body is not valid JSON ({where})") from None
     # JSON may spell a lone UTF-16 surrogate ("\\ud800"), which no UTF-8 text can hold: refuse it here, as
     # the MCP route's parser does, instead of failing later wherever the string is encoded.
     if "\\u" in text and _has_lone_surrogate(data):
-        raise InvalidRequest(
+        raise InvalidRequest.on_field(
+            "(body)",
+            "lone surrogate",
             "Body holds a lone UTF-16 surrogate escape, which is not text",
-            details={"errors": [{"field": "(body)", "problem": "lone surrogate"}]},
         )
     if not isinstance(data, dict):
-        raise InvalidRequest(
+        raise InvalidRequest.on_field(
+            "(body)",
+            "expected an object",
             f"Body must be a JSON object of the tool's arguments, got {type(data).__name__}",
-            details={"errors": [{"field": "(body)", "problem": "expected an object"}]},
         )
     return data
 

@@ -28,9 +28,10 @@ def _int_param(call: Call, name: str, default: int, low: int, high: int) -> int:
         return default
     # ASCII digits only: str.isdigit() is also true for "²" (int() then raises) and "٣" (int() reads 3).
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 6) or not low <= int(raw) <= high:
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            name,
+            f"not a whole number in {low}..{high}",
             f"{name} must be a whole number from {low} to {high}",
-            details={"errors": [{"field": name, "problem": f"not a whole number in {low}..{high}"}]},
         )
     return int(raw)
 
@@ -107,10 +108,11 @@ async def investigations_cancel(call: Call) -> func.HttpResponse:
     route_id = call.route("investigation_id")
     if "investigation_id" in body and body["investigation_id"] != route_id:
         # The path names the investigation; a body naming another one is a mistake, not silently overruled.
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "investigation_id",
+            "differs from the path",
             "investigation_id in the body differs from the one in the path",
-            details={"errors": [{"field": "investigation_id", "problem": "differs from the path"}]},
-            recovery_suggestions=['Send only {"reason"} in the body; the path names the investigation.'],
+            suggestions=['Send only {"reason"} in the body; the path names the investigation.'],
         )
     try:
         args = CancelRequest.model_validate({**body, "investigation_id": route_id})

@@ -51,10 +51,11 @@ def iso(moment: datetime) -> str:
 
 
 def _invalid(field: str, problem: str) -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        field,
+        problem,
         f"Invalid arguments: {field}",
-        details={"errors": [{"field": field, "problem": problem}]},
-        recovery_suggestions=[f"Fix {field} and call again."],
+        suggestions=[f"Fix {field} and call again."],
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 # The code -> HTTP status table of DESIGN.md; edges map with it, services never pick statuses.
 HTTP_STATUS: dict[str, int] = {
@@ -43,6 +43,18 @@ class AppError(Exception):
     @property
     def http_status(self) -> int:
         return HTTP_STATUS[self.code]
+
+    @classmethod
+    def on_field(
+        cls, field: str, problem: str, message: str | None = None, *, suggestions: list[str] | None = None
+    ) -> Self:
+        """The error of one argument, in the envelope's one shape: `details.errors` = [{field, problem}], and the
+        message "field: problem" unless another is given."""
+        return cls(
+            message or f"{field}: {problem}",
+            details={"errors": [{"field": field, "problem": problem}]},
+            recovery_suggestions=suggestions,
+        )
 
 
 class ValidationFailed(AppError):

@@ -71,10 +71,11 @@ class Target:
 
 
 def _refuse(url_field: str, problem: str, recovery: str) -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        url_field,
+        problem,
         f"{url_field}: {problem}",
-        details={"errors": [{"field": url_field, "problem": problem}]},
-        recovery_suggestions=[recovery],
+        suggestions=[recovery],
     )
 
 

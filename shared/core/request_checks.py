@@ -91,10 +91,11 @@ def parse_host(value: str) -> tuple[str, int | None]:
 
 def _malformed_host(value: str) -> InvalidRequest:
     shown = value[:100]
-    return InvalidRequest(
+    return InvalidRequest.on_field(
+        "(host)",
+        "malformed Host header",
         f"Host header {shown!r} is not a host name or address with an optional port 1-65535",
-        details={"errors": [{"field": "(host)", "problem": "malformed Host header"}]},
-        recovery_suggestions=["Send 'Host: <name>[:<port>]' as the URL you call has it (HTTP clients do this)."],
+        suggestions=["Send 'Host: <name>[:<port>]' as the URL you call has it (HTTP clients do this)."],
     )
 
 
@@ -141,10 +142,11 @@ def require_json_content_type(content_type: str | None) -> None:
     media = (content_type or "").split(";", 1)[0].strip().lower()
     if media in _JSON_TYPES or (media.startswith("application/") and media.endswith("+json")):
         return
-    raise UnsupportedMediaType(
+    raise UnsupportedMediaType.on_field(
+        "(content-type)",
+        "expected application/json",
         f"Content-Type must be application/json, got {media[:100] or 'none'!r}",
-        details={"errors": [{"field": "(content-type)", "problem": "expected application/json"}]},
-        recovery_suggestions=[
+        suggestions=[
             (
                 "Send the arguments as a JSON object with 'Content-Type: application/json'"
                 " (curl: -H 'content-type: application/json')."

@@ -91,10 +91,11 @@ async def read_call_output(
     text, available = await _stored_text(store, workspace, call)
     total = len(text)
     if offset > total:
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "offset",
+            f"past the end ({total} characters)",
             f"offset {offset} is past the end of the output ({total} characters)",
-            details={"errors": [{"field": "offset", "problem": f"past the end ({total} characters)"}]},
-            recovery_suggestions=[f"Pass an offset from 0 to {total}; start at 0 and follow next_offset."],
+            suggestions=[f"Pass an offset from 0 to {total}; start at 0 and follow next_offset."],
         )
     page = text[offset : offset + limit]
     end = offset + len(page)

@@ -250,16 +250,18 @@ class InvestigationService:
     async def list(self, principal: Principal, limit: int = 20, continuation: str | None = None) -> InvestigationList:
         """The workspace's investigations, newest first, one page at a time."""
         if continuation is not None and len(continuation) > MAX_CONTINUATION_CHARS:
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "continuation",
+                "too long",
                 "continuation is not one this endpoint returned",
-                details={"errors": [{"field": "continuation", "problem": "too long"}]},
             )
         try:
             items, token = await self.store.list_summaries(principal.workspace_id, limit, continuation)
         except (ValueError, TypeError):
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "continuation",
+                "not a continuation token",
                 "continuation is not one this endpoint returned",
-                details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
             ) from None
         return InvestigationList(
             investigations=items,
@@ -321,10 +323,11 @@ def _refuse_crowds(payload: Any, fmt: str, most: int) -> None:
         return
     firing = sum(1 for a in payload["alerts"] if not (isinstance(a, dict) and a.get("status") == "resolved"))
     if firing > most:
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "alerts",
+            "too many firing alerts",
             f"{firing} firing alerts in one payload; at most {most} start investigations at once",
-            details={"errors": [{"field": "alerts", "problem": "too many firing alerts"}]},
-            recovery_suggestions=["Send the alerts in smaller groups (Alertmanager: group_by, max_alerts)."],
+            suggestions=["Send the alerts in smaller groups (Alertmanager: group_by, max_alerts)."],
         )
 
 

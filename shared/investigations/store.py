@@ -141,9 +141,10 @@ class InvestigationStore:
     async def create(self, record: InvestigationRecord) -> InvestigationRecord:
         """Store a new record; Conflict when its id exists in the workspace (a retried activity: read it instead)."""
         if not valid_investigation_id(record.id):
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "id",
+                "not a run id",
                 "an investigation id is the run id of its Durable run (32 lowercase hex)",
-                details={"errors": [{"field": "id", "problem": "not a run id"}]},
             )
         container = await self.container()
         await self._limited(container.create(record.to_doc()))
@@ -372,9 +373,10 @@ class InvestigationStore:
         if not valid_investigation_id(investigation_id):
             raise _not_found(investigation_id)
         if not _CALL_KEY.fullmatch(call_key):
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "call_key",
+                "not a call key",
                 "call_key is 1-64 characters of letters, digits, '_', '-', '.', not starting with '.'",
-                details={"errors": [{"field": "call_key", "problem": "not a call key"}]},
             )
         data = text.encode("utf-8")
         size = len(data)

@@ -50,9 +50,10 @@ def bucket_for(env: dict[str, Any], explicit: str | None) -> str:
     if explicit:
         bucket = normalize_bucket(explicit)
         if not is_bucket(bucket):
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "env_bucket",
+                "not a bucket",
                 "env_bucket must look like os|language|framework|runtime|cloud, e.g. linux|py3|django4|k8s1|aws",
-                details={"errors": [{"field": "env_bucket", "problem": "not a bucket"}]},
             )
         return bucket
     return canonical_bucket(env)

@@ -83,12 +83,11 @@ def _batch_target(op: BatchOp) -> object:
 
 
 def _bad_continuation() -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        "continuation",
+        "not a continuation token",
         "continuation is not a token this server issued",
-        details={"errors": [{"field": "continuation", "problem": "not a continuation token"}]},
-        recovery_suggestions=[
-            "Pass the continuation value of the previous page unchanged, or omit it for the first page."
-        ],
+        suggestions=["Pass the continuation value of the previous page unchanged, or omit it for the first page."],
     )
 
 
@@ -331,9 +330,10 @@ class CosmosContainer:
 
 def _check_new_id(doc: Doc) -> None:
     if not valid_id(doc.get("id")):
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "id",
+            "not a valid id",
             "an id may hold only printable ASCII without '/', '\\\\', '?' or '#', at most 255 characters",
-            details={"errors": [{"field": "id", "problem": "not a valid id"}]},
         )
 
 

@@ -56,12 +56,11 @@ def issue(
 
 
 def _invalid(problem: str) -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        "confirmation_token",
+        problem,
         f"confirmation_token: {problem}",
-        details={"errors": [{"field": "confirmation_token", "problem": problem}]},
-        recovery_suggestions=[
-            "Call bulk_delete_tasks with require_confirmation=true again and confirm the new preview."
-        ],
+        suggestions=["Call bulk_delete_tasks with require_confirmation=true again and confirm the new preview."],
     )
 
 

@@ -44,10 +44,11 @@ class Window:
 
 
 def _refuse(field: str, problem: str, accepted: str) -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        field,
+        problem,
         f"{field}: {problem}",
-        details={"errors": [{"field": field, "problem": problem}]},
-        recovery_suggestions=[accepted],
+        suggestions=[accepted],
     )
 
 

@@ -67,10 +67,11 @@ def iso(moment: datetime) -> str:
 
 
 def _refuse(field: str, problem: str, hint: str) -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        field,
+        problem,
         f"{field}: {problem}",
-        details={"errors": [{"field": field, "problem": problem}]},
-        recovery_suggestions=[hint],
+        suggestions=[hint],
     )
 
 
@@ -182,10 +183,11 @@ class TaskService:
     @staticmethod
     def owner(principal: Principal, user_id: str | None = None) -> str:
         if user_id is not None and user_id != principal.user_id:
-            raise Forbidden(
+            raise Forbidden.on_field(
+                "user_id",
+                "is not the caller's user id",
                 "user_id is not you: tasks are always the caller's own",
-                details={"errors": [{"field": "user_id", "problem": "is not the caller's user id"}]},
-                recovery_suggestions=["Omit user_id (it defaults to you)."],
+                suggestions=["Omit user_id (it defaults to you)."],
             )
         return owner_key(principal.workspace_id, principal.user_id)
 

@@ -90,12 +90,11 @@ def _unwrap(continuation: str | None, scope: str) -> str | None:
             raise ValueError("another query's continuation")
         return base64.urlsafe_b64decode(body.encode()).decode()
     except (ValueError, TypeError):  # TypeError: compare_digest of non-ASCII text
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "continuation",
+            "not a continuation of this query",
             "continuation is not a token this query issued",
-            details={"errors": [{"field": "continuation", "problem": "not a continuation of this query"}]},
-            recovery_suggestions=[
-                "Pass the continuation of the previous page unchanged, with the same filters; or omit it."
-            ],
+            suggestions=["Pass the continuation of the previous page unchanged, with the same filters; or omit it."],
         ) from None
 
 

@@ -128,9 +128,10 @@ def _validate(tool: Tool, arguments: Any) -> BaseModel:
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "(root)",
+            "expected an object",
             f"Arguments of {tool.name} must be a JSON object, got {type(arguments).__name__}",
-            details={"errors": [{"field": "(root)", "problem": "expected an object"}]},
         )
     try:
         return tool.input_model.model_validate(arguments)

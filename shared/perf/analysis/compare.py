@@ -234,10 +234,11 @@ def _check(side: str, snapshot: Any) -> None:
         ]
         problem = f"{', '.join(wrong)} must be lists" if wrong else None
     if problem:
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            side,
+            problem,
             f"{side}: {problem}",
-            details={"errors": [{"field": side, "problem": problem}]},
-            recovery_suggestions=[
+            suggestions=[
                 "Pass the content of a snapshot built by artifacts.ingest or `python -m shared.perf snapshot`."
             ],
         )

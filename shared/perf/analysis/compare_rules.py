@@ -47,10 +47,10 @@ DEFAULT_OPTIONS: dict[str, Any] = {"confidence": 0.95, "min_samples": 5, "grade_
 
 
 def _invalid(field: str, problem: str) -> ValidationFailed:
-    return ValidationFailed(
-        f"options.{field}: {problem}" if field else f"options: {problem}",
-        details={"errors": [{"field": f"options.{field}" if field else "options", "problem": problem}]},
-        recovery_suggestions=[
+    return ValidationFailed.on_field(
+        f"options.{field}" if field else "options",
+        problem,
+        suggestions=[
             'Send options as {"confidence": 0.5..0.999, "min_samples": 1..1000, "grade_gone": bool, '
             '"max_changes": 1..5000, "rules": {"<metric>": {"<level>": {"relative": r, "absolute": a}}}} with '
             "levels floor, P2, P1, P0 (each at least the one before) and metrics: " + ", ".join(DEFAULT_RULES)

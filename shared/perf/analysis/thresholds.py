@@ -24,10 +24,10 @@ TOP_N_DEFAULT, TOP_N_MIN, TOP_N_MAX = 5, 1, 20
 
 
 def _invalid(field: str, problem: str) -> ValidationFailed:
-    return ValidationFailed(
-        f"thresholds.{field}: {problem}" if field else f"thresholds: {problem}",
-        details={"errors": [{"field": f"thresholds.{field}" if field else "thresholds", "problem": problem}]},
-        recovery_suggestions=[
+    return ValidationFailed.on_field(
+        f"thresholds.{field}" if field else "thresholds",
+        problem,
+        suggestions=[
             'Send thresholds as {"<metric>": {"P0": int, "P1": int, "P2": int}} '
             "with positive integers and P0 >= P1 >= P2; metrics: " + ", ".join(DEFAULTS)
         ],
@@ -85,9 +85,7 @@ def clamp_top_n(value: Any) -> int:
     if value is None:
         return TOP_N_DEFAULT
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationFailed(
-            "top_n must be an integer", details={"errors": [{"field": "top_n", "problem": "not an integer"}]}
-        )
+        raise ValidationFailed.on_field("top_n", "not an integer", "top_n must be an integer")
     return max(TOP_N_MIN, min(TOP_N_MAX, value))
 
 

@@ -326,9 +326,10 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
         if local and d.startswith("/"):
             found = await asyncio.to_thread(_local_spx_files, Path(d))
             if found is None:
-                raise ValidationFailed(
+                raise ValidationFailed.on_field(
+                    "spx_dirs",
+                    "not a directory",
                     f"SPX directory not found: {d}",
-                    details={"errors": [{"field": "spx_dirs", "problem": "not a directory"}]},
                 )
             items += [{"path": p, "type": "spx"} for p in found]
             continue
@@ -341,10 +342,11 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
             if len(names) >= MAX_FILES_PER_DIR:
                 break
         if not names:
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "spx_dirs",
+                "empty or missing prefix",
                 f"no SPX files (.json/.txt.gz) under {d!r} in your artifacts",
-                details={"errors": [{"field": "spx_dirs", "problem": "empty or missing prefix"}]},
-                recovery_suggestions=[
+                suggestions=[
                     "Upload the SPX pairs with names under that prefix (POST /api/artifacts?name=<prefix>/<file>)."
                 ],
             )
@@ -352,18 +354,20 @@ async def _inventory(req: CollectRequest, settings: Settings, blobs: BlobStore, 
     if req.slow_log_path:
         if local and req.slow_log_path.startswith("/"):
             if not await asyncio.to_thread(Path(req.slow_log_path).is_file):
-                raise ValidationFailed(
+                raise ValidationFailed.on_field(
+                    "slow_log_path",
+                    "not a file",
                     "slow_log_path must point to a readable file",
-                    details={"errors": [{"field": "slow_log_path", "problem": "not a file"}]},
                 )
             items.append({"path": req.slow_log_path, "type": "mysql_slow_log"})
         else:
             name = blob_name(req.slow_log_path.strip("/"))
             full = artifact_blob(workspace, name)
             if not [n async for n in blobs.list(full) if n == full]:
-                raise ValidationFailed(
+                raise ValidationFailed.on_field(
+                    "slow_log_path",
+                    "blob not found",
                     f"slow log {name!r} is not in your artifacts",
-                    details={"errors": [{"field": "slow_log_path", "problem": "blob not found"}]},
                 )
             items.append({"blob": name, "type": "mysql_slow_log"})
     return items

@@ -133,10 +133,11 @@ class Built:
 
 
 def _invalid(name: str, problem: str) -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        name,
+        problem,
         f"{name}: {problem}",
-        details={"errors": [{"field": name, "problem": problem}]},
-        recovery_suggestions=[
+        suggestions=[
             "Run artifacts.validate on the same artifacts to see each one's status, fix or drop the failing one."
         ],
     )

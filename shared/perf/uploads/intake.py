@@ -20,10 +20,11 @@ BLOCK_BYTES = 4 * 1024 * 1024
 
 
 def _invalid(message: str, problem: str, field: str = "(body)") -> ValidationFailed:
-    return ValidationFailed(
+    return ValidationFailed.on_field(
+        field,
+        problem,
         message,
-        details={"errors": [{"field": field, "problem": problem}]},
-        recovery_suggestions=[
+        suggestions=[
             "POST the file as the body with ?name=<file name>, or as multipart/form-data with a filename per part."
         ],
     )

@@ -18,10 +18,9 @@ from tests.fixtures.memory import retrieval
 # Floors a little under the figures measured on 2026-11-27, second pass (README): the test fails if a change
 # makes retrieval worse. (top-1, top-3) per query set; the held-out halves were never looked at while tuning.
 HYBRID_FLOORS = {
-    "corpus": (0.95, 0.98),  # measured 0.983 / 1.000
-    "tune": (0.95, 0.97),  # 0.973 / 0.987
+    # The model is off by default (README); the sets it was not tuned on show why. Tune-set figures, measured
+    # with it on the same day: corpus 0.983 / 1.000, tune 0.973 / 0.987, hard_tune 0.733 / 0.933.
     "heldout": (0.84, 0.91),  # 0.867 / 0.933 (held-out: measured once)
-    "hard_tune": (0.70, 0.90),  # 0.733 / 0.933
     "hard_heldout": (0.60, 0.80),  # 0.633 / 0.833 (held-out: measured once)
     "blind": (0.40, 0.65),  # 0.425 / 0.675: worse than the words alone, hence the model is off by default
 }
