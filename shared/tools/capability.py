@@ -146,54 +146,102 @@ def _unique(kind: str, names: Iterable[str]) -> None:
         seen.add(name)
 
 
+def _capability_names_are_unique(capabilities: Sequence[Capability]) -> None:
+    """The docs, the manifest and every part's owner are keyed by capability name: two of one name would merge."""
+    _unique("capability", (c.name for c in capabilities))
+
+
+def _toolsets_belong_to_their_capability(capabilities: Sequence[Capability]) -> None:
+    """A tool's capability (in the manifest and the docs) is its ToolSet's: a toolset declared by another
+    capability would file its tools under the wrong owner."""
+    for c in capabilities:
+        if c.toolset is not None and c.toolset.capability != c.name:
+            raise ValueError(f"capability {c.name!r} declares the toolset of {c.toolset.capability!r}")
+
+
+def _routes_belong_to_their_capability(capabilities: Sequence[Capability]) -> None:
+    """A route's capability (in the manifest) is its RouteSet's: as for toolsets, the owner must be the
+    capability that declares it."""
+    for c in capabilities:
+        if c.routes is not None and c.routes.capability != c.name:
+            raise ValueError(f"capability {c.name!r} declares the routes of {c.routes.capability!r}")
+
+
+def _settings_sections_are_unique(sections: Sequence[type[SettingsSection]]) -> None:
+    """The docs, the infra spec and errors name a section by its class name, and `Settings.section` finds one
+    by type: a section collected twice (or two of one name) could not be told apart."""
+    _unique("settings section", (s.__name__ for s in sections))
+
+
+def _environment_variables_are_unique(sections: Sequence[type[SettingsSection]]) -> None:
+    """One environment variable feeds one setting: aliases count too, and the platform's own `Settings` and the
+    variables it reads by hand (`extra_env_names`), so a section never reads another's value by accident."""
+    everything: tuple[type[SettingsSection], ...] = (Settings, *sections)
+    _unique(
+        "environment variable",
+        (
+            *(key for s in everything for key in (*s.env_names().values(), *s.env_aliases.values())),
+            *Settings.extra_env_names,
+        ),
+    )
+
+
+def _check_names_are_unique(checks: Sequence[Check]) -> None:
+    """Health and diagnostics run and report a check by name (`diagnostics` takes one by name): names are keys."""
+    _unique("check", (check.name for check in checks))
+
+
+def _orchestration_names_are_unique(capabilities: Sequence[Capability]) -> None:
+    """An orchestration's name is its Durable function name and the key runs are started by: a second of one
+    name would silently replace the first in the catalogue."""
+    _unique("orchestration", (o.name for c in capabilities for o in c.orchestrations))
+
+
+def _durable_function_names_are_valid(names: Iterable[str]) -> None:
+    """Orchestration and activity names become Azure function names: refuse here, at import, a name the host
+    would refuse only when it indexes the app (a letter, then letters, digits or '_', 128 at most)."""
+    for name in names:
+        if not _FUNCTION_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a valid function name (a letter, then letters, digits or '_')")
+
+
+def _function_names_are_unique_ignoring_case(names: Iterable[str]) -> None:
+    """Azure compares function names (and routes) ignoring case: tools, routes, Durable functions and the
+    functions layer's own share one lower-cased namespace, and a clash there breaks indexing on Azure only."""
+    _unique("function name (ignoring case)", (n.lower() for n in names))
+
+
 class Catalogue:
     """Every capability's parts, collected and checked for clashes once per process."""
 
     def __init__(self, capabilities: Sequence[Capability], reserved_function_names: Iterable[str] = ()) -> None:
         """`reserved_function_names`: the functions layer's own function names, which no declaration may take."""
-        _unique("capability", (c.name for c in capabilities))
-        for c in capabilities:
-            if c.toolset is not None and c.toolset.capability != c.name:
-                raise ValueError(f"capability {c.name!r} declares the toolset of {c.toolset.capability!r}")
+        _capability_names_are_unique(capabilities)
+        _toolsets_belong_to_their_capability(capabilities)
         self.capabilities = tuple(capabilities)
+        # The registry and the route table refuse their own clashes (tool names, routes, paths).
         self.registry = ToolRegistry(c.toolset for c in capabilities if c.toolset is not None)
-        for c in capabilities:
-            if c.routes is not None and c.routes.capability != c.name:
-                raise ValueError(f"capability {c.name!r} declares the routes of {c.routes.capability!r}")
+        _routes_belong_to_their_capability(capabilities)
         self.routes = RouteTable(c.routes for c in capabilities if c.routes is not None)
         self.containers = catalogue_of(spec for c in capabilities for spec in c.containers)
         self.settings_sections = tuple(c.settings for c in capabilities if c.settings is not None)
-        _unique("settings section", (s.__name__ for s in self.settings_sections))
-        sections: tuple[type[SettingsSection], ...] = (Settings, *self.settings_sections)
-        # Aliases too: a section must not read another's (or the platform's) variable by accident.
-        _unique(
-            "environment variable",
-            (
-                *(key for s in sections for key in (*s.env_names().values(), *s.env_aliases.values())),
-                *Settings.extra_env_names,
-            ),
-        )
+        _settings_sections_are_unique(self.settings_sections)
+        _environment_variables_are_unique(self.settings_sections)
         self.checks = tuple(check for c in capabilities for check in c.checks)
-        _unique("check", (check.name for check in self.checks))
+        _check_names_are_unique(self.checks)
+        _orchestration_names_are_unique(capabilities)
         self.orchestrations = {o.name: o for c in capabilities for o in c.orchestrations}
-        _unique("orchestration", (o.name for c in capabilities for o in c.orchestrations))
         self.activities = {name: (o, fn) for o in self.orchestrations.values() for name, fn in o.activities.items()}
+        # Every declared name, repeats kept: two orchestrations naming one activity clash below.
         durable = [*self.orchestrations, *(name for o in self.orchestrations.values() for name in o.activities)]
-        for name in durable:
-            if not _FUNCTION_NAME.fullmatch(name):
-                raise ValueError(f"{name!r} is not a valid function name (a letter, then letters, digits or '_')")
-        # Azure compares function names (and routes) ignoring case: one namespace, lower-cased.
-        _unique(
-            "function name (ignoring case)",
+        _durable_function_names_are_valid(durable)
+        _function_names_are_unique_ignoring_case(
             (
-                n.lower()
-                for n in (
-                    *reserved_function_names,
-                    *(t.function_name for t in self.registry),
-                    *(r.function_name for r in self.routes),
-                    *durable,
-                )
-            ),
+                *reserved_function_names,
+                *(t.function_name for t in self.registry),
+                *(r.function_name for r in self.routes),
+                *durable,
+            )
         )
 
     def capability_of_orchestration(self, name: str) -> str:

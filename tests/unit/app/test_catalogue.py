@@ -13,9 +13,11 @@ from devhost.stack import ROOT
 from shared.app.capabilities import CAPABILITIES, PLATFORM_FUNCTIONS, catalogue
 from shared.core.settings import SettingsSection
 from shared.tools.capability import ActiveRun, Capability, Catalogue, Orchestration, RunContext
+from shared.tools.checks import Check
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolInput, ToolOutput, ToolSet
+from shared.tools.routes import RouteSet
 
 
 def _orchestrator(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
@@ -35,9 +37,9 @@ class Out(ToolOutput):
     ok: bool = True
 
 
-def _with_orchestration(name: str, activity: str = "extra_step") -> Capability:
+def _with_orchestration(name: str, activity: str = "extra_step", capability: str = "extra") -> Capability:
     orchestration = Orchestration(name, _orchestrator, {activity: _activity}, lambda plan, deps: plan)
-    return Capability(name="extra", summary="test", orchestrations=(orchestration,))
+    return Capability(name=capability, summary="test", orchestrations=(orchestration,))
 
 
 def _catalogue(*extra: Capability) -> Catalogue:
@@ -98,6 +100,69 @@ def test_a_section_may_not_alias_a_variable_the_platform_reads_by_hand() -> None
 
     with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
         _catalogue(Capability(name="extra", summary="test", settings=Sneaky))
+
+
+def test_two_capabilities_of_one_name_are_refused() -> None:
+    existing = CAPABILITIES[0].name
+    with pytest.raises(ValueError, match=f"capability '{existing}' is declared twice"):
+        _catalogue(Capability(name=existing, summary="test"))
+
+
+def test_a_capability_may_not_declare_another_capabilitys_toolset() -> None:
+    with pytest.raises(ValueError, match="declares the toolset of 'other'"):
+        _catalogue(Capability(name="extra", summary="test", toolset=ToolSet("other")))
+
+
+def test_a_capability_may_not_declare_another_capabilitys_routes() -> None:
+    with pytest.raises(ValueError, match="declares the routes of 'other'"):
+        _catalogue(Capability(name="extra", summary="test", routes=RouteSet("other")))
+
+
+def test_a_settings_section_collected_twice_is_refused() -> None:
+    section = next(c.settings for c in CAPABILITIES if c.settings is not None)
+    with pytest.raises(ValueError, match=f"settings section '{section.__name__}' is declared twice"):
+        _catalogue(Capability(name="extra", summary="test", settings=section))
+
+
+def test_two_sections_may_not_read_one_variable() -> None:
+    class First(SettingsSection):
+        env_prefix = "twin_"
+
+        value: str | None = Field(None, description="FIREBREAK_TWIN_VALUE.")
+
+    class Second(SettingsSection):
+        env_prefix = "twin_"
+
+        value: str | None = Field(None, description="FIREBREAK_TWIN_VALUE as well.")
+
+    with pytest.raises(ValueError, match="environment variable 'FIREBREAK_TWIN_VALUE' is declared twice"):
+        _catalogue(
+            Capability(name="first", summary="test", settings=First),
+            Capability(name="second", summary="test", settings=Second),
+        )
+
+
+def test_a_check_name_taken_twice_is_refused() -> None:
+    existing = catalogue().checks[0]
+    check = Check(existing.name, "a second probe of one name", existing.probe)
+    with pytest.raises(ValueError, match=f"check '{existing.name}' is declared twice"):
+        _catalogue(Capability(name="extra", summary="test", checks=(check,)))
+
+
+def test_two_orchestrations_of_one_name_are_refused() -> None:
+    with pytest.raises(ValueError, match="orchestration 'twin_orchestrator' is declared twice"):
+        _catalogue(
+            _with_orchestration("twin_orchestrator", activity="first_step", capability="first"),
+            _with_orchestration("twin_orchestrator", activity="second_step", capability="second"),
+        )
+
+
+def test_two_orchestrations_may_not_share_an_activity_name() -> None:
+    with pytest.raises(ValueError, match="function name \\(ignoring case\\) 'shared_step' is declared twice"):
+        _catalogue(
+            _with_orchestration("first_orchestrator", activity="shared_step", capability="first"),
+            _with_orchestration("second_orchestrator", activity="shared_step", capability="second"),
+        )
 
 
 def test_platform_functions_are_exactly_what_the_app_indexes_besides_the_catalogue() -> None:
