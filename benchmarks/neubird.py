@@ -57,9 +57,10 @@ from devhost.fake_neubird import FakeNeubird, _handler
 from shared.app.wiring import build_deps, load_settings
 from shared.core.outbound import OutboundGuard
 from shared.identity.models import Principal
-from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache, http_client
+from shared.neubird.client import ClientLimits, NeubirdClient, http_client
 from shared.neubird.settings import NeubirdSettings
 from shared.neubird.store import NEUBIRD_CONTAINER, NeubirdStore
+from shared.neubird.tokens import Credentials, TokenCache
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext, invoke
 from tests.support.target_site import self_signed

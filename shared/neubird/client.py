@@ -1,13 +1,15 @@
-"""The only code that talks to NeuBird: login and token cache, the v1 routes, the prompt stream, resilience.
+"""The only code that talks to NeuBird: login, the v1 routes, opening the prompt stream, resilience.
+
+Its parts live beside it: the account and the token cache in tokens.py, reading an open prompt stream in
+prompt_stream.py (parsing its events in stream.py).
 
 Every request goes through the outbound guard (`GuardedTransport`: the URL is checked and the checked address is
 connected to), carries a timeout (the prompt stream: an idle timeout between bytes instead of a total), and has
 its body capped at `ClientLimits.max_response_bytes`.
 
 Auth (contract section 3): `POST /v1/user/login` with email and password answers `access_token` (or `token`); a
-2xx whose body has `error` / `error_message` is a refused login. The token is cached process-wide per
-(base URL, email) until 5 minutes before the JWT's `exp` (payload decoded without verification); [GAP, chosen
-here] a token without `exp` is kept 55 minutes, one that expires sooner than 10 minutes is kept half its life. On
+2xx whose body has `error` / `error_message` is a refused login. The token goes into the process-wide
+`TokenCache` (how long it is kept: tokens.py), and one login at a time per (base URL, email) fills it. On
 a 401 from any call the token is dropped, the client logs in once more and retries once; a second 401 or a
 refused login is UPSTREAM_ERROR with details.type "authentication".
 
@@ -29,42 +31,37 @@ are cut, scrubbed of both and redacted before they are quoted.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import json
 import logging
 import math
 import random
 import re
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote
 
 import httpx2
-from pydantic import SecretStr
 
 from shared.core.errors import AppError, NotFound, RateLimited, UpstreamError
 from shared.core.guarded_http import GuardedTransport, ResponseTooLarge
 from shared.core.outbound import OutboundGuard
 from shared.core.redaction import REDACTED, redact_text
-from shared.neubird.errors import ErrorKind, neubird_error
+from shared.neubird.errors import QUOTED_CHARS, ErrorKind, neubird_error
+from shared.neubird.prompt_stream import PromptStream
 from shared.neubird.settings import NeubirdSettings
-from shared.neubird.stream import MAX_LINE_BYTES, SseEvent, SseLineTooLong, SseParser, is_end_of_turn
+from shared.neubird.stream import MAX_LINE_BYTES
+from shared.neubird.tokens import CachedToken, Credentials, TokenCache, token_expiry
 
 log = logging.getLogger("firebreak.neubird.client")
 
 CLIENT_IDENTIFIER = "firebreak"
 _BACKOFF_BASE_S = 1.0
-_REFRESH_MARGIN_S = 300.0
-_NO_EXP_LIFETIME_S = 55 * 60.0
-_QUOTED_CHARS = 300
 # What a NeuBird id (session, project, organization) must look like before it goes into a URL, a request or a
 # stored plan: ids are opaque (24-hex sessions, RFC-4122 projects); these characters keep them path-safe.
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
@@ -81,120 +78,6 @@ _AUTH_RECOVERY = [
     "Check NEUBIRD_BASE_URL: it must be the instance's API base, ending in /api (e.g. https://acme.app.neubird.ai/api).",
 ]
 _RETRY_RECOVERY = ["NeuBird is busy or unreachable; try again in a minute."]
-
-
-# --- credentials and tokens ------------------------------------------------------------------------------------
-
-
-class Credentials:
-    """The account the client logs in with; its repr shows neither the email nor the password."""
-
-    __slots__ = ("email", "password")
-
-    def __init__(self, email: str, password: SecretStr | str) -> None:
-        self.email = email
-        self.password = password if isinstance(password, SecretStr) else SecretStr(password)
-
-    def __repr__(self) -> str:
-        return "Credentials(email='**********', password='**********')"
-
-    __str__ = __repr__
-
-    @classmethod
-    def from_settings(cls, settings: NeubirdSettings) -> Credentials:
-        return cls(settings.email or "", settings.password or SecretStr(""))
-
-
-@dataclass
-class CachedToken:
-    """A token, when to stop using it, and the organization learnt with it (`org_known`: GET /v1/user was read)."""
-
-    token: str = field(repr=False)
-    expires_at: float
-    org_uuid: str | None = None
-    org_known: bool = False
-
-
-class TokenCache:
-    """Process-wide tokens keyed by (base URL, email); thread-safe (connection.Runtime holds the process's one)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: dict[tuple[str, str], CachedToken] = {}
-        self._login_locks: dict[tuple[str, str, int], asyncio.Lock] = {}
-
-    @staticmethod
-    def _key(base_url: str, email: str) -> tuple[str, str]:
-        return base_url.rstrip("/").lower(), email.strip().lower()
-
-    def get(self, base_url: str, email: str, now: float) -> CachedToken | None:
-        with self._lock:
-            entry = self._entries.get(self._key(base_url, email))
-            return entry if entry is not None and entry.expires_at > now else None
-
-    def login_lock(self, base_url: str, email: str) -> asyncio.Lock:
-        """The lock one login of (base URL, email) holds on this event loop: concurrent calls of every client
-        sharing this cache wait for one login instead of each logging in (a stampede after an expiry)."""
-        key = (*self._key(base_url, email), id(asyncio.get_running_loop()))
-        with self._lock:
-            found = self._login_locks.get(key)
-            if found is None:
-                found = self._login_locks[key] = asyncio.Lock()
-            return found
-
-    def put(self, base_url: str, email: str, entry: CachedToken) -> None:
-        with self._lock:
-            self._entries[self._key(base_url, email)] = entry
-
-    def drop(self, base_url: str, email: str, token: str | None = None) -> None:
-        """Forget the key's token (only if it is still `token`, when given: a newer login is kept)."""
-        with self._lock:
-            key = self._key(base_url, email)
-            entry = self._entries.get(key)
-            if entry is not None and (token is None or entry.token == token):
-                del self._entries[key]
-
-    def set_org(self, base_url: str, email: str, token: str, org_uuid: str | None) -> None:
-        with self._lock:
-            entry = self._entries.get(self._key(base_url, email))
-            if entry is not None and entry.token == token:
-                entry.org_uuid, entry.org_known = org_uuid, True
-
-    def clear(self, base_url: str | None = None) -> None:
-        """Forget every token of `base_url` (an instance switch), or all of them."""
-        with self._lock:
-            if base_url is None:
-                self._entries.clear()
-            else:
-                wanted = base_url.rstrip("/").lower()
-                for key in [k for k in self._entries if k[0] == wanted]:
-                    del self._entries[key]
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
-
-    def __repr__(self) -> str:
-        return f"TokenCache({len(self)} tokens)"
-
-
-def token_expiry(token: str, now: float) -> float:
-    """When to stop using `token`: 5 minutes before its JWT `exp` (unverified), 55 minutes when it has none."""
-    exp: Any = None
-    parts = token.split(".")
-    if len(parts) == 3:
-        try:
-            payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
-            claims = json.loads(payload)
-            exp = claims.get("exp") if isinstance(claims, dict) else None
-        except (ValueError, RecursionError, binascii.Error, UnicodeDecodeError):
-            exp = None
-    if not isinstance(exp, int | float) or isinstance(exp, bool):
-        return now + _NO_EXP_LIFETIME_S
-    life = float(exp) - now
-    if life <= 0:
-        return now  # already expired: usable for nothing, the next call logs in again
-    return now + max(life - _REFRESH_MARGIN_S, life / 2)
 
 
 # --- limits ----------------------------------------------------------------------------------------------------
@@ -222,79 +105,6 @@ class ClientLimits:
 
 
 # --- the prompt stream -----------------------------------------------------------------------------------------
-
-StreamOutcome = Literal["end_turn", "eof", "idle_timeout", "broken"]
-
-
-class PromptStream:
-    """The events of one prompt turn; iterate once with `async for`. Never raises for a stream that breaks.
-
-    After the iteration `outcome` says how it stopped: "end_turn" (the final event was seen; reading stops
-    there), "eof" (the server closed the stream before the end of the turn), "idle_timeout" (no byte for
-    `stream_idle_s`: keepalives count), "broken" (connection error, an over-long line, the response cap). Every
-    outcome but "end_turn" sets `error` (an UPSTREAM_ERROR the caller may raise or fall back from, e.g. to
-    inspect); the events read until then were all yielded.
-    """
-
-    def __init__(self, response: httpx2.Response, limits: ClientLimits, scrub: Callable[[str], str]) -> None:
-        self._response, self._limits, self._scrub = response, limits, scrub
-        self.outcome: StreamOutcome | None = None
-        self.error: AppError | None = None
-        self.events_read = 0
-        self._started = False
-
-    @property
-    def complete(self) -> bool:
-        return self.outcome == "end_turn"
-
-    def __aiter__(self) -> AsyncIterator[SseEvent]:
-        if self._started:
-            raise RuntimeError("a PromptStream can be iterated once")
-        self._started = True
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[SseEvent]:
-        parser = SseParser(self._limits.max_line_bytes)
-        try:
-            async for chunk in self._response.aiter_raw():
-                for event in parser.feed(chunk):
-                    self.events_read += 1
-                    yield event
-                    if is_end_of_turn(event.data):
-                        self.outcome = "end_turn"
-                        return
-            for event in parser.close():
-                self.events_read += 1
-                yield event
-                if is_end_of_turn(event.data):
-                    self.outcome = "end_turn"
-                    return
-            self._fail("eof", "the NeuBird stream ended before the end of the turn")
-        except httpx2.TimeoutException:
-            self._fail(
-                "idle_timeout",
-                f"the NeuBird stream was silent for {self._limits.stream_idle_s:g} s (no event, no keepalive) "
-                "before the end of the turn",
-            )
-        except SseLineTooLong as exc:
-            self._fail("broken", f"the NeuBird stream broke before the end of the turn: {exc}")
-        except ResponseTooLarge as exc:
-            self._fail("broken", f"the NeuBird stream broke before the end of the turn: {exc}")
-        except (httpx2.TransportError, httpx2.StreamError) as exc:
-            detail = self._scrub(f"{type(exc).__name__}: {exc}")[:_QUOTED_CHARS]
-            self._fail("broken", f"the NeuBird stream broke before the end of the turn ({detail})")
-
-    def _fail(self, outcome: StreamOutcome, message: str) -> None:
-        self.outcome = outcome
-        self.error = neubird_error(
-            UpstreamError,
-            "api",
-            message,
-            details={"stream_outcome": outcome, "events_read": self.events_read},
-            recovery=["The results read so far are partial; read the session with inspect, or ask again."],
-        )
-        log.warning("NeuBird prompt stream: %s (%d events read)", message, self.events_read)
-
 
 # --- the client ------------------------------------------------------------------------------------------------
 
@@ -391,7 +201,7 @@ class NeubirdClient:
 
     def _quote(self, body: bytes | str) -> str:
         text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
-        return self._scrub(" ".join(text.split())[: _QUOTED_CHARS * 2])[:_QUOTED_CHARS]
+        return self._scrub(" ".join(text.split())[: QUOTED_CHARS * 2])[:QUOTED_CHARS]
 
     # -- auth --
 
@@ -539,7 +349,12 @@ class NeubirdClient:
         async with http_client(self._guard, self.limits.max_response_bytes, self._url_field) as own:
             response = await self._with_retries("prompt", lambda token: self._open_stream(own, body, token))
             try:
-                yield PromptStream(response, self.limits, self._scrub)
+                yield PromptStream(
+                    response,
+                    self._scrub,
+                    idle_s=self.limits.stream_idle_s,
+                    max_line_bytes=self.limits.max_line_bytes,
+                )
             finally:
                 await response.aclose()
 
@@ -863,14 +678,4 @@ def as_object(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-__all__ = [
-    "CachedToken",
-    "ClientLimits",
-    "Credentials",
-    "NeubirdClient",
-    "PromptStream",
-    "StreamOutcome",
-    "TokenCache",
-    "http_client",
-    "token_expiry",
-]
+__all__ = ["ClientLimits", "NeubirdClient", "http_client"]

@@ -19,12 +19,13 @@ import httpx2
 from shared.core.errors import Forbidden, NotConfigured, NotFound, UpstreamError, ValidationFailed
 from shared.core.outbound import OutboundGuard
 from shared.identity.models import Principal
-from shared.neubird.client import ClientLimits, Credentials, NeubirdClient, TokenCache, http_client
+from shared.neubird.client import ClientLimits, NeubirdClient, http_client
 from shared.neubird.errors import neubird_error
 from shared.neubird.instances import host_allowed
 from shared.neubird.ownership import SessionOwners
 from shared.neubird.settings import NOT_CONFIGURED_SETTINGS, NeubirdSettings
 from shared.neubird.store import CallerState, NeubirdStore
+from shared.neubird.tokens import Credentials, TokenCache
 from shared.tools.deps import Deps
 
 PLACEHOLDER_ORG = "ORGANIZATION_NAME_ROOT"

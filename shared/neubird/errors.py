@@ -13,6 +13,8 @@ from typing import Any, Literal, TypeVar
 from shared.core.errors import AppError
 
 E = TypeVar("E", bound=AppError)
+# How much of an upstream text (an error body, an exception) an error message quotes, after scrubbing.
+QUOTED_CHARS = 300
 ErrorKind = Literal["authentication", "api", "validation", "investigation", "unknown"]
 
 

@@ -9,7 +9,7 @@
 
 Ids are hashes of the principal or of (instance, session), so nothing a caller types becomes an id and
 no read can cross workspaces: every read is a point read in the caller's partition. No token or password
-is ever stored here: tokens live only in process memory (client.TokenCache).
+is ever stored here: tokens live only in process memory (tokens.TokenCache).
 """
 
 from __future__ import annotations

@@ -19,17 +19,11 @@ from pydantic import SecretStr
 from shared.core.errors import AppError, NotFound, RateLimited, UpstreamError, ValidationFailed
 from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
-from shared.neubird.client import (
-    CachedToken,
-    ClientLimits,
-    Credentials,
-    NeubirdClient,
-    PromptStream,
-    TokenCache,
-    token_expiry,
-)
+from shared.neubird.client import ClientLimits, NeubirdClient
+from shared.neubird.prompt_stream import PromptStream
 from shared.neubird.settings import NeubirdSettings
 from shared.neubird.stream import Aggregator, TurnState, state_from_inspect
+from shared.neubird.tokens import CachedToken, Credentials, TokenCache, token_expiry
 from tests.support.fake_neubird import FakeNeubird
 
 LOCAL = {"FIREBREAK_OUTBOUND_ALLOW_HTTP": "true", "FIREBREAK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1"}
