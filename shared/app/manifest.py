@@ -67,6 +67,7 @@ def render(cat: Any) -> str:
 
 def stale_reason(cat: Any) -> str | None:
     """Why manifest.json (or infra/generated/app.json) does not match the catalogue, or None when both do."""
+    # Indexing path (function_app.py reads this module): the catalogue's modules load only when asked.
     from shared.app import infra_spec
 
     if not MANIFEST_PATH.exists():
@@ -77,6 +78,7 @@ def stale_reason(cat: Any) -> str | None:
 
 
 def main() -> int:
+    # Indexing path, as above: `make manifest` needs the catalogue, indexing never does.
     from shared.app import infra_spec
     from shared.app.capabilities import catalogue
     from shared.app.docs import doc_files, render_readme

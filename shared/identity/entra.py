@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import jwt
+
 from shared.core.errors import Unauthorized
 from shared.core.settings import Settings
 from shared.identity.models import Principal
@@ -25,8 +27,6 @@ class EntraValidator:
 
     def _jwks_client(self) -> Any:
         if self._jwks is None:
-            import jwt
-
             s = self._settings
             url = s.entra_jwks_url or f"https://login.microsoftonline.com/{s.entra_tenant_id}/discovery/v2.0/keys"
             self._jwks = jwt.PyJWKClient(url, cache_keys=True, lifespan=3600, timeout=5)
@@ -39,8 +39,6 @@ class EntraValidator:
         return f"https://login.microsoftonline.com/{s.entra_tenant_id}/v2.0" if s.entra_tenant_id else None
 
     def _validate_sync(self, token: str) -> dict[str, Any]:
-        import jwt
-
         signing_key = self._jwks_client().get_signing_key_from_jwt(token)
         return jwt.decode(
             token,
@@ -53,8 +51,6 @@ class EntraValidator:
         )
 
     async def principal(self, token: str) -> Principal:
-        import jwt
-
         if not self.configured:
             raise Unauthorized(
                 "A bearer token was sent but Entra ID validation is not configured",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -21,8 +22,6 @@ class Principal(BaseModel):
     def owner_key(self) -> str:
         """The user-in-a-workspace as one opaque key (a partition key for per-user data): the first 32 hex
         digits of sha256(workspace_id + "\n" + user_id). Lower-case hex, so it is safe anywhere in a query."""
-        import hashlib
-
         return hashlib.sha256(f"{self.workspace_id}\n{self.user_id}".encode()).hexdigest()[:32]
 
 

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
 from shared.core.settings import Settings
 from shared.identity.models import Principal
+from shared.mcp.server import STATE_CORRELATION, STATE_ORCHESTRATIONS, STATE_PRINCIPAL, build_server
 from shared.tools.deps import Deps
 from shared.tools.registry import ToolRegistry
 
@@ -89,12 +93,6 @@ class McpEndpoint:
         if self._manager is not None and self._loop is loop and self._ready is not None:
             await self._ready.wait()
             return self._manager
-        # Heavy imports happen here, on the first MCP request, not when the host indexes functions.
-        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        from shared.mcp.server import build_server
-
         hosts, origins = self._allow_list
         manager = StreamableHTTPSessionManager(
             build_server(self._registry, self._deps, self._settings.build_version),
@@ -135,8 +133,6 @@ class McpEndpoint:
         *,
         orchestrations: Any = None,
     ) -> HttpReply:
-        from shared.mcp.server import STATE_CORRELATION, STATE_ORCHESTRATIONS, STATE_PRINCIPAL
-
         if method.upper() == "POST" and (refused := precheck(body)) is not None:
             return refused
         manager = await self._ensure_started()

@@ -100,7 +100,7 @@ class LocalEmbedder:
 def _load_wordllama() -> Any:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    # Imported on first use, not at cold start.
+    # Deferred heavy dependency: 0.2 s to import (and a root-logger change), paid by the first semantic search only.
     import wordllama  # type: ignore[import-untyped]
     from wordllama import WordLlama
 
@@ -127,7 +127,8 @@ class EndpointEmbedder:
 
     @classmethod
     def from_settings(cls, settings: MemorySettings, api_key: str | None) -> EndpointEmbedder:
-        from openai import AsyncOpenAI  # only when an endpoint is configured
+        # Deferred heavy optional dependency: openai takes over a second to import, needed only with an endpoint.
+        from openai import AsyncOpenAI
 
         key = api_key or "not-needed"  # the SDK insists on one; an endpoint without auth ignores it
         client = AsyncOpenAI(

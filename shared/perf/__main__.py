@@ -25,13 +25,17 @@ import gzip
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.core.errors import ValidationFailed
+from shared.perf.analysis.compare import compare, worst_severity
+from shared.perf.analysis.compare_charts import flame_pairs, merged_pair, render_report
+from shared.perf.analysis.ranking import analyze as run_analysis
+from shared.perf.analysis.report import render
+from shared.perf.artifacts import LocalArtifact, hash_file
+from shared.perf.models import ArtifactRef
 from shared.perf.parsers.slowlog.parallel import digest_files
-
-if TYPE_CHECKING:
-    from shared.perf.artifacts import LocalArtifact
+from shared.perf.parsers.snapshot import SCHEMA, build
 
 
 def markdown(report: dict[str, Any], top: int) -> str:
@@ -67,17 +71,10 @@ def _write_report(out: Path, report_id: str, markdown: str, report: dict[str, An
 
 def _local_artifacts(paths: list[Path]) -> list[LocalArtifact]:
     """Files on this machine as the snapshot builder takes them (hashed, read where they are)."""
-    from shared.perf.artifacts import LocalArtifact, hash_file
-    from shared.perf.models import ArtifactRef
-
     return [LocalArtifact(ArtifactRef(path=str(p.resolve())), p.resolve(), *hash_file(p)) for p in paths]
 
 
 def analyze(args: argparse.Namespace) -> int:
-    from shared.perf.analysis.ranking import analyze as run_analysis
-    from shared.perf.analysis.report import render
-    from shared.perf.parsers.snapshot import build
-
     artifacts = _local_artifacts(args.files)
     try:
         thresholds = json.loads(args.thresholds) if args.thresholds else None
@@ -142,8 +139,6 @@ def _warn_skipped(built: Any) -> None:
 
 def _snapshot_file(path: Path) -> tuple[dict[str, Any], dict[str, str]] | None:
     """(content, flame graphs) of a file `snapshot` wrote, or None when the file is not one (an artifact)."""
-    from shared.perf.parsers.snapshot import SCHEMA
-
     if path.suffix != ".json" or path.stat().st_size > 512 * 1024 * 1024:
         return None
     try:
@@ -161,8 +156,6 @@ def _snapshot_file(path: Path) -> tuple[dict[str, Any], dict[str, str]] | None:
 def _side(paths: list[Path]) -> tuple[dict[str, Any], dict[str, str]]:
     """One side of a comparison, (content, collapsed stacks per profile): one SNAPSHOT.json, or artifacts built
     into a snapshot (ValidationFailed if bad)."""
-    from shared.perf.parsers.snapshot import build
-
     saved = _snapshot_file(paths[0]) if len(paths) == 1 else None
     if saved is not None:
         return saved
@@ -172,8 +165,6 @@ def _side(paths: list[Path]) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def snapshot_command(args: argparse.Namespace) -> int:
-    from shared.perf.parsers.snapshot import build
-
     artifacts = _local_artifacts(args.files)
     try:
         built, _ = build(artifacts)
@@ -188,9 +179,6 @@ def snapshot_command(args: argparse.Namespace) -> int:
 
 
 def compare_command(args: argparse.Namespace) -> int:
-    from shared.perf.analysis.compare import compare, worst_severity
-    from shared.perf.analysis.compare_charts import flame_pairs, merged_pair, render_report
-
     try:
         options = json.loads(args.options) if args.options else None
     except (ValueError, RecursionError) as exc:

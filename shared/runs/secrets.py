@@ -14,6 +14,9 @@ import json
 import os
 from typing import Any
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from shared.core.errors import NotConfigured
 from shared.core.settings import Settings
 from shared.runs.settings import RunSettings
@@ -23,8 +26,6 @@ SETTING = "FIREBREAK_SECRETS_KEY"
 
 class SecretBox:
     def __init__(self, key: bytes) -> None:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
         self._aead = AESGCM(key)
 
     @staticmethod
@@ -44,8 +45,6 @@ class SecretBox:
 
     def open(self, sealed: dict[str, str], workspace_id: str, run_id: str) -> dict[str, Any]:
         """The values; raises ValueError when the document was altered, moved or sealed under another key."""
-        from cryptography.exceptions import InvalidTag
-
         try:
             plain = self._aead.decrypt(
                 base64.b64decode(sealed["nonce"]),

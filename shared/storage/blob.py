@@ -1,12 +1,21 @@
-"""Async Blob access for one container: put, get, list, delete; the container is created on first use locally."""
+"""Async Blob access for one container: put, get, list, delete; the container is created on first use locally.
+
+The Blob SDK is imported inside the methods that use it, on purpose: every request builds its `Deps` (and
+so imports this module), while only perf artifacts, investigations' stored tool outputs and the blob check
+touch Blob storage, and azure.storage.blob costs about a second to import on a cold worker.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 
 from shared.core.errors import NotConfigured
 from shared.core.settings import Settings
@@ -28,7 +37,7 @@ class BlobStore:
         return bool(self._settings.blob_connection_string or self._settings.blob_account_url)
 
     def _build_service(self) -> Any:
-        from azure.storage.blob.aio import BlobServiceClient, ExponentialRetry
+        from azure.storage.blob.aio import BlobServiceClient, ExponentialRetry  # deferred heavy SDK: see the top
 
         s = self._settings
         # The SDK's defaults (60 s reads, three retries backing off 15 s, 18 s, 24 s...) held a request for
@@ -42,6 +51,7 @@ class BlobStore:
         if s.blob_connection_string:
             return BlobServiceClient.from_connection_string(s.blob_connection_string, **bounds)
         if s.blob_account_url:
+            # Deferred: azure.identity (0.2 s to import) only for a managed identity, never with a connection string.
             from azure.identity.aio import DefaultAzureCredential
 
             return BlobServiceClient(s.blob_account_url, credential=DefaultAzureCredential(), **bounds)
@@ -55,8 +65,6 @@ class BlobStore:
             return self._container
         async with self._lock:
             if self._container is None:
-                from azure.core.exceptions import ResourceExistsError
-
                 self._service = self._build_service()
                 container = self._service.get_container_client(self.container_name)
                 if self._settings.create_resources:
@@ -68,7 +76,7 @@ class BlobStore:
     async def put(
         self, name: str, data: bytes | str, *, content_type: str = "application/octet-stream", overwrite: bool = True
     ) -> None:
-        from azure.storage.blob import ContentSettings
+        from azure.storage.blob import ContentSettings  # deferred heavy SDK: see the top
 
         self.requests += 1
         container = await self._get_container()
@@ -86,10 +94,7 @@ class BlobStore:
         Nothing is visible under `name` until the final block-list commit, so a failure part-way leaves
         no half-written blob (uncommitted blocks expire on their own).
         """
-        import base64
-        import hashlib
-
-        from azure.storage.blob import BlobBlock, ContentSettings
+        from azure.storage.blob import BlobBlock, ContentSettings  # deferred heavy SDK: see the top
 
         self.requests += 1
         container = await self._get_container()
@@ -111,8 +116,6 @@ class BlobStore:
     async def get(self, name: str) -> bytes | None:
         """The blob's bytes, or None when it does not exist."""
         self.requests += 1
-        from azure.core.exceptions import ResourceNotFoundError
-
         container = await self._get_container()
         try:
             downloader = await container.download_blob(name)
@@ -126,10 +129,6 @@ class BlobStore:
 
         Raises ValueError past `limit` bytes, before the rest is read.
         """
-        import hashlib
-
-        from azure.core.exceptions import ResourceNotFoundError
-
         self.requests += 1
         container = await self._get_container()
         try:
@@ -152,8 +151,6 @@ class BlobStore:
 
         `.size` is the bytes in the range; the blob's whole size ends `.properties.content_range`.
         """
-        from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-
         self.requests += 1
         container = await self._get_container()
         try:
@@ -172,9 +169,7 @@ class BlobStore:
         Account-key SAS with a connection string (Azurite, key-based accounts), a user delegation SAS
         with managed identity; None if neither can sign.
         """
-        from datetime import datetime, timedelta
-
-        from azure.storage.blob import BlobSasPermissions, generate_blob_sas
+        from azure.storage.blob import BlobSasPermissions, generate_blob_sas  # deferred heavy SDK: see the top
 
         container = await self._get_container()
         start = datetime.now(UTC) - timedelta(minutes=5)  # clock skew
@@ -210,8 +205,6 @@ class BlobStore:
         return f"{client.url}?{token}"
 
     async def delete(self, name: str) -> bool:
-        from azure.core.exceptions import ResourceNotFoundError
-
         self.requests += 1
         container = await self._get_container()
         try:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
+
+from azure.core import MatchConditions
+from azure.core.async_paging import AsyncPageIterator
+from azure.cosmos import PartitionKey, exceptions
+from azure.cosmos.aio import ContainerProxy, CosmosClient, DatabaseProxy
+from azure.cosmos.exceptions import CosmosResourceExistsError
 
 from shared.core.errors import Conflict, NotConfigured, NotFound, ValidationFailed
 from shared.core.settings import Settings
 from shared.storage.containers import ContainerSpec, catalogue_of
-
-if TYPE_CHECKING:
-    # Only for annotations: the SDK is imported on first use, not when the app is indexed.
-    from azure.core.async_paging import AsyncPageIterator
-    from azure.cosmos.aio import ContainerProxy, CosmosClient, DatabaseProxy
 
 Doc = dict[str, Any]
 # One operation of a transactional batch, in the SDK's tuple form: (type, args) or (type, args, kwargs).
@@ -117,8 +118,6 @@ class CosmosContainer:
 
     async def read(self, item_id: str, pk: str) -> Doc | None:
         """The item, or None when it does not exist."""
-        from azure.cosmos import exceptions
-
         if not valid_id(item_id):
             return None
         try:
@@ -140,8 +139,6 @@ class CosmosContainer:
         return doc
 
     async def create(self, doc: Doc) -> Doc:
-        from azure.cosmos import exceptions
-
         _check_new_id(doc)
         try:
             return await self._counted(self._c.create_item(doc))
@@ -154,9 +151,6 @@ class CosmosContainer:
 
     async def replace(self, doc: Doc, *, etag: str | None = None) -> Doc:
         """Replace; with `etag`, only if nobody changed the item since it was read (else Conflict)."""
-        from azure.core import MatchConditions
-        from azure.cosmos import exceptions
-
         if not valid_id(doc.get("id")):
             raise NotFound(f"{str(doc.get('id'))[:100]!r} not found", details={"id": str(doc.get("id"))[:100]})
         kwargs: dict[str, Any] = {}
@@ -177,8 +171,6 @@ class CosmosContainer:
         `condition` is a filter predicate (`from c where ...`): when the item does not satisfy it, nothing
         changes and PreconditionFailed is raised. Values inlined in it must come from code, never callers.
         """
-        from azure.cosmos import exceptions
-
         if not valid_id(item_id):
             raise NotFound(f"{item_id[:100]!r} not found", details={"id": item_id[:100]})
         kwargs: dict[str, Any] = {"filter_predicate": condition} if condition else {}
@@ -199,8 +191,6 @@ class CosmosContainer:
         index): PreconditionFailed (a patch condition or etag), NotFound (the item to patch, replace,
         delete or read is missing), Conflict (a create of an existing id).
         """
-        from azure.cosmos import exceptions
-
         if not 0 < len(operations) <= MAX_BATCH_OPERATIONS:
             raise ValueError(f"a batch holds 1 to {MAX_BATCH_OPERATIONS} operations")
         for index, op in enumerate(operations):
@@ -227,8 +217,6 @@ class CosmosContainer:
 
     async def delete(self, item_id: str, pk: str) -> bool:
         """Delete; False when there was nothing to delete."""
-        from azure.cosmos import exceptions
-
         if not valid_id(item_id):
             return False
         try:
@@ -313,8 +301,6 @@ class CosmosContainer:
             ),
         )
         self.requests += 1
-        from azure.cosmos import exceptions
-
         try:
             page = await pager.__anext__()
         except StopAsyncIteration:
@@ -344,8 +330,6 @@ async def _created_by_someone(create: Awaitable[R], existing: Callable[[], R]) -
     stack, a host and a test) can both read 404 and the slower create answers 409. The resource exists then,
     which is what was asked for: use it instead of failing the request that happened to bootstrap.
     """
-    from azure.cosmos.exceptions import CosmosResourceExistsError
-
     try:
         return await create
     except CosmosResourceExistsError:
@@ -369,8 +353,6 @@ class CosmosDatabase:
         return bool(self._settings.cosmos_endpoint)
 
     def _build_client(self) -> CosmosClient:
-        from azure.cosmos.aio import CosmosClient
-
         s = self._settings
         if not s.cosmos_endpoint:
             raise NotConfigured(
@@ -380,6 +362,7 @@ class CosmosDatabase:
         if s.cosmos_key:
             credential: Any = s.cosmos_key
         else:
+            # Deferred: azure.identity (0.2 s to import) only for a managed identity, never with a key.
             from azure.identity.aio import DefaultAzureCredential
 
             credential = DefaultAzureCredential()
@@ -423,7 +406,6 @@ class CosmosDatabase:
     async def _ensure(self, db: DatabaseProxy, spec: ContainerSpec) -> ContainerProxy:
         if not self._settings.create_resources:
             return db.get_container_client(spec.name)
-        from azure.cosmos import PartitionKey
 
         return await _created_by_someone(
             db.create_container_if_not_exists(

@@ -25,8 +25,9 @@ _STORES = (("azure.cosmos", "Cosmos DB"), ("azure.storage.blob", "Blob storage")
 
 def store_outage(exc: BaseException) -> ServiceUnavailable | None:
     """The 503 to answer when `exc` (or what it was raised from) is a store that is down or busy, else None."""
-    if "azure.core" not in sys.modules:  # nothing has talked to a store in this process
+    if "azure.core" not in sys.modules:  # no store SDK is loaded in this process, so none raised `exc`
         return None
+    # Indexing path (functions/http.py imports this module): the SDK is imported only once a store module has it.
     from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
     for cause in _chain(exc):
@@ -55,6 +56,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def _is_cosmos_timeout(exc: BaseException) -> bool:
     if "azure.cosmos" not in sys.modules:
         return False
+    # Indexing path, as above: never the first to import the Cosmos SDK.
     from azure.cosmos.exceptions import CosmosClientTimeoutError
 
     return isinstance(exc, CosmosClientTimeoutError)

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from pydantic import BaseModel, Field
 
 from shared.core.errors import AppError
@@ -82,8 +83,6 @@ async def run_checks(checks: Iterable[Check], deps: Deps) -> list[CheckResult]:
 
 async def http_reachable(url: str) -> str:
     """Any HTTP answer (even 401/404) proves an endpoint is reachable; only transport failures do not."""
-    import aiohttp
-
     async with (
         aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)) as session,
         session.get(url, allow_redirects=False) as response,

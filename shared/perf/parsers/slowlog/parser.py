@@ -29,6 +29,7 @@ two cores.
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -400,6 +401,4 @@ def is_gzip(path: Path | str) -> bool:
 
 def open_log(path: Path | str) -> BinaryIO:
     """A slow log for `parse`, plain or gzip (by its magic bytes, not its name)."""
-    import gzip
-
     return cast(BinaryIO, gzip.open(path, "rb")) if is_gzip(path) else open(path, "rb")
