@@ -8,7 +8,7 @@ from pathlib import Path
 
 from shared.app.capabilities import catalogue
 from shared.app.docs import ROOT, doc_files
-from shared.core.settings import Settings
+from shared.core.settings import Settings, SettingsSection
 
 _ROW = re.compile(r"^\| `(FIREBREAK_[A-Z0-9_]+)` \| ([^|]*) \|")
 _BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", re.DOTALL)
@@ -17,10 +17,11 @@ _NONE = {"", "empty", "none", "\N{EN DASH}", "-"}
 
 def _code_defaults() -> dict[str, object]:
     defaults: dict[str, object] = {}
-    for section in (Settings, *catalogue().settings_sections):
+    sections: tuple[type[SettingsSection], ...] = (Settings, *catalogue().settings_sections)
+    for section in sections:
         for name, key in section.env_names().items():
             info = section.model_fields[name]
-            defaults[key] = info.default_factory() if info.default_factory is not None else info.default  # type: ignore[call-arg]
+            defaults[key] = info.get_default(call_default_factory=True, validated_data={})
     return defaults
 
 
