@@ -198,8 +198,9 @@ def _orchestration_names_are_unique(capabilities: Sequence[Capability]) -> None:
 
 
 def _durable_function_names_are_valid(names: Iterable[str]) -> None:
-    """Orchestration and activity names become Azure function names: refuse here, at import, a name the host
-    would refuse only when it indexes the app (a letter, then letters, digits or '_', 128 at most)."""
+    """Orchestration and activity names become Azure function names: refuse a bad one when the catalogue is built
+    (`make manifest`, every test session), not when the host indexes the deployed app. The pattern: a letter,
+    then letters, digits or '_', 128 characters at most."""
     for name in names:
         if not _FUNCTION_NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not a valid function name (a letter, then letters, digits or '_')")
@@ -207,7 +208,7 @@ def _durable_function_names_are_valid(names: Iterable[str]) -> None:
 
 def _function_names_are_unique_ignoring_case(names: Iterable[str]) -> None:
     """Azure compares function names (and routes) ignoring case: tools, routes, Durable functions and the
-    functions layer's own share one lower-cased namespace, and a clash there breaks indexing on Azure only."""
+    functions layer's own share one lower-cased namespace, and a clash there would show only once deployed."""
     _unique("function name (ignoring case)", (n.lower() for n in names))
 
 
