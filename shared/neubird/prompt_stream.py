@@ -1,9 +1,9 @@
 """One prompt turn's event stream read from NeuBird's HTTP response, and how it stopped.
 
 stream.py parses and folds events (pure code); this module reads them off the open response: bytes through
-`SseParser` until the end of the turn, with an idle timeout between bytes and a cap on a line, and turns every
-way a stream breaks into an `outcome` and an UPSTREAM_ERROR instead of an exception. Opening the stream (login,
-retries, the request itself) is the client's part (client.py).
+`SseParser` (a cap on a line) until the end of the turn, and turns every way a stream breaks into an `outcome`
+and an UPSTREAM_ERROR instead of an exception. Opening the stream (login, retries, the request and its idle
+read timeout) is the client's part (client.py).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ class PromptStream:
         idle_s: float,
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
-        """`scrub` removes the client's secrets from an exception text before it is quoted in `error`."""
+        """`scrub` removes the client's secrets from an exception text before it is quoted in `error`; `idle_s` is
+        the read timeout the response was opened with (the client's), named in the error when it fires."""
         self._response, self._scrub = response, scrub
         self._idle_s, self._max_line_bytes = idle_s, max_line_bytes
         self.outcome: StreamOutcome | None = None
