@@ -37,6 +37,7 @@ __all__ = [
     "LlmClient",
     "LlmConfig",
     "LlmKind",
+    "LlmProvider",
     "LlmUnavailable",
     "PromptLimits",
     "infer_kind",
@@ -261,6 +262,33 @@ class LlmClient:
         return Completion(
             content=choice.message.content, tool_calls=calls, finish_reason=choice.finish_reason, usage=usage
         )
+
+
+class LlmProvider:
+    """The process's LLM client, created on first use and closed once (Deps holds one: `deps.llm()`).
+
+    One client per config: a worker's settings load once, so in a deployment that is one client whose
+    connection pool every activity and chat turn shares. A copy of the Deps (`dataclasses.replace`) shares
+    the provider; a copy with other LLM settings gets a client of its own, closed with the rest.
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[LlmConfig, LlmClient] = {}
+
+    def client(self, settings: Settings) -> LlmClient | None:
+        """The client for `settings.llm`, created on first use; None when no model is configured."""
+        config = LlmConfig.from_settings(settings)
+        if config is None:
+            return None
+        found = self._clients.get(config)
+        if found is None:
+            found = self._clients[config] = LlmClient.create(config)
+        return found
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
 
 
 def _message(m: Mapping[str, Any]) -> ChatCompletionMessageParam:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.core.llm import LlmClient, LlmConfig
+from shared.core.llm import LlmClient, LlmProvider
 from shared.core.settings import Settings
 from shared.identity.api_keys import ApiKeyStore
 from shared.identity.resolver import PrincipalResolver
@@ -48,24 +48,18 @@ class Deps:
     # Process-wide state a capability keeps between calls (caches such as NeuBird's tokens), keyed by the
     # capability's name; it lives and dies with this Deps, so a test's fresh Deps starts cold.
     state: dict[str, Any] = field(default_factory=dict)
-    _llm: LlmClient | None = field(default=None, init=False, repr=False)
+    # The platform's LLM client (`llm()`); a copy of these Deps shares it, as it shares `state`.
+    llm_provider: LlmProvider = field(default_factory=LlmProvider, repr=False)
 
     def llm(self) -> LlmClient | None:
         """The process's one LLM client (settings.llm), created on first use; None when no model is configured.
 
         Callers never close it: it lives as long as this Deps, whose `aclose` closes it.
         """
-        if self._llm is None:
-            config = LlmConfig.from_settings(self.settings)
-            if config is None:
-                return None
-            self._llm = LlmClient.create(config)
-        return self._llm
+        return self.llm_provider.client(self.settings)
 
     async def aclose(self) -> None:
-        if self._llm is not None:
-            client, self._llm = self._llm, None
-            await client.aclose()
+        await self.llm_provider.aclose()
         for kept in list(self.state.values()):  # a capability's pooled clients
             closer = getattr(kept, "aclose", None)
             if closer is not None:

@@ -141,3 +141,35 @@ def test_the_outbound_allow_lists_are_untouched_by_a_provider() -> None:
 def test_the_scenario_command_hands_the_provider_settings_to_its_host() -> None:
     environ = {"DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY, "GROK_API_KEY": GROK_KEY, "HOME": "/"}
     assert set(passed_env(environ)) == {"DEFAULT_LLM_PROVIDER", "GEMINI_API_KEY", "GROK_API_KEY"}
+
+
+def test_every_llm_variable_is_read_when_settings_load_and_never_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LlmConfig comes from the settings alone: the process environment after load changes nothing."""
+    env = {"OPENAI_BASE_URL": "https://vllm.example.com/v1", "OPENAI_MODEL": "m", "OPENAI_API_KEY": OPENAI_KEY}
+    settings = Settings.from_env(env)
+    for name, value in {
+        "FIREBREAK_LLM_API_KEY": OWN_KEY,
+        "FIREBREAK_LLM_KIND": "azure",
+        "OPENAI_API_VERSION": "x",
+    }.items():
+        monkeypatch.setenv(name, value)
+    cfg = LlmConfig.from_settings(settings)
+    assert cfg is not None
+    assert (cfg.kind, cfg.api_version, key_of(cfg)) == ("compatible", "2024-10-21", OPENAI_KEY)
+
+
+def test_a_bad_llm_value_names_its_variable_and_keys_are_secret() -> None:
+    with pytest.raises(SettingsError, match="FIREBREAK_LLM_KIND"):
+        Settings.from_env({"FIREBREAK_LLM_ENDPOINT": "https://h/v1", "FIREBREAK_LLM_KIND": "anthropic"})
+    azure = Settings.from_env(
+        {
+            "AZURE_OPENAI_ENDPOINT": "https://contoso.openai.azure.com",
+            "AZURE_OPENAI_DEPLOYMENT": "gpt-4o",
+            "AZURE_OPENAI_API_KEY": OWN_KEY,
+            "AZURE_OPENAI_API_VERSION": "2025-01-01-preview",
+        }
+    )
+    assert (azure.llm.kind, azure.llm.api_version) == ("azure", "2025-01-01-preview")
+    assert azure.llm.api_key is not None
+    assert azure.llm.api_key.get_secret_value() == OWN_KEY
+    assert OWN_KEY not in repr(azure)
