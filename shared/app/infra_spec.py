@@ -51,8 +51,9 @@ def _settings(section: type[SettingsSection], owner: str) -> list[dict[str, Any]
 
 def render(cat: Any) -> str:
     platform = Settings.model_fields
+    platform_sections: tuple[type[SettingsSection], ...] = (Settings, *Settings.platform_sections)
     settings = [
-        *(row for section in (Settings, *Settings.platform_sections) for row in _settings(section, "platform")),
+        *(row for section in platform_sections for row in _settings(section, "platform")),
         *(row for c in cat.capabilities if c.settings is not None for row in _settings(c.settings, c.name)),
     ]
     listed = {row["name"] for row in settings} | {row["alias"] for row in settings if "alias" in row}

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from shared.app.wiring import build_deps, load_settings
+from shared.chat.models import ExchangeResult
 from shared.chat.routes import SendMessageBody, routes
 from shared.core.settings import Settings
 from shared.identity.models import Principal
@@ -86,8 +87,9 @@ async def test_two_chat_turns_ask_through_the_one_client(llm_deps: Deps, model: 
     for message in ("what tasks do I have?", "and which are due today?"):
         body = SendMessageBody(chat_id=chat_id, message=message)
         answer = await route.handler(RouteCall(principal, llm_deps, "corr-llm", None, body))
-        chat_id = answer.model_dump()["chat_id"]
-        assert answer.model_dump()["mode"] == "llm"
+        assert isinstance(answer, ExchangeResult)
+        chat_id = answer.chat_id
+        assert answer.mode == "llm"
     assert len(model.requests) == 2
     assert len({r.peer_port for r in model.requests}) == 1
 
