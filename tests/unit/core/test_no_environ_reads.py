@@ -35,19 +35,16 @@ def environment_reads(source: str) -> list[int]:
             os_names |= {a.asname or a.name for a in node.names if a.name == "os"}
         elif isinstance(node, ast.ImportFrom) and node.module == "os":
             direct |= {a.asname or a.name for a in node.names if a.name in _READERS}
-    lines = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Attribute)
-            and node.attr in _READERS
-            and isinstance(node.value, ast.Name)
-            and node.value.id in os_names
-        ):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Name) and node.id in direct:
-            lines.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and node.module == "os" and any(a.name in _READERS for a in node.names):
-            lines.append(node.lineno)
+
+    def reads(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):  # os.environ, o.getenv
+            return node.attr in _READERS and isinstance(node.value, ast.Name) and node.value.id in os_names
+        if isinstance(node, ast.Name):  # environ after `from os import environ`
+            return node.id in direct
+        # the `from os import environ` itself (an unused import still says the module means to read)
+        return isinstance(node, ast.ImportFrom) and node.module == "os" and any(a.name in _READERS for a in node.names)
+
+    lines = [getattr(node, "lineno", 0) for node in ast.walk(tree) if reads(node)]
     return sorted(lines)
 
 
