@@ -1,4 +1,9 @@
-"""Typed settings read from the environment (app settings on Azure, local.settings.json / .env locally)."""
+"""Typed settings read from the environment (app settings on Azure, local.settings.json / .env locally).
+
+The settings loader: `Settings.from_env` reads every variable once per worker process (the platform's, its
+LLM section's, each capability's section's, and the hosting plan's markers) and the rest of shared/ is given
+the result; tests/unit/core/test_no_environ_reads.py keeps other modules from reading the environment.
+"""
 
 from __future__ import annotations
 
@@ -218,7 +223,8 @@ class Settings(SettingsSection):
         return settings
 
     def section(self, kind: type[SectionT]) -> SectionT:
-        """A capability's own settings; its defaults when it was not collected (settings built by hand in tests)."""
+        """A capability's (or the platform's LLM) section; its defaults when it was not collected (settings built by
+        hand in tests)."""
         for section in self.sections:
             if isinstance(section, kind):
                 return section
