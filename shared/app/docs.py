@@ -61,7 +61,7 @@ def settings_table(cat: Catalogue) -> str:
     """Every setting the app reads: the platform's, then each capability's section."""
     rows = ["| setting | capability | default | meaning |", "|---|---|---|---|"]
     owner = {c.settings: c.name for c in cat.capabilities if c.settings is not None}
-    sections: tuple[type[SettingsSection], ...] = (Settings, *cat.settings_sections)
+    sections: tuple[type[SettingsSection], ...] = (Settings, *Settings.platform_sections, *cat.settings_sections)
     for section in sections:
         for name, key in section.env_names().items():
             alias = section.env_aliases.get(name)

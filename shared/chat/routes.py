@@ -82,11 +82,11 @@ async def send_message(call: RouteCall, *, body: SendMessageBody) -> ExchangeRes
     requests with rules (`mode` "rules"). If the LLM fails, the answer is 502 UPSTREAM_ERROR and your
     message stays stored (send again to retry); nothing else is written. Another user's chat is 404.
     """
-    from shared.chat.assistant import HistoryMessage, llm_client, respond
+    from shared.chat.assistant import HistoryMessage, respond
 
     check_user(call.principal, body.user_id)
     ctx = call.tool_context()
-    llm = llm_client(call.deps)
+    llm = call.deps.llm()
 
     async def answer(history: Sequence[HistoryItem], text: str) -> Any:
         shown = [HistoryMessage.model_validate(h.model_dump()) for h in history]

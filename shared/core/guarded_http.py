@@ -100,7 +100,10 @@ def _tls_context_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
 def tls_context() -> ssl.SSLContext:
     """The verifying TLS context for outbound calls, one per CA setting (loading the CA bundle costs tens of ms).
 
-    SSL_CERT_FILE / SSL_CERT_DIR are honoured as httpx does (a private CA for an in-house server).
+    SSL_CERT_FILE / SSL_CERT_DIR are honoured as httpx does (a private CA for an in-house server). They are read
+    here, not through Settings, because they are OpenSSL's own variables: every other TLS client in the process
+    (the openai and Azure SDKs) takes them from the environment, and this one must trust the same CAs
+    (tests/unit/core/test_no_environ_reads.py lists this module).
     """
     return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 

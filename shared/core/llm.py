@@ -1,6 +1,8 @@
 """The platform's LLM: which model to call (`LlmConfig.from_settings`), one SDK client per process, typed failures.
 
-Capabilities that ask a model (investigations' planner, the task assistant) share this client: Azure
+The settings are one section (llm_settings.py, `settings.llm`), read when settings load; the client is
+created on first use by `Deps.llm()` and closed with the Deps. Capabilities that ask a model
+(investigations' planner, the task assistant) share this client: Azure
 OpenAI (key or managed identity), OpenAI, or any OpenAI-compatible endpoint. Each call bounds its own time
 (`LlmConfig.deadline_seconds` around the SDK's own timeout and retries) and raises `LlmUnavailable` when
 the model cannot be reached. The API key lives in the SDK client only: never in messages, logs, errors or
@@ -12,13 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from shared.core.errors import UpstreamError
-from shared.core.llm_providers import PROVIDERS, provider_key
+from shared.core.llm_settings import DEFAULT_AZURE_API_VERSION, LlmKind, infer_kind
 from shared.core.settings import Settings
 
 if TYPE_CHECKING:
@@ -28,10 +29,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LlmKind = Literal["azure", "openai", "compatible"]
+__all__ = [
+    "AZURE_SCOPE",
+    "DEFAULT_AZURE_API_VERSION",
+    "CallUsage",
+    "Completion",
+    "LlmClient",
+    "LlmConfig",
+    "LlmKind",
+    "LlmProvider",
+    "LlmUnavailable",
+    "PromptLimits",
+    "infer_kind",
+]
+
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
-DEFAULT_AZURE_API_VERSION = "2024-10-21"  # the GA data-plane version that has json_object response_format
-_AZURE_HOST_SUFFIXES = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
 
 
 # ---- configuration and client --------------------------------------------------------------------
@@ -72,48 +84,19 @@ class LlmConfig(BaseModel):
     limits: PromptLimits = PromptLimits()
 
     @classmethod
-    def from_settings(cls, settings: Settings, env: Mapping[str, str]) -> LlmConfig | None:
-        """The config for the platform's LLM settings, or None when none is configured (the rule path runs).
-
-        Reads `FIREBREAK_LLM_KIND` (else inferred: Azure host names -> azure, api.openai.com -> openai,
-        anything else -> compatible), `FIREBREAK_LLM_API_KEY` (else `AZURE_OPENAI_API_KEY` for azure,
-        `OPENAI_API_KEY` otherwise; none on azure means managed identity; with DEFAULT_LLM_PROVIDER the
-        provider's own key, llm_providers.py) and `FIREBREAK_LLM_API_VERSION` (else
-        `AZURE_OPENAI_API_VERSION`, `OPENAI_API_VERSION`).
-        """
-        if not (settings.llm_endpoint and settings.llm_model):
+    def from_settings(cls, settings: Settings) -> LlmConfig | None:
+        """The config for the platform's LLM section (`settings.llm`), or None when no model is configured (the
+        rule path runs). Every variable was read, and every fallback decided, when the settings loaded."""
+        section = settings.llm
+        if not (section.endpoint and section.model):
             return None
-        endpoint = settings.llm_endpoint
-        kind = env.get("FIREBREAK_LLM_KIND") or infer_kind(endpoint)
-        if settings.llm_provider is not None:  # DEFAULT_LLM_PROVIDER: that provider's own key, never another's
-            key = provider_key(PROVIDERS[settings.llm_provider], env)
-        else:
-            key = env.get("FIREBREAK_LLM_API_KEY") or env.get(
-                "AZURE_OPENAI_API_KEY" if kind == "azure" else "OPENAI_API_KEY"
-            )
-        version = (
-            env.get("FIREBREAK_LLM_API_VERSION")
-            or env.get("AZURE_OPENAI_API_VERSION")
-            or env.get("OPENAI_API_VERSION")
-            or DEFAULT_AZURE_API_VERSION
+        return cls(
+            kind=section.kind or infer_kind(section.endpoint),
+            endpoint=section.endpoint,
+            model=section.model,
+            api_key=section.api_key,
+            api_version=section.api_version,
         )
-        return cls.model_validate(
-            {
-                "kind": kind,
-                "endpoint": endpoint,
-                "model": settings.llm_model,
-                "api_key": key or None,
-                "api_version": version,
-            }
-        )
-
-
-def infer_kind(endpoint: str) -> LlmKind:
-    """azure for Azure OpenAI / AI Services host names, openai for api.openai.com, compatible otherwise."""
-    host = (urlsplit(endpoint).hostname or "").lower()
-    if host.endswith(_AZURE_HOST_SUFFIXES):
-        return "azure"
-    return "openai" if host == "api.openai.com" else "compatible"
 
 
 class CallUsage(BaseModel):
@@ -279,6 +262,33 @@ class LlmClient:
         return Completion(
             content=choice.message.content, tool_calls=calls, finish_reason=choice.finish_reason, usage=usage
         )
+
+
+class LlmProvider:
+    """The process's LLM client, created on first use and closed once (Deps holds one: `deps.llm()`).
+
+    One client per config: a worker's settings load once, so in a deployment that is one client whose
+    connection pool every activity and chat turn shares. A copy of the Deps (`dataclasses.replace`) shares
+    the provider; a copy with other LLM settings gets a client of its own, closed with the rest.
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[LlmConfig, LlmClient] = {}
+
+    def client(self, settings: Settings) -> LlmClient | None:
+        """The client for `settings.llm`, created on first use; None when no model is configured."""
+        config = LlmConfig.from_settings(settings)
+        if config is None:
+            return None
+        found = self._clients.get(config)
+        if found is None:
+            found = self._clients[config] = LlmClient.create(config)
+        return found
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
 
 
 def _message(m: Mapping[str, Any]) -> ChatCompletionMessageParam:

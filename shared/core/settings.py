@@ -1,24 +1,24 @@
-"""Typed settings read from the environment (app settings on Azure, local.settings.json / .env locally)."""
+"""Typed settings read from the environment (app settings on Azure, local.settings.json / .env locally).
+
+The settings loader: `Settings.from_env` reads every variable once per worker process (the platform's, its
+LLM section's, each capability's section's, and the hosting plan's markers) and the rest of shared/ is given
+the result; tests/unit/core/test_no_environ_reads.py keeps other modules from reading the environment.
+"""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from shared.core.allow_list import parse_entries
-from shared.core.llm_providers import (
-    PROVIDER_SETTING,
-    ProviderName,
-    chosen_provider,
-    explicit_endpoint,
-    normalised_name,
-)
+from shared.core.hosting import ON_AZURE, running_on_azure
+from shared.core.llm_settings import LlmSettings
+from shared.core.settings_section import SectionT, SettingsError, SettingsSection
 
-log = logging.getLogger(__name__)
+__all__ = ["LlmSettings", "SectionT", "Settings", "SettingsError", "SettingsSection"]
 
 
 def _csv(value: object) -> list[str]:
@@ -31,82 +31,6 @@ def _csv(value: object) -> list[str]:
     raise ValueError("expected a comma-separated string or a list")
 
 
-class SettingsError(ValueError):
-    """Settings that must not run together; the message names the setting to change."""
-
-
-SectionT = TypeVar("SectionT", bound="SettingsSection")
-
-
-class SettingsSection(BaseModel):
-    """Settings read from the environment: field `x` of a section with prefix `p_` is `FIREBREAK_P_X`.
-
-    Each capability declares one (its `settings.py`); the composition root collects them into the
-    app's `Settings`, and a capability reads its own with `settings.section(TheSection)`.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    env_prefix: ClassVar[str] = ""
-    # Other variable names people know for a field (the platform's or a vendor's), read when the
-    # FIREBREAK_ name is absent.
-    env_aliases: ClassVar[Mapping[str, str]] = {}
-
-    @classmethod
-    def env_names(cls) -> dict[str, str]:
-        """Field name -> the environment variable it is read from."""
-        return {name: f"FIREBREAK_{cls.env_prefix}{name}".upper() for name in cls.model_fields}
-
-    @classmethod
-    def values_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for name, key in cls.env_names().items():
-            if key in env:
-                values[name] = env[key]
-            elif name in cls.env_aliases and env.get(cls.env_aliases[name]):
-                values[name] = env[cls.env_aliases[name]]
-        return values
-
-    @classmethod
-    def from_env(cls: type[SectionT], env: Mapping[str, str] | None = None) -> SectionT:
-        """Read this section alone: unknown variables are ignored; a bad value raises SettingsError naming
-        its variable."""
-        return cls.validated(cls.values_from_env(os.environ if env is None else env))
-
-    def refuse_unsafe(self, *, running_on_azure: bool) -> None:
-        """Raise SettingsError for values that must not run on Azure (a section overrides this)."""
-
-    @classmethod
-    def validated(cls: type[SectionT], values: Mapping[str, Any]) -> SectionT:
-        """The section from raw values; a bad value is a SettingsError naming the variable to change."""
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            names = cls.env_names()
-            problems = "; ".join(
-                f"{names.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else cls.__name__}: {e['msg']}"
-                for e in exc.errors()
-            )
-            raise SettingsError(f"Invalid setting(s): {problems}") from None
-
-
-def _provider_values(values: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    """The LLM endpoint and model DEFAULT_LLM_PROVIDER (or a lone provider key) stands for, unless an explicit
-    endpoint setting names one (llm_providers.py); `llm_provider` is set only when the provider's is used."""
-    requested = normalised_name(values.get("llm_provider"))
-    try:
-        provider = chosen_provider(requested, env)
-    except ValueError as exc:
-        raise SettingsError(f"Invalid setting(s): {exc}") from None
-    if provider is None:
-        explicit = explicit_endpoint(env)
-        if requested is not None and explicit is not None:
-            log.info("%s=%s is ignored: %s names the LLM endpoint", PROVIDER_SETTING, requested, explicit)
-        return {"llm_provider": None}
-    model = values.get("llm_model") or env.get("OPENAI_MODEL") or provider.default_model
-    return {"llm_provider": provider.name, "llm_endpoint": provider.base_url, "llm_model": model}
-
-
 class Settings(SettingsSection):
     """The platform's knobs plus every capability's section. Built once per worker process by
     `shared.app.wiring.load_settings()` (`Settings.from_env(env, sections=...)`), never at import time."""
@@ -115,24 +39,33 @@ class Settings(SettingsSection):
         "cosmos_endpoint": "COSMOS_ENDPOINT",
         "cosmos_key": "COSMOS_KEY",
         "blob_connection_string": "AzureWebJobsStorage",  # a connection string locally; identity-based on Azure
-        "llm_endpoint": "AZURE_OPENAI_ENDPOINT",
-        "llm_model": "AZURE_OPENAI_DEPLOYMENT",
-        "llm_provider": PROVIDER_SETTING,
     }
 
-    # Read by hand in from_env (pairs that only mean something together); listed for the clash check.
+    # The platform's own sections, read with every Settings (capabilities' sections come from the catalogue).
+    platform_sections: ClassVar[tuple[type[SettingsSection], ...]] = (LlmSettings,)
+
+    # Read by hand in from_env, plus every name the platform's sections read: the catalogue's clash check
+    # takes this list with Settings' own fields, so no capability reads an LLM variable by accident.
     extra_env_names: ClassVar[tuple[str, ...]] = (
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
         "AzureWebJobsStorage__blobServiceUri",
-        # The LLM client's own knobs (shared/investigations/llm.py LlmConfig.from_settings reads them).
-        "FIREBREAK_LLM_KIND",
-        "FIREBREAK_LLM_API_KEY",
-        "FIREBREAK_LLM_API_VERSION",
+        *(
+            name
+            for section in platform_sections
+            for name in (*section.env_names().values(), *section.env_aliases.values(), *section.extra_env_names)
+        ),
     )
 
+    # Not read from a variable of their own: set by from_env (never by an app setting).
+    derived_fields: ClassVar[frozenset[str]] = frozenset({"sections", "running_on_azure"})
+
     sections: tuple[SettingsSection, ...] = Field(
-        (), exclude=True, description="The capabilities' sections (not read from the environment)."
+        (), exclude=True, description="The platform's and the capabilities' sections (not read from the environment)."
+    )
+    running_on_azure: bool = Field(
+        False,
+        exclude=True,
+        description="Set when settings load from the hosting plan's variables (shared/core/hosting.py); refuses "
+        "dev mode and stdio MCP servers.",
     )
 
     environment: str = Field("azure", description="'local' for the offline stack, 'azure' when deployed.")
@@ -204,22 +137,6 @@ class Settings(SettingsSection):
     entra_jwks_url: str | None = Field(None, description="Signing keys URL, when not discovered from the issuer.")
     entra_workspace_claim: str = Field("tid", description="The token claim that names the caller's workspace.")
 
-    llm_endpoint: str | None = Field(
-        None,
-        description="Azure OpenAI endpoint or any OpenAI-compatible base URL (OPENAI_BASE_URL is read too); "
-        "without one, LLM features take their rule-based path.",
-    )
-    llm_model: str | None = Field(
-        None, description="The model or Azure OpenAI deployment (OPENAI_MODEL goes with OPENAI_BASE_URL)."
-    )
-    llm_provider: ProviderName | None = Field(
-        None,
-        description="gemini, openai or grok: that provider's OpenAI-compatible endpoint with GEMINI_API_KEY, "
-        "OPENAI_API_KEY or GROK_API_KEY (a GEMINI_ or GROK_API_KEY set alone chooses its provider). Ignored when "
-        "FIREBREAK_LLM_ENDPOINT, AZURE_OPENAI_ENDPOINT or OPENAI_BASE_URL is set; FIREBREAK_LLM_MODEL (else a "
-        "default per provider) and FIREBREAK_LLM_API_KEY still apply.",
-    )
-
     outbound_allow_http: bool = Field(
         False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise)."
     )
@@ -271,38 +188,43 @@ class Settings(SettingsSection):
         return entries
 
     @property
+    def llm(self) -> LlmSettings:
+        """The platform's LLM section (its defaults, no model, when settings were built by hand)."""
+        return self.section(LlmSettings)
+
+    @property
     def llm_configured(self) -> bool:
-        return bool(self.llm_endpoint and self.llm_model)
+        return self.llm.configured
 
     @property
     def is_local(self) -> bool:
         return self.environment == "local"
 
     @classmethod
-    def env_names(cls) -> dict[str, str]:
-        return {name: key for name, key in super().env_names().items() if name != "sections"}
-
-    @classmethod
     def from_env(
         cls, env: Mapping[str, str] | None = None, sections: tuple[type[SettingsSection], ...] = ()
     ) -> Settings:
-        """Read `FIREBREAK_*` and the platform's own variables, then each section; unknown keys are ignored."""
+        """Read `FIREBREAK_*` and the platform's own variables, then the platform's sections (the LLM's) and each
+        capability's, and the hosting plan's markers (`running_on_azure`); unknown keys are ignored.
+
+        The one place the process environment is read (`env` defaults to it): everything else is given
+        the Settings this returns.
+        """
         env = os.environ if env is None else env
         values = cls.values_from_env(env)
         # Platform names that Azure sets or that users know from the docs.
-        if "llm_endpoint" not in values and env.get("OPENAI_BASE_URL"):
-            values["llm_endpoint"] = env["OPENAI_BASE_URL"]
-            values.setdefault("llm_model", env.get("OPENAI_MODEL", ""))
-        values.update(_provider_values(values, env))
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
-        values["sections"] = tuple(section.from_env(env) for section in sections)
+        kinds = (*cls.platform_sections, *(s for s in sections if s not in cls.platform_sections))
+        values["sections"] = tuple(section.from_env(env) for section in kinds)
+        values["running_on_azure"] = running_on_azure(env)
         settings = cls.validated(values)
-        settings.refuse_unsafe(running_on_azure=bool(env.get("WEBSITE_INSTANCE_ID")))
+        settings.refuse_unsafe(running_on_azure=settings.running_on_azure)
         return settings
 
     def section(self, kind: type[SectionT]) -> SectionT:
-        """A capability's own settings; its defaults when it was not collected (settings built by hand in tests)."""
+        """A capability's (or the platform's LLM) section; its defaults when it was not collected (settings built by
+        hand in tests)."""
         for section in self.sections:
             if isinstance(section, kind):
                 return section
@@ -320,7 +242,7 @@ class Settings(SettingsSection):
             section.refuse_unsafe(running_on_azure=running_on_azure)
         if self.dev_mode and running_on_azure:
             raise SettingsError(
-                "FIREBREAK_DEV_MODE=true is refused on Azure (WEBSITE_INSTANCE_ID is set): it would answer every "
+                f"FIREBREAK_DEV_MODE=true is refused {ON_AZURE}: it would answer every "
                 "unauthenticated caller as the dev principal. Remove FIREBREAK_DEV_MODE from the app settings."
             )
         if self.entra_audience and not (self.entra_issuer or self.entra_tenant_id):

@@ -38,7 +38,11 @@ async def blob_round_trip(deps: Deps) -> str:
 
 
 async def llm_reachable(deps: Deps) -> str:
-    return await http_reachable(deps.settings.llm_endpoint or "")
+    """The endpoint of the process's LLM client (`deps.llm()`, the one investigations and chat use) answers."""
+    client = deps.llm()
+    if client is None:
+        raise RuntimeError("no LLM is configured (FIREBREAK_LLM_ENDPOINT and FIREBREAK_LLM_MODEL)")
+    return await http_reachable(client.config.endpoint)
 
 
 COSMOS = Check("cosmos", "Cosmos DB: write a probe document and read it back.", cosmos_round_trip, readiness=True)

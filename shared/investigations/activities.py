@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -124,26 +123,24 @@ def runtime(run: ActiveRun, deps: Deps) -> Runtime:
     return Runtime(deps, section, store, *guards, run)
 
 
-def _on_azure() -> bool:
-    return bool(os.environ.get("WEBSITE_INSTANCE_ID"))
+def _on_azure(deps: Deps) -> bool:
+    """The hosting plan's markers, read when settings loaded (shared/core/hosting.py)."""
+    return deps.settings.running_on_azure
 
 
 def llm_config(deps: Deps) -> llm.LlmConfig | None:
     """The model to ask, or None for the rule path (the platform's LLM settings)."""
-    return llm.LlmConfig.from_settings(deps.settings, os.environ)
+    return llm.LlmConfig.from_settings(deps.settings)
 
 
 @asynccontextmanager
 async def model(deps: Deps) -> AsyncIterator[llm.LlmClient]:
-    """A client of the configured model for one activity (closed after); LlmUnavailable when none is configured."""
-    config = llm_config(deps)
-    if config is None:
+    """The process's LLM client (`deps.llm()`, shared by every activity; Deps closes it, not this);
+    LlmUnavailable when none is configured."""
+    client = deps.llm()
+    if client is None:
         raise llm.LlmUnavailable("error", "the LLM is no longer configured")
-    client = llm.LlmClient.create(config)
-    try:
-        yield client
-    finally:
-        await client.aclose()
+    yield client
 
 
 async def _ensure_record(rt: Runtime, plan: StoredPlan) -> InvestigationRecord:
@@ -238,7 +235,7 @@ async def _runbook(rt: Runtime, alert: Alert) -> RunbookInfo:
 
 
 async def _tools(rt: Runtime) -> ToolsOffered:
-    mcp = rt.settings.mcp(running_on_azure=_on_azure())
+    mcp = rt.settings.mcp(running_on_azure=_on_azure(rt.deps))
     catalogue = await list_tools(
         mcp.servers,
         guard=rt.mcp_guard,
@@ -567,7 +564,7 @@ async def call(run: ActiveRun, args: Any, deps: Deps) -> dict[str, Any]:
     planned = Planned.model_validate({k: v for k, v in args.items() if k != "n"})
     raw = await rt.deps.blobs.get(rt.blob("tools.json"))
     catalogue = await _catalogue(rt, raw)
-    mcp = rt.settings.mcp(running_on_azure=_on_azure())
+    mcp = rt.settings.mcp(running_on_azure=_on_azure(rt.deps))
     result = await call_tool(
         mcp.servers,
         catalogue,

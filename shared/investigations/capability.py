@@ -21,9 +21,7 @@ async def _records_read(deps: Deps) -> str:
 
 
 async def _mcp_configured(deps: Deps) -> str:
-    import os
-
-    mcp = deps.settings.section(InvestigationSettings).mcp(running_on_azure=bool(os.environ.get("WEBSITE_INSTANCE_ID")))
+    mcp = deps.settings.section(InvestigationSettings).mcp(running_on_azure=deps.settings.running_on_azure)
     path = "LLM" if deps.settings.llm_configured else "rule-based"
     return f"{len(mcp.servers)} MCP server(s) configured; the {path} path plans the calls"
 

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from shared.core.errors import AppError
 from shared.core.guarded_http import GuardedTransport, ResponseTooLarge
+from shared.core.hosting import ON_AZURE
 from shared.core.outbound import OutboundGuard, Target
 from shared.core.redaction import REDACTED, redact_text
 from shared.core.settings import SettingsError
@@ -220,7 +221,7 @@ class McpClientSettings(BaseModel):
         allow_stdio = allow in ("true", "1", "yes")
         if allow_stdio and running_on_azure:
             raise SettingsError(
-                f"{ALLOW_STDIO_SETTING}=true is refused on Azure (WEBSITE_INSTANCE_ID is set): it would run "
+                f"{ALLOW_STDIO_SETTING}=true is refused {ON_AZURE}: it would run "
                 "processes inside the Functions host. Give the MCP servers' Streamable HTTP urls instead."
             )
         values: dict[str, Any] = {

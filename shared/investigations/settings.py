@@ -1,7 +1,7 @@
 """Settings of alert investigations (FIREBREAK_INVESTIGATIONS_*): limits, MCP servers, runbooks.
 
 The LLM is the platform's (`FIREBREAK_LLM_ENDPOINT` + `FIREBREAK_LLM_MODEL`, or `DEFAULT_LLM_PROVIDER` with its
-key; shared/core/llm.py, llm_providers.py); with none the rule path runs.
+key; shared/core/llm_settings.py, llm.py, llm_providers.py); with none the rule path runs.
 """
 
 from __future__ import annotations

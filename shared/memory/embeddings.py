@@ -15,7 +15,6 @@ import base64
 import logging
 import re
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -179,16 +178,16 @@ class Embedders:
     _closers: list[Any] = field(default_factory=list)
 
     @classmethod
-    def from_settings(cls, settings: MemorySettings, env: Mapping[str, str]) -> Embedders:
+    def from_settings(cls, settings: MemorySettings) -> Embedders:
         """The bundled model unless turned off, and the endpoint when configured, whose key is the LLM's
-        (FIREBREAK_LLM_API_KEY, else OPENAI_API_KEY in `env`): no second secret to deploy."""
+        (`settings.embeddings_api_key`, read with the settings): no second secret to deploy."""
         models: list[Embedder] = []
         closers: list[Any] = []
         if settings.local_embeddings:
             models.append(local_embedder())
         if settings.endpoint_configured:
-            key = env.get("FIREBREAK_LLM_API_KEY") or env.get("OPENAI_API_KEY")
-            endpoint = EndpointEmbedder.from_settings(settings, key)
+            key = settings.embeddings_api_key
+            endpoint = EndpointEmbedder.from_settings(settings, key.get_secret_value() if key else None)
             models.append(endpoint)
             closers.append(endpoint)
         return cls(models, closers)

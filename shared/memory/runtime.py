@@ -3,7 +3,6 @@ vector shards it has read. A fresh Deps (a test's) starts cold; aclose closes th
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from shared.memory.embeddings import Embedders
@@ -26,7 +25,5 @@ class MemoryRuntime:
 def runtime_of(deps: Deps) -> MemoryRuntime:
     found = deps.state.get(STATE_KEY)
     if not isinstance(found, MemoryRuntime):
-        found = deps.state[STATE_KEY] = MemoryRuntime(
-            Embedders.from_settings(deps.settings.section(MemorySettings), os.environ)
-        )
+        found = deps.state[STATE_KEY] = MemoryRuntime(Embedders.from_settings(deps.settings.section(MemorySettings)))
     return found

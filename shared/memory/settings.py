@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import Field, SecretStr
 
 from shared.core.settings import SettingsSection
+
+# The LLM's key variables (the LLM section lists them for the deployment): the endpoint's key is the LLM's.
+_KEY_SETTINGS = ("FIREBREAK_LLM_API_KEY", "OPENAI_API_KEY")
 
 
 class MemorySettings(SettingsSection):
     env_prefix = "memory_"
+    derived_fields: ClassVar[frozenset[str]] = frozenset({"embeddings_api_key"})
 
     local_embeddings: bool = Field(
         False,
@@ -33,6 +40,18 @@ class MemorySettings(SettingsSection):
         description="The endpoint model's cosine below which an incident sharing no word with the query is not a"
         " match (each model has its own scale; the bundled model's is fixed in shared/memory/embeddings.py).",
     )
+
+    embeddings_api_key: SecretStr | None = Field(
+        None,
+        description="The embeddings endpoint's key: the LLM's (FIREBREAK_LLM_API_KEY, else OPENAI_API_KEY), read "
+        "when settings load; no variable of its own, so no second secret to deploy.",
+    )
+
+    @classmethod
+    def values_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        values = super().values_from_env(env)
+        values["embeddings_api_key"] = next((env[name] for name in _KEY_SETTINGS if env.get(name)), None)
+        return values
 
     @property
     def endpoint_configured(self) -> bool:

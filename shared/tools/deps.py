@@ -1,7 +1,8 @@
 """What every handler may touch: the stores, clients, clock and declared checks a worker process shares.
 
 Built once per process by the composition root (`shared.app.wiring.build_deps`) and passed in; tests
-build one pointed at the local emulators.
+build one pointed at the local emulators. The LLM client is one of these: `deps.llm()` creates it on first
+use and `deps.aclose()` closes it, so every activity and chat turn of a process shares its connections.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from shared.core.llm import LlmClient, LlmProvider
 from shared.core.settings import Settings
 from shared.identity.api_keys import ApiKeyStore
 from shared.identity.resolver import PrincipalResolver
@@ -46,8 +48,18 @@ class Deps:
     # Process-wide state a capability keeps between calls (caches such as NeuBird's tokens), keyed by the
     # capability's name; it lives and dies with this Deps, so a test's fresh Deps starts cold.
     state: dict[str, Any] = field(default_factory=dict)
+    # The platform's LLM client (`llm()`); a copy of these Deps shares it, as it shares `state`.
+    llm_provider: LlmProvider = field(default_factory=LlmProvider, repr=False)
+
+    def llm(self) -> LlmClient | None:
+        """The process's one LLM client (settings.llm), created on first use; None when no model is configured.
+
+        Callers never close it: it lives as long as this Deps, whose `aclose` closes it.
+        """
+        return self.llm_provider.client(self.settings)
 
     async def aclose(self) -> None:
+        await self.llm_provider.aclose()
         for kept in list(self.state.values()):  # a capability's pooled clients
             closer = getattr(kept, "aclose", None)
             if closer is not None:

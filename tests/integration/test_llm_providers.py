@@ -37,7 +37,7 @@ def point(monkeypatch: pytest.MonkeyPatch, provider: str, base_url: str) -> None
 
 async def ask(env: dict[str, str]) -> LlmConfig:
     settings = Settings.from_env(env)
-    config = LlmConfig.from_settings(settings, env)
+    config = LlmConfig.from_settings(settings)
     assert config is not None
     client = LlmClient.create(config.model_copy(update={"max_retries": 0, "timeout_seconds": 10}))
     try:

@@ -80,6 +80,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: dict[str, Any]
+    # The client's port: requests sent over one kept-alive connection share it (tests of one pooled client).
+    peer_port: int = 0
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -162,7 +164,11 @@ def _handler(llm: FakeLlm) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             body = json.loads(raw or b"{}")
             recorded = Recorded(
-                parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()}, body
+                parts.path,
+                parse_qs(parts.query),
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                self.client_address[1],
             )
             llm.requests.append(recorded)
             segments = parts.path.strip("/").split("/")

@@ -4,7 +4,7 @@
 1. a pending delete preview answered "yes"/"no": confirmed or cancelled with rules (no model needed);
 2. the guardrail (`guardrail.classify`): an injection attempt or a clearly off-topic message gets the
    spec's polite refusal without asking any model (mode "refusal");
-3. with an LLM (`llm_client(deps)`): the tool-calling loop of `agent.py` (mode "llm");
+3. with an LLM (the process's one client, `deps.llm()`): the tool-calling loop of `agent.py` (mode "llm");
 4. without one: the rule-based intents of `intents.py` / `rules.py` (mode "rules"), which say once that
    richer answers need an LLM.
 The assistant never stores messages (the chat service does) and reaches tasks only through the
@@ -13,7 +13,6 @@ platform's tool registry, as the caller.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from shared.chat.assistant import agent, rules
@@ -21,8 +20,7 @@ from shared.chat.assistant.calls import ALLOWED_TOOLS, ToolCallRecord
 from shared.chat.assistant.guardrail import DECLINE_REST, REFUSAL, classify
 from shared.chat.assistant.intents import parse_confirmation
 from shared.chat.assistant.models import AssistantLimits, AssistantReply, HistoryMessage, PendingConfirmation
-from shared.core.llm import LlmClient, LlmConfig
-from shared.tools.deps import Deps
+from shared.core.llm import LlmClient
 from shared.tools.invoke import ToolContext
 
 __all__ = [
@@ -33,23 +31,8 @@ __all__ = [
     "HistoryMessage",
     "PendingConfirmation",
     "ToolCallRecord",
-    "llm_client",
     "respond",
 ]
-
-_STATE_KEY = "chat_llm"
-
-
-def llm_client(deps: Deps) -> LlmClient | None:
-    """The process's LLM client for the assistant (built once, closed with deps), or None without an LLM."""
-    if _STATE_KEY not in deps.state:
-        config = LlmConfig.from_settings(deps.settings, os.environ)
-        if config is None:
-            return None
-        deps.state[_STATE_KEY] = LlmClient.create(config)
-    client = deps.state[_STATE_KEY]
-    assert isinstance(client, LlmClient)
-    return client
 
 
 async def respond(

@@ -39,12 +39,14 @@ def principal() -> Principal:
 
 
 def _settings(base_url: str) -> MemorySettings:
-    return MemorySettings.validated(
+    """Read as the app reads them: the endpoint's key is the LLM's variable, taken when settings load."""
+    return MemorySettings.from_env(
         {
-            "local_embeddings": "false",
-            "embeddings_endpoint": base_url,
-            "embeddings_model": "text-embed-small",
-            "embeddings_min_similarity": "0.5",
+            "FIREBREAK_MEMORY_LOCAL_EMBEDDINGS": "false",
+            "FIREBREAK_MEMORY_EMBEDDINGS_ENDPOINT": base_url,
+            "FIREBREAK_MEMORY_EMBEDDINGS_MODEL": "text-embed-small",
+            "FIREBREAK_MEMORY_EMBEDDINGS_MIN_SIMILARITY": "0.5",
+            "FIREBREAK_LLM_API_KEY": KEY,
         }
     )
 
@@ -72,7 +74,7 @@ async def test_an_embeddings_endpoint_finds_an_incident_sharing_no_word(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     with serve(FakeEmbeddings(synonyms=SYNONYMS)) as fake:
-        embedders = Embedders.from_settings(_settings(fake.base_url), {"FIREBREAK_LLM_API_KEY": KEY})
+        embedders = Embedders.from_settings(_settings(fake.base_url))
         assert [type(m) for m in embedders.models] == [EndpointEmbedder]
         service = MemoryService(MemoryStore(deps.cosmos), deps.clock, embedders.models)
         who = principal()
@@ -91,7 +93,7 @@ async def test_an_embeddings_endpoint_finds_an_incident_sharing_no_word(
 
 async def test_an_endpoint_that_fails_leaves_the_words(deps: Deps, caplog: pytest.LogCaptureFixture) -> None:
     with serve(FakeEmbeddings(synonyms=SYNONYMS)) as fake:
-        embedders = Embedders.from_settings(_settings(fake.base_url), {"FIREBREAK_LLM_API_KEY": KEY})
+        embedders = Embedders.from_settings(_settings(fake.base_url))
         service = MemoryService(MemoryStore(deps.cosmos), deps.clock, embedders.models)
         who = principal()
         expected = await _incidents(service, who)

@@ -17,7 +17,7 @@ GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 
 
 def config(env: dict[str, str]) -> LlmConfig | None:
-    return LlmConfig.from_settings(Settings.from_env(env), env)
+    return LlmConfig.from_settings(Settings.from_env(env))
 
 
 def key_of(cfg: LlmConfig | None) -> str | None:
@@ -38,18 +38,18 @@ def test_each_provider_maps_to_its_openai_compatible_endpoint_with_its_own_key(
 ) -> None:
     env = {"DEFAULT_LLM_PROVIDER": provider, key_setting: key}
     settings = Settings.from_env(env)
-    assert (settings.llm_provider, settings.llm_endpoint, settings.llm_model) == (provider, endpoint, model)
+    assert (settings.llm.provider, settings.llm.endpoint, settings.llm.model) == (provider, endpoint, model)
     assert settings.llm_configured
-    cfg = LlmConfig.from_settings(settings, env)
+    cfg = LlmConfig.from_settings(settings)
     assert cfg is not None
     assert (cfg.kind, cfg.endpoint, cfg.model, key_of(cfg)) == (kind, endpoint, model, key)
 
 
 def test_the_provider_name_is_read_without_regard_to_case_and_the_firebreak_name_wins() -> None:
     env = {"DEFAULT_LLM_PROVIDER": " Grok ", "GROK_API_KEY": GROK_KEY, "GEMINI_API_KEY": GEMINI_KEY}
-    assert Settings.from_env(env).llm_provider == "grok"
+    assert Settings.from_env(env).llm.provider == "grok"
     both = {**env, "FIREBREAK_LLM_PROVIDER": "gemini"}
-    assert (Settings.from_env(both).llm_provider, key_of(config(both))) == ("gemini", GEMINI_KEY)
+    assert (Settings.from_env(both).llm.provider, key_of(config(both))) == ("gemini", GEMINI_KEY)
 
 
 def test_another_providers_key_is_never_sent() -> None:
@@ -61,8 +61,8 @@ def test_another_providers_key_is_never_sent() -> None:
 
 
 def test_a_lone_gemini_or_grok_key_chooses_its_provider_and_openai_api_key_alone_chooses_nothing() -> None:
-    assert Settings.from_env({"GEMINI_API_KEY": GEMINI_KEY}).llm_provider == "gemini"
-    assert Settings.from_env({"GROK_API_KEY": GROK_KEY, "OPENAI_API_KEY": OPENAI_KEY}).llm_provider == "grok"
+    assert Settings.from_env({"GEMINI_API_KEY": GEMINI_KEY}).llm.provider == "gemini"
+    assert Settings.from_env({"GROK_API_KEY": GROK_KEY, "OPENAI_API_KEY": OPENAI_KEY}).llm.provider == "grok"
     # OPENAI_API_KEY also serves OPENAI_BASE_URL endpoints: alone it never started calls to api.openai.com.
     alone = {"OPENAI_API_KEY": OPENAI_KEY}
     assert not Settings.from_env(alone).llm_configured
@@ -73,14 +73,14 @@ def test_a_lone_gemini_or_grok_key_chooses_its_provider_and_openai_api_key_alone
 
 def test_the_model_and_key_settings_still_apply_to_a_provider() -> None:
     env = {"DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY}
-    assert Settings.from_env({**env, "FIREBREAK_LLM_MODEL": "gemini-2.5-pro"}).llm_model == "gemini-2.5-pro"
-    assert Settings.from_env({**env, "OPENAI_MODEL": "gemini-2.5-flash-lite"}).llm_model == "gemini-2.5-flash-lite"
+    assert Settings.from_env({**env, "FIREBREAK_LLM_MODEL": "gemini-2.5-pro"}).llm.model == "gemini-2.5-pro"
+    assert Settings.from_env({**env, "OPENAI_MODEL": "gemini-2.5-flash-lite"}).llm.model == "gemini-2.5-flash-lite"
     assert key_of(config({**env, "FIREBREAK_LLM_API_KEY": OWN_KEY})) == OWN_KEY
     # FIREBREAK_LLM_API_KEY alone is enough for a provider (Azure deployments keep it in Key Vault).
     assert key_of(config({"DEFAULT_LLM_PROVIDER": "grok", "FIREBREAK_LLM_API_KEY": OWN_KEY})) == OWN_KEY
     # An empty endpoint setting (local.settings.json templates) names no endpoint.
     empty = {**env, "FIREBREAK_LLM_ENDPOINT": "", "AZURE_OPENAI_ENDPOINT": ""}
-    assert Settings.from_env(empty).llm_endpoint == GEMINI_URL
+    assert Settings.from_env(empty).llm.endpoint == GEMINI_URL
 
 
 @pytest.mark.parametrize(
@@ -98,12 +98,12 @@ def test_an_explicit_endpoint_wins_and_the_providers_key_never_goes_there(
     env = {**explicit, "DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY}
     with caplog.at_level(logging.INFO):
         settings = Settings.from_env(env)
-    assert settings.llm_provider is None
-    assert settings.llm_endpoint == next(v for k, v in explicit.items() if "ENDPOINT" in k or "BASE_URL" in k)
-    cfg = LlmConfig.from_settings(settings, env)
+    assert settings.llm.provider is None
+    assert settings.llm.endpoint == next(v for k, v in explicit.items() if "ENDPOINT" in k or "BASE_URL" in k)
+    cfg = LlmConfig.from_settings(settings)
     assert cfg is not None
     assert key_of(cfg) is None  # no OPENAI_/AZURE_OPENAI_API_KEY set: no key at all, certainly not Gemini's
-    assert key_of(LlmConfig.from_settings(settings, {**env, "FIREBREAK_LLM_API_KEY": OWN_KEY})) == OWN_KEY
+    assert key_of(LlmConfig.from_settings(Settings.from_env({**env, "FIREBREAK_LLM_API_KEY": OWN_KEY}))) == OWN_KEY
     assert "DEFAULT_LLM_PROVIDER=gemini is ignored" in caplog.text
     assert GEMINI_KEY not in caplog.text
 
@@ -114,13 +114,13 @@ def test_a_provider_without_its_key_or_an_unknown_one_stops_the_worker_naming_th
     with pytest.raises(SettingsError, match="DEFAULT_LLM_PROVIDER='claude' is not one of gemini, openai, grok"):
         Settings.from_env({"DEFAULT_LLM_PROVIDER": "claude"})
     # With an explicit endpoint the provider settings are not read at all, so they cannot stop the worker.
-    assert Settings.from_env({"OPENAI_BASE_URL": "https://h/v1", "DEFAULT_LLM_PROVIDER": "claude"}).llm_provider is None
+    assert Settings.from_env({"OPENAI_BASE_URL": "https://h/v1", "DEFAULT_LLM_PROVIDER": "claude"}).llm.provider is None
 
 
 def test_keys_stay_out_of_reprs_and_dumps() -> None:
     env = {"DEFAULT_LLM_PROVIDER": "grok", "GROK_API_KEY": GROK_KEY}
     settings = Settings.from_env(env)
-    cfg = LlmConfig.from_settings(settings, env)
+    cfg = LlmConfig.from_settings(settings)
     for text in (repr(settings), settings.model_dump_json(), repr(cfg), cfg.model_dump_json() if cfg else ""):
         assert GROK_KEY not in text
 
@@ -141,3 +141,35 @@ def test_the_outbound_allow_lists_are_untouched_by_a_provider() -> None:
 def test_the_scenario_command_hands_the_provider_settings_to_its_host() -> None:
     environ = {"DEFAULT_LLM_PROVIDER": "gemini", "GEMINI_API_KEY": GEMINI_KEY, "GROK_API_KEY": GROK_KEY, "HOME": "/"}
     assert set(passed_env(environ)) == {"DEFAULT_LLM_PROVIDER", "GEMINI_API_KEY", "GROK_API_KEY"}
+
+
+def test_every_llm_variable_is_read_when_settings_load_and_never_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LlmConfig comes from the settings alone: the process environment after load changes nothing."""
+    env = {"OPENAI_BASE_URL": "https://vllm.example.com/v1", "OPENAI_MODEL": "m", "OPENAI_API_KEY": OPENAI_KEY}
+    settings = Settings.from_env(env)
+    for name, value in {
+        "FIREBREAK_LLM_API_KEY": OWN_KEY,
+        "FIREBREAK_LLM_KIND": "azure",
+        "OPENAI_API_VERSION": "x",
+    }.items():
+        monkeypatch.setenv(name, value)
+    cfg = LlmConfig.from_settings(settings)
+    assert cfg is not None
+    assert (cfg.kind, cfg.api_version, key_of(cfg)) == ("compatible", "2024-10-21", OPENAI_KEY)
+
+
+def test_a_bad_llm_value_names_its_variable_and_keys_are_secret() -> None:
+    with pytest.raises(SettingsError, match="FIREBREAK_LLM_KIND"):
+        Settings.from_env({"FIREBREAK_LLM_ENDPOINT": "https://h/v1", "FIREBREAK_LLM_KIND": "anthropic"})
+    azure = Settings.from_env(
+        {
+            "AZURE_OPENAI_ENDPOINT": "https://contoso.openai.azure.com",
+            "AZURE_OPENAI_DEPLOYMENT": "gpt-4o",
+            "AZURE_OPENAI_API_KEY": OWN_KEY,
+            "AZURE_OPENAI_API_VERSION": "2025-01-01-preview",
+        }
+    )
+    assert (azure.llm.kind, azure.llm.api_version) == ("azure", "2025-01-01-preview")
+    assert azure.llm.api_key is not None
+    assert azure.llm.api_key.get_secret_value() == OWN_KEY
+    assert OWN_KEY not in repr(azure)

@@ -157,15 +157,15 @@ def test_the_kind_is_inferred_from_the_endpoint(endpoint: str, kind: str) -> Non
 
 
 def test_config_from_the_platform_settings() -> None:
-    assert LlmConfig.from_settings(Settings.from_env({}), {}) is None
+    assert LlmConfig.from_settings(Settings.from_env({})) is None
 
     env = {"AZURE_OPENAI_ENDPOINT": "https://contoso.openai.azure.com", "AZURE_OPENAI_DEPLOYMENT": "gpt-4o"}
-    azure = LlmConfig.from_settings(Settings.from_env(env), env)
+    azure = LlmConfig.from_settings(Settings.from_env(env))
     assert azure is not None
     assert (azure.kind, azure.model, azure.api_key, azure.api_version) == ("azure", "gpt-4o", None, "2024-10-21")
 
     env = {**env, "AZURE_OPENAI_API_KEY": "azure-secret", "OPENAI_API_VERSION": "2025-01-01-preview"}
-    keyed = LlmConfig.from_settings(Settings.from_env(env), env)
+    keyed = LlmConfig.from_settings(Settings.from_env(env))
     assert keyed is not None
     assert keyed.api_key is not None
     assert keyed.api_key.get_secret_value() == "azure-secret"
@@ -174,7 +174,7 @@ def test_config_from_the_platform_settings() -> None:
     assert "azure-secret" not in keyed.model_dump_json()
 
     env = {"OPENAI_BASE_URL": "https://api.x.ai/v1", "OPENAI_MODEL": "grok-4", "OPENAI_API_KEY": "xai-secret"}
-    grok = LlmConfig.from_settings(Settings.from_env(env), env)
+    grok = LlmConfig.from_settings(Settings.from_env(env))
     assert grok is not None
     assert (grok.kind, grok.model, grok.endpoint) == (
         "compatible",
@@ -182,7 +182,7 @@ def test_config_from_the_platform_settings() -> None:
         "https://api.x.ai/v1",
     )
 
-    forced = LlmConfig.from_settings(Settings.from_env(env), {**env, "FIREBREAK_LLM_KIND": "openai"})
+    forced = LlmConfig.from_settings(Settings.from_env({**env, "FIREBREAK_LLM_KIND": "openai"}))
     assert forced is not None
     assert forced.kind == "openai"
 
