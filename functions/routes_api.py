@@ -18,27 +18,22 @@ from functions import wiring
 from functions.http import Call, endpoint, read_body, read_json_object
 
 if TYPE_CHECKING:
-    from shared.tools.routes import Route
+    from shared.core.settings import Settings
+    from shared.tools.routes import FileAnswer, Route
 
 
 async def serve_route(call: Call, name: str) -> func.HttpResponse:
-    from shared.core.logging import CORRELATION_HEADER
     from shared.tools.routes import FUNCTION_KEY_PARAM, Answer, FileAnswer, RouteCall, parse_params
 
     route = _route(name)
     # `?code=` is the function key (the host has checked it and passes it on, as Azure does): not a parameter.
     query = {k: v for k, v in call.req.params.items() if k != FUNCTION_KEY_PARAM}
     params = parse_params(route, dict(call.req.route_params), query)
-    body = _body(call, route)
+    body = route_body(call.req, route, call.deps.settings)
     runs = call.runs() if route.runs else None
     result = await route.handler(RouteCall(call.caller, call.deps, call.correlation_id, params, body, runs))
     if isinstance(result, FileAnswer):
-        return func.HttpResponse(
-            result.data,
-            status_code=result.status,
-            mimetype=result.media_type,
-            headers={CORRELATION_HEADER: call.correlation_id, "Cache-Control": "no-store", **result.headers},
-        )
+        return file_response(result, call.correlation_id)
     answer = result if isinstance(result, Answer) else Answer(result, route.status)
     return call.json(
         answer.body.model_dump(mode="json"),
@@ -56,20 +51,21 @@ def _route(name: str) -> Route:
     return route
 
 
-def _body(call: Call, route: Route) -> Any:
-    """The route's body: raw bytes, the validated JSON model, or None (a body sent anyway is refused)."""
+def route_body(req: func.HttpRequest, route: Route, settings: Settings) -> Any:
+    """The route's body within its limit (413 over it): RawBody, the validated JSON model, or None (no body
+    declared: a body sent anyway is refused)."""
     from shared.core.errors import InvalidRequest
     from shared.tools.routes import RawBody, parse_body
 
-    limit = route.max_body_bytes(call.deps.settings)
+    limit = route.max_body_bytes(settings)
     if route.raw_body:
-        return RawBody(read_body(call.req, limit), call.req.headers.get("content-type", ""))
+        return RawBody(read_body(req, limit), req.headers.get("content-type", ""))
     if route.body is None:
-        if read_body(call.req, limit).strip():
+        if read_body(req, limit).strip():
             raise InvalidRequest(f"{route.method} /api/{route.path} takes no body")
         return None
     try:
-        data = read_json_object(call.req, limit)
+        data = read_json_object(req, limit)
     except InvalidRequest as exc:
         problems = [e.get("problem") for e in exc.details.get("errors", []) if isinstance(e, dict)]
         if problems != ["expected an object"]:
@@ -83,6 +79,14 @@ def _body(call: Call, route: Route) -> Any:
             recovery_suggestions=[hint],
         ) from None
     return parse_body(route, data)
+
+
+def file_response(answer: FileAnswer, correlation_id: str) -> func.HttpResponse:
+    """A file answer as sent: its bytes and media type, the correlation id, no-store unless it says otherwise."""
+    from shared.core.logging import CORRELATION_HEADER
+
+    headers = {CORRELATION_HEADER: correlation_id, "Cache-Control": "no-store", **answer.headers}
+    return func.HttpResponse(answer.data, status_code=answer.status, mimetype=answer.media_type, headers=headers)
 
 
 def _body_limit(name: str) -> int:
