@@ -93,10 +93,10 @@ async def list_investigations(call: RouteCall, *, params: ListParams) -> Investi
 
 @routes.route("GET", "investigations/{investigation_id}", name="investigations_get", errors=(404,), runs=True)
 async def get(call: RouteCall, *, params: InvestigationIdParams) -> InvestigationView:
-    """One investigation: status, phase, live progress, iterations (calls with reasons and previews), the report
-    when completed.
+    """One investigation: status, phase, live progress, iterations and, once completed, the report.
 
-    Another workspace's id is 404 NOT_FOUND, like an unknown one.
+    Iterations list the calls with their reasons and output previews. Another workspace's id is 404
+    NOT_FOUND, like an unknown one.
     """
     return await _service(call).get(call.principal, params.investigation_id)
 
