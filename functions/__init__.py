@@ -11,10 +11,7 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     The per-tool HTTP functions and the orchestrations are generated from `manifest` (default: the
     committed shared/app/manifest.json, so indexing imports no capability code).
     """
-    from functions.artifacts_api import bp as artifacts
-    from functions.diagnostics_api import bp as diagnostics
     from functions.health_api import bp as health
-    from functions.investigations_api import bp as investigations
     from functions.mcp_api import bp as mcp
     from functions.openapi_api import bp as openapi
     from functions.orchestration import orchestration_functions
@@ -32,10 +29,7 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
         tool_functions(tool_entries),
         tools,
         mcp,
-        diagnostics,
-        artifacts,
         runs,
-        investigations,
         openapi,
         route_functions(manifest.get("routes", [])),
         orchestration_functions(manifest["orchestrations"]),

@@ -20,9 +20,6 @@ async def health(call: Call) -> func.HttpResponse:
     Anonymous so load balancers and `make run` can poll it; it reveals no versions or settings. The
     checks run at most once per ~10 s per worker (2 s after a failure), whoever polls.
     """
-    from shared.health.models import ReadinessReport
-
-    stores = await wiring.readiness().stores()
-    ready = all(s.ok for s in stores)
-    report = ReadinessReport(status="ready" if ready else "starting", stores=stores)
-    return call.json(report.model_dump(mode="json"), 200 if ready else 503, {"Cache-Control": "no-store"})
+    report = await wiring.readiness().report()
+    status = 200 if report.status == "ready" else 503
+    return call.json(report.model_dump(mode="json"), status, {"Cache-Control": "no-store"})

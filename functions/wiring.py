@@ -7,8 +7,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from shared.app.wiring import ReadinessCache
     from shared.core.settings import Settings
-    from shared.health.readiness import ReadinessCache
     from shared.mcp.endpoint import McpEndpoint
     from shared.tools.capability import Catalogue
     from shared.tools.deps import Deps
@@ -53,11 +53,9 @@ def deps() -> Deps:
 @lru_cache(maxsize=1)
 def readiness() -> ReadinessCache:
     """The worker's cached readiness checks behind the anonymous health route."""
-    from shared.health.readiness import ReadinessCache
-    from shared.health.service import check_stores
-    from shared.health.settings import HealthSettings
+    from shared.app.wiring import readiness_cache
 
-    return ReadinessCache(lambda: check_stores(deps()), ready_ttl=settings().section(HealthSettings).cache_seconds)
+    return readiness_cache(deps, settings())
 
 
 @lru_cache(maxsize=1)

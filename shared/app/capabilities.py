@@ -35,25 +35,16 @@ CAPABILITIES: tuple[Capability, ...] = (
 )
 
 
-# The functions layer's own function names (routes, the runs frame's activities): no capability may take
-# one. tests/unit/app/test_catalogue.py checks this list against what function_app.py indexes.
+# The functions layer's own function names (its generic routes, the runs frame's activities): no capability
+# may take one. Every other route is a capability's (`routes=`, shared/tools/routes.py).
+# tests/unit/app/test_catalogue.py checks this list against what function_app.py indexes.
 PLATFORM_FUNCTIONS: tuple[str, ...] = (
     "health",
     "tools_document",
     "tools_by_name",
     "mcp",
-    "diagnostics_start",
-    "artifacts_upload",
-    "perf_report_file",
-    "perf_profile_file",
-    "runs_status",
-    "runs_cancel",
     "runs_claim",
     "runs_finish",
-    "investigations_start",
-    "investigations_list",
-    "investigations_get",
-    "investigations_cancel",
     "openapi_document",
     "api_docs",
 )

@@ -50,6 +50,8 @@ def render(cat: Any) -> str:
             "method": r.method,
             "path": r.path,
             "summary": r.summary,
+            # The generated function takes the Durable client binding only for these.
+            "runs": r.runs,
         }
         for r in cat.routes
     ]

@@ -92,6 +92,21 @@ def _body(ref: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return {"required": bool(schema.get("required")), "content": _json(ref)}
 
 
+def _raw_body(media_types: tuple[str, ...]) -> dict[str, Any]:
+    """A body taken as sent (an upload): any bytes per media type; multipart as named file parts."""
+    file_part = {"type": "string", "contentMediaType": "application/octet-stream"}
+    content = {
+        mt: {"schema": {"type": "object", "additionalProperties": file_part}} if mt.startswith("multipart/") else {}
+        for mt in media_types
+    }
+    return {"required": True, "description": "The bytes as sent (not JSON).", "content": content}
+
+
+def _files(media_types: tuple[str, ...]) -> dict[str, Any]:
+    """A file answer: its bytes in one of these media types (no schema: the content is the file itself)."""
+    return {mt: {} for mt in media_types}
+
+
 def _params(route: Route, params_schema: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
     schema = params_schema
     if "$ref" in schema:  # a top-level model comes back as a reference; parameters need its fields
@@ -119,19 +134,24 @@ def build(cat: Catalogue) -> dict[str, Any]:
     wanted: list[tuple[type[BaseModel], Literal["validation", "serialization"]]] = []
     for r in routes:
         wanted += [(m, "validation") for m in (r.params, r.body) if m is not None]
-        wanted.append((r.response, "serialization"))
+        if r.response is not None:
+            wanted.append((r.response, "serialization"))
     for t in tools:
         wanted += [(t.input_model, "validation"), (t.output_model, "serialization")]
     refs, defs = _schemas(wanted)
     paths: dict[str, dict[str, Any]] = {}
     for r in routes:
+        content = _files(r.serves) if r.response is None else _json(refs[(r.response, "serialization")])
         op: dict[str, Any] = {
             "operationId": r.name,
             "summary": r.summary,
             "description": r.description,
             "tags": list(r.tags),
             "responses": {
-                str(r.status): {"description": r.summary, "content": _json(refs[(r.response, "serialization")])},
+                **{
+                    str(s): {"description": r.summary, "content": content}
+                    for s in sorted({r.status, *r.other_statuses})
+                },
                 **_error_responses((*_COMMON_ERRORS, *(_BODY_ERRORS if r.body is not None else ()), *r.errors)),
             },
         }
@@ -139,6 +159,8 @@ def build(cat: Catalogue) -> dict[str, Any]:
             op["parameters"] = _params(r, refs[(r.params, "validation")], defs)
         if r.body is not None:
             op["requestBody"] = _body(refs[(r.body, "validation")], defs)
+        elif r.raw_body:
+            op["requestBody"] = _raw_body(r.accepts)
         paths.setdefault(f"/api/{r.path}", {})[r.method.lower()] = op
     for t in tools:
         a = t.annotations

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from shared.app.capabilities import catalogue
 from shared.core.settings import Settings
+from shared.health.readiness import ReadinessCache as ReadinessCache  # re-exported: functions/ names no capability
+from shared.health.service import check_stores
+from shared.health.settings import HealthSettings
 from shared.identity.api_keys import ApiKeyStore
 from shared.identity.entra import EntraValidator
 from shared.identity.resolver import PrincipalResolver
@@ -18,6 +21,11 @@ from shared.tools.deps import Deps
 def load_settings(env: Mapping[str, str] | None = None, cat: Catalogue | None = None) -> Settings:
     """The app's settings with every capability's section, from `env` (default: the process environment)."""
     return Settings.from_env(env, sections=(cat or catalogue()).settings_sections)
+
+
+def readiness_cache(deps: Callable[[], Deps], settings: Settings) -> ReadinessCache:
+    """The worker's cached readiness checks behind the anonymous health route (health's store round trips)."""
+    return ReadinessCache(lambda: check_stores(deps()), ready_ttl=settings.section(HealthSettings).cache_seconds)
 
 
 def build_deps(

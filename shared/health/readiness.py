@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from shared.health.models import StoreCheck
+from shared.health.models import ReadinessReport, StoreCheck
 
 # Ready answers are reused this long: probes and load balancers poll often, and each fresh check
 # writes a Cosmos document and a blob. A failure is reused only briefly, so a store that comes
@@ -33,6 +33,11 @@ class ReadinessCache:
         self._checks: list[StoreCheck] | None = None
         self._expires = 0.0
         self._inflight: asyncio.Future[list[StoreCheck]] | None = None
+
+    async def report(self) -> ReadinessReport:
+        """`ready` once every store check answers, else `starting`, with each check (cached as `stores`)."""
+        stores = await self.stores()
+        return ReadinessReport(status="ready" if all(s.ok for s in stores) else "starting", stores=stores)
 
     async def stores(self) -> list[StoreCheck]:
         if self._checks is not None and self._monotonic() < self._expires:

@@ -1,26 +1,124 @@
-"""Investigation REST routes declared with their tools: one call's whole output, and the workspace's metrics.
+"""`/api/investigations`: start investigations from an alert payload, list, read and cancel them, read one
+call's whole output and the workspace's metrics.
 
-`GET /api/investigations/{investigation_id}/calls/{call_id}/output` serves get_investigation_tool_output and
-`GET /api/investigations/metrics` serves get_investigation_metrics, with the tools' own input models, so REST,
-MCP and per-tool HTTP validate alike (a bad offset or limit is 400 VALIDATION_ERROR naming the field).
-Starting, reading, listing and cancelling investigations need the Durable client and stay in
-functions/investigations_api.py.
+Thin over shared/investigations/service.py, which the MCP tools use too; where a tool does the same work
+the route takes the tool's input model, so REST, MCP and per-tool HTTP validate alike. Answers name the
+app's own status route, never Durable's management URLs; reads are scoped to the caller's workspace
+(another workspace's id is 404, like an unknown one).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
-from pydantic import Field
+from pydantic import Field, RootModel, field_validator
 
+from shared.core.errors import ValidationFailed
 from shared.investigations import tools
-from shared.investigations.alerts import MAX_NAME_CHARS
+from shared.investigations.alerts import ACCEPTED_FORMATS, MAX_NAME_CHARS
 from shared.investigations.call_output import DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS, MAX_OUTPUT_OFFSET, CallOutput
 from shared.investigations.metrics import InvestigationMetrics
-from shared.tools.routes import RouteCall, RouteParams, RouteSet, as_model
+from shared.investigations.service import InvestigationList, InvestigationService, InvestigationView, StartResult
+from shared.tools.routes import Answer, RouteBody, RouteCall, RouteParams, RouteSet, as_model
 
 routes = RouteSet("investigations")
+
+_ID = "The investigation_id POST /api/investigations (or a list) returned."
+
+
+def _service(call: RouteCall) -> InvestigationService:
+    return InvestigationService(call.deps, call.runs())
+
+
+class AlertPayload(RootModel[dict[str, Any]]):
+    """An alert payload: a generic alert {title, description, severity (critical|warning|info|none), labels,
+    annotations (runbook_url), source, starts_at (RFC 3339), cluster, namespace}; a Prometheus Alertmanager
+    webhook payload (version "4", alerts[]: one investigation per firing alert); or an Azure Monitor alert in
+    the common alert schema (schemaId "azureMonitorCommonAlertSchema")."""
+
+
+class ListParams(RouteParams):
+    limit: int = Field(20, ge=1, le=100, description="Investigations per page (1..100).")
+    continuation: str | None = Field(None, max_length=4_096, description="The continuation of the previous page.")
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _empty_is_default(cls, value: Any) -> Any:
+        return 20 if value == "" else value
+
+
+class InvestigationIdParams(RouteParams):
+    investigation_id: str = Field(min_length=1, max_length=100, description=_ID)
+
+
+class CancelBody(RouteBody):
+    reason: str | None = Field(
+        None, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$", description="Why (one line, kept with the run)."
+    )
+    investigation_id: str | None = Field(
+        None, description="Optional; the path names the investigation, and another id here is refused."
+    )
+
+
+@routes.route(
+    "POST",
+    "investigations",
+    name="investigations_start",
+    status=202,
+    other_statuses=(200,),
+    response=StartResult,
+    runs=True,
+    body_hint=ACCEPTED_FORMATS,
+)
+async def start(call: RouteCall, *, body: AlertPayload) -> Answer:
+    """Start investigations from an alert payload: 202 {format, started: [{investigation_id, status_url}], ...}.
+
+    The body is a generic alert, an Alertmanager webhook payload (one investigation per firing alert) or
+    an Azure Monitor common-alert-schema payload; 202 carries `Location` (the first investigation) and
+    `Retry-After`. Only resolved alerts: 200 with `started` empty. A malformed or unknown payload is 400
+    VALIDATION_ERROR naming the field, and nothing starts.
+    """
+    result = await _service(call).start(call.principal, body.root, call.correlation_id)
+    if not result.started:
+        return Answer(result, 200)
+    return Answer(result, 202, {"Location": result.started[0].status_url, "Retry-After": "5"})
+
+
+@routes.route("GET", "investigations", name="investigations_list", runs=True)
+async def list_investigations(call: RouteCall, *, params: ListParams) -> InvestigationList:
+    """Your workspace's investigations, newest first: ?limit=1..100 (20), ?continuation=<from the last page>."""
+    return await _service(call).list(call.principal, params.limit, params.continuation or None)
+
+
+@routes.route("GET", "investigations/{investigation_id}", name="investigations_get", errors=(404,), runs=True)
+async def get(call: RouteCall, *, params: InvestigationIdParams) -> InvestigationView:
+    """One investigation: status, phase, live progress, iterations and, once completed, the report.
+
+    Iterations list the calls with their reasons and output previews. Another workspace's id is 404
+    NOT_FOUND, like an unknown one.
+    """
+    return await _service(call).get(call.principal, params.investigation_id)
+
+
+@routes.route(
+    "POST", "investigations/{investigation_id}/cancel", name="investigations_cancel", errors=(404, 409), runs=True
+)
+async def cancel(call: RouteCall, *, params: InvestigationIdParams, body: CancelBody) -> InvestigationView:
+    """Cancel a pending or running investigation: 200 with its state (cancelled). Optional body {"reason"}.
+
+    A completed or failed one is 409 CONFLICT.
+    """
+    if body.investigation_id is not None and body.investigation_id != params.investigation_id:
+        # The path names the investigation; a body naming another one is a mistake, not silently overruled.
+        raise ValidationFailed.on_field(
+            "investigation_id",
+            "differs from the path",
+            "investigation_id in the body differs from the one in the path",
+            suggestions=['Send only {"reason"} in the body; the path names the investigation.'],
+        )
+    args = as_model(tools.CancelRequest, {"investigation_id": params.investigation_id, "reason": body.reason})
+    return await _service(call).cancel(call.principal, args.investigation_id, args.reason)
 
 
 class CallOutputParams(RouteParams):

@@ -1,7 +1,7 @@
 """Alert investigations for callers: start from an alert payload, read one (and one call's whole output),
 list the workspace's, their metrics, cancel.
 
-Shared by the HTTP routes (functions/investigations_api.py, routes.py) and the MCP tools (tools.py). An
+Shared by the REST routes (routes.py) and the MCP tools (tools.py). An
 investigation belongs to the workspace it was started in: any member can read and cancel it, and an id
 from another workspace is NOT_FOUND, the same answer as an unknown id.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shared.perf.collect.orchestration import COLLECT
+from shared.perf.routes import routes
 from shared.perf.settings import PerfSettings
 from shared.perf.store import PERF_RUNS_CONTAINER
 from shared.perf.tools import toolset
@@ -31,6 +32,7 @@ CAPABILITY = Capability(
     summary="Perf artifacts: SPX profiles, MySQL slow logs and TTFB timings into P0/P1/P2 findings and "
     "Markdown/JSON/SVG reports.",
     toolset=toolset,
+    routes=routes,
     settings=PerfSettings,
     containers=(PERF_RUNS_CONTAINER,),
     orchestrations=(COLLECT,),

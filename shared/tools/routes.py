@@ -5,6 +5,11 @@ declares `RouteSet` routes in its folder. The functions layer generates one HTTP
 (from the manifest, like the per-tool functions), validates the path and query parameters and the JSON
 body against the route's pydantic models before the handler runs, and answers with the response model;
 `GET /api/openapi.json` documents every route from the same models. Handlers never see the HTTP layer.
+
+Besides JSON in and JSON out, a route may declare: `runs=True` (the handler starts, reads or cancels
+Durable runs through `call.runs()`), a raw body (`body: RawBody` with the media types it `accepts`, e.g. an
+upload), its own body limit (`body_limit`, from the settings), and a file answer (`-> FileAnswer` with the
+media types it `serves`: bytes, a media type and headers such as Content-Disposition).
 """
 
 from __future__ import annotations
@@ -18,18 +23,22 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
+    from shared.core.settings import Settings
     from shared.identity.models import Principal
     from shared.tools.deps import Deps
-    from shared.tools.invoke import ToolContext
+    from shared.tools.invoke import Orchestrations, ToolContext
 
 M = TypeVar("M", bound=BaseModel)
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 _PATH = re.compile(r"^[a-z][a-z0-9_-]*(/([a-z][a-z0-9_-]*|\{[a-z][a-z0-9_]*\}))*$")
 _PARAM = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9.+-]*/[a-z0-9*][a-z0-9.+*-]*$")
 # The query parameter that carries the function key (`?code=`, OpenAPI's functionKeyQuery): the Functions
 # host checks it and passes it on to the function, so it is never a route parameter.
 FUNCTION_KEY_PARAM = "code"
+# The Functions host refuses request bodies over 100 MB: no route's body limit goes above it.
+HOST_BODY_LIMIT = 100 * 1024 * 1024
 
 
 class RouteParams(BaseModel):
@@ -62,6 +71,15 @@ class RouteBody(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
+@dataclass(frozen=True)
+class RawBody:
+    """The body of a route declared with `accepts=`, as sent: its bytes (within the route's body limit) and
+    its Content-Type header ("" when none). Query parameters still arrive validated, as `params`."""
+
+    data: bytes
+    content_type: str
+
+
 @dataclass
 class RouteCall:
     """What a route handler gets: the caller, the dependencies, the validated parameters and body."""
@@ -71,12 +89,22 @@ class RouteCall:
     correlation_id: str
     params: Any
     body: Any
+    # The runs service over this request's Durable client: set only for routes declared with `runs=True`.
+    orchestrations: Orchestrations | None = None
+
+    def runs(self) -> Orchestrations:
+        """The runs service (start, status, cancel a Durable run for its owner); declare the route `runs=True`."""
+        if self.orchestrations is None:
+            raise RuntimeError("this route is not declared with runs=True")
+        return self.orchestrations
 
     def tool_context(self) -> ToolContext:
         """The same caller as a tool context, for routes that serve a tool's work (`/api/tasks` -> get_all_tasks)."""
         from shared.tools.invoke import ToolContext
 
-        return ToolContext(self.principal, self.deps, self.correlation_id, transport="rest")
+        return ToolContext(
+            self.principal, self.deps, self.correlation_id, transport="rest", orchestrations=self.orchestrations
+        )
 
 
 @dataclass
@@ -88,7 +116,21 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-RouteHandler = Callable[[RouteCall], Awaitable[BaseModel | Answer]]
+@dataclass
+class FileAnswer:
+    """A file route's answer: the bytes, their media type (one the route `serves`) and headers such as
+    Content-Disposition or a Content-Security-Policy. The functions layer adds the correlation id and
+    `Cache-Control: no-store` (unless given here)."""
+
+    data: bytes
+    media_type: str
+    headers: dict[str, str] = field(default_factory=dict)
+    status: int = 200
+
+
+RouteResult = BaseModel | Answer | FileAnswer
+RouteHandler = Callable[[RouteCall], Awaitable[RouteResult]]
+BodyLimit = Callable[["Settings"], int]
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,13 +144,27 @@ class Route:
     summary: str
     description: str
     handler: RouteHandler
-    response: type[BaseModel]
+    # The JSON answer's model; None for a file route (then `serves` names its media types).
+    response: type[BaseModel] | None
     params: type[BaseModel] | None = None
+    # The JSON body's model; None for no body or a raw one (then `accepts` names its media types).
     body: type[BaseModel] | None = None
     status: int = 200
     # Error statuses the route documents besides the ones every authenticated route may answer.
     errors: tuple[int, ...] = ()
     tags: tuple[str, ...] = ()
+    # Other success statuses the handler may answer (through `Answer`) with the same response model.
+    other_statuses: tuple[int, ...] = ()
+    # The function takes the Durable client binding and `call.runs()` works (shared/runs' RunService).
+    runs: bool = False
+    # Media types of a raw body (`body: RawBody`); empty for JSON or no body.
+    accepts: tuple[str, ...] = ()
+    # Media types of a file answer (`-> FileAnswer`); empty for a JSON answer.
+    serves: tuple[str, ...] = ()
+    # The body limit in bytes from the settings; None: FIREBREAK_MAX_REQUEST_BYTES. Never above HOST_BODY_LIMIT.
+    body_limit: BodyLimit | None = None
+    # The recovery suggestion when a JSON body is not an object (what the route takes instead).
+    body_hint: str | None = None
 
     @property
     def function_name(self) -> str:
@@ -117,6 +173,15 @@ class Route:
     @property
     def path_params(self) -> list[str]:
         return _PARAM.findall(self.path)
+
+    @property
+    def raw_body(self) -> bool:
+        return bool(self.accepts)
+
+    def max_body_bytes(self, settings: Settings) -> int:
+        """The largest body this route reads: its `body_limit` (or the app's JSON limit), at most the host's."""
+        limit = self.body_limit(settings) if self.body_limit is not None else settings.max_request_bytes
+        return min(limit, HOST_BODY_LIMIT)
 
 
 class RouteSet:
@@ -136,12 +201,25 @@ class RouteSet:
         errors: Iterable[int] = (),
         tags: Iterable[str] = (),
         response: type[BaseModel] | None = None,
+        other_statuses: Iterable[int] = (),
+        runs: bool = False,
+        accepts: Iterable[str] = (),
+        serves: Iterable[str] = (),
+        body_limit: BodyLimit | None = None,
+        body_hint: str | None = None,
     ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
         """Declare `async def handler(call: RouteCall) -> ResponseModel` as `method /api/<path>`.
 
         The parameter and body models are read from the handler's keyword-only annotations `params` and
         `body` (either may be absent); the first docstring line is the summary, the rest the description.
-        A handler that returns an `Answer` (another status, headers) names its body model in `response`.
+        A handler that returns an `Answer` (another status, headers) names its body model in `response`
+        and any success status besides `status` in `other_statuses`.
+
+        `runs=True`: the handler may call `call.runs()` (the function gets the Durable client binding).
+        `body: RawBody` with `accepts=("application/octet-stream", ...)`: the body as sent, not JSON.
+        `-> FileAnswer` with `serves=("text/markdown", ...)`: bytes with a media type and headers.
+        `body_limit(settings) -> int`: this route's body limit (default FIREBREAK_MAX_REQUEST_BYTES).
+        `body_hint`: the recovery suggestion when the JSON body is not an object.
         """
 
         def register(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -149,9 +227,24 @@ class RouteSet:
 
             hints = typing.get_type_hints(handler)
             answer = response or hints.get("return")
-            if not (inspect.isclass(answer) and issubclass(answer, BaseModel)):
-                raise TypeError(f"route {name}: the return annotation (or `response`) must be a pydantic model")
+            served = tuple(serves)
+            if answer is FileAnswer and served:
+                answer = None
+            elif not (inspect.isclass(answer) and issubclass(answer, BaseModel)):
+                raise TypeError(
+                    f"route {name}: the return annotation (or `response`) must be a pydantic model,"
+                    " or FileAnswer with the media types it `serves`"
+                )
+            elif served:
+                raise TypeError(f"route {name}: `serves` is for a handler that returns FileAnswer")
             params, body = hints.get("params"), hints.get("body")
+            accepted = tuple(accepts)
+            if (body is RawBody) != bool(accepted):
+                raise TypeError(
+                    f"route {name}: a raw body is `body: RawBody` together with the media types it `accepts`"
+                )
+            if body is RawBody:
+                body = None
             for what, model in (("params", params), ("body", body)):
                 if model is not None and not (inspect.isclass(model) and issubclass(model, BaseModel)):
                     raise TypeError(f"route {name}: {what} must be a pydantic model")
@@ -166,13 +259,19 @@ class RouteSet:
                 path=path,
                 summary=summary.strip(),
                 description=description.strip(),
-                handler=_adapt(handler, params is not None, body is not None),
+                handler=_adapt(handler, params is not None, body is not None or bool(accepted)),
                 response=answer,
                 params=params,
                 body=body,
                 status=status,
                 errors=tuple(errors),
                 tags=tuple(tags) or (self.capability,),
+                other_statuses=tuple(other_statuses),
+                runs=runs,
+                accepts=accepted,
+                serves=served,
+                body_limit=body_limit,
+                body_hint=body_hint,
             )
             _check(route)
             self.routes.append(route)
@@ -182,13 +281,13 @@ class RouteSet:
 
 
 def _adapt(handler: Callable[..., Awaitable[Any]], takes_params: bool, takes_body: bool) -> RouteHandler:
-    async def call(rc: RouteCall) -> BaseModel | Answer:
+    async def call(rc: RouteCall) -> RouteResult:
         kwargs: dict[str, Any] = {}
         if takes_params:
             kwargs["params"] = rc.params
         if takes_body:
             kwargs["body"] = rc.body
-        result: BaseModel | Answer = await handler(rc, **kwargs)
+        result: RouteResult = await handler(rc, **kwargs)
         return result
 
     return call
@@ -205,8 +304,11 @@ def _check(route: Route) -> None:
     missing = [p for p in route.path_params if p not in fields]
     if missing:
         raise ValueError(f"route {route.name}: path parameters {missing} are not fields of its params model")
-    if route.body is not None and route.method in ("GET", "DELETE"):
+    if (route.body is not None or route.raw_body) and route.method in ("GET", "DELETE"):
         raise ValueError(f"route {route.name}: a {route.method} route takes no body")
+    for media_type in (*route.accepts, *route.serves):
+        if not _MEDIA_TYPE.match(media_type):
+            raise ValueError(f"route {route.name}: {media_type!r} is not a media type (type/subtype)")
 
 
 class RouteTable:

@@ -9,6 +9,7 @@ orchestration runs as a run of its caller, and its check is part of diagnostics.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -34,10 +35,10 @@ def plugin_host(start_host) -> HostProcess:
     return start_host({"FIREBREAK_THROWAWAY_GREETING": "howdy"}, app_dir=PLUGIN_APP)
 
 
-def _poll(host: HostProcess, status_url: str, timeout: float = 60) -> dict:
+def _poll(host: HostProcess, status_url: str, timeout: float = 60, headers: dict[str, str] | None = None) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        body = httpx.get(host.base_url + status_url, timeout=30).json()
+        body = httpx.get(host.base_url + status_url, headers=headers, timeout=30).json()
         if body.get("state") not in ("pending", "running"):
             return body
         time.sleep(0.1)
@@ -158,6 +159,70 @@ def test_its_rest_routes_are_served_validated_and_scoped(plugin_host: HostProces
     not_json = httpx.post(f"{base}/api/throwaway/notes", json=[1], headers=_dev("ws-a"), timeout=30)
     assert not_json.status_code == 400
     assert not_json.json()["error"]["code"] == "INVALID_REQUEST"
+
+
+def test_its_raw_body_route_takes_bytes_within_its_own_limit(plugin_host: HostProcess) -> None:
+    base, who = plugin_host.base_url, _dev("ws-files")
+    data = b"not json {\x00\xff at all"
+    put = httpx.post(
+        f"{base}/api/throwaway/files/a.txt", content=data, headers={**who, "content-type": "text/plain"}, timeout=30
+    )
+    assert put.status_code == 201, put.text
+    assert put.json() == {
+        "name": "a.txt",
+        "size_bytes": len(data),
+        "content_type": "text/plain",
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    assert put.headers["location"] == "/api/throwaway/files/a.txt"
+    # FIREBREAK_THROWAWAY_MAX_FILE_BYTES (64 by default): one byte more is 413 in the envelope, nothing stored.
+    big = httpx.post(f"{base}/api/throwaway/files/b.txt", content=b"x" * 65, headers=who, timeout=30)
+    assert big.status_code == 413, big.text
+    assert big.json()["error"]["code"] == "INVALID_REQUEST"
+    assert big.json()["error"]["details"]["limit_bytes"] == 64
+    assert httpx.get(f"{base}/api/throwaway/files/b.txt", headers=who, timeout=30).status_code == 404
+    # The query and path are still validated before the handler.
+    bad = httpx.post(f"{base}/api/throwaway/files/a.bin", content=b"x", headers=who, timeout=30)
+    assert bad.status_code == 400
+    assert [e["field"] for e in bad.json()["error"]["details"]["errors"]] == ["name"]
+
+
+def test_its_file_route_answers_bytes_with_their_headers(plugin_host: HostProcess) -> None:
+    base, who = plugin_host.base_url, _dev("ws-dl")
+    httpx.post(f"{base}/api/throwaway/files/d.txt", content=b"line\n", headers=who, timeout=30).raise_for_status()
+    got = httpx.get(f"{base}/api/throwaway/files/d.txt", headers={**who, "x-correlation-id": "dl-1"}, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.content == b"line\n"
+    assert got.headers["content-type"].split(";")[0] == "text/plain"
+    assert got.headers["content-disposition"] == 'attachment; filename="d.txt"'
+    assert got.headers["x-content-type-options"] == "nosniff"
+    assert got.headers["cache-control"] == "no-store"
+    assert got.headers["x-correlation-id"] == "dl-1"
+    # Another workspace: the envelope, as JSON.
+    other = httpx.get(f"{base}/api/throwaway/files/d.txt", headers=_dev("ws-other"), timeout=30)
+    assert other.status_code == 404
+    assert other.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_its_runs_route_starts_a_run_of_the_caller(plugin_host: HostProcess) -> None:
+    base, who = plugin_host.base_url, _dev("ws-count")
+    r = httpx.post(f"{base}/api/throwaway/counts", json={"upto": 3}, headers=who, timeout=30)
+    assert r.status_code == 202, r.text
+    assert r.headers["location"] == r.json()["status_url"]
+    assert r.headers["retry-after"] == "1"
+    done = _poll(plugin_host, r.json()["status_url"], headers=who)
+    assert done["state"] == "completed"
+    assert done["output"]["total"] == 6
+
+
+def test_its_raw_and_file_routes_are_documented_as_such(plugin_host: HostProcess) -> None:
+    doc = httpx.get(f"{plugin_host.base_url}/api/openapi.json", timeout=30).json()
+    put = doc["paths"]["/api/throwaway/files/{name}"]["post"]
+    assert set(put["requestBody"]["content"]) == {"text/plain", "application/octet-stream"}
+    assert put["requestBody"]["required"] is True
+    assert "415" not in put["responses"]  # the body is not JSON: no content type is refused for that
+    get = doc["paths"]["/api/throwaway/files/{name}"]["get"]
+    assert get["responses"]["200"]["content"] == {"text/plain": {}}
 
 
 def test_its_routes_and_tools_are_in_the_openapi_document(plugin_host: HostProcess) -> None:

@@ -1,23 +1,25 @@
 """A throwaway capability, declared entirely in this test module: settings, a container, two tools, an
-orchestration with an activity, and a check. tests/fixtures/plugin_app serves the app's capabilities
+orchestration with an activity, a check, and REST routes of every kind (JSON, a raw body with its own limit,
+a file answer, one that starts a run). tests/fixtures/plugin_app serves the app's capabilities
 plus this one, to show that a capability plugs in without a line changed anywhere else."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Generator
 from typing import Any
 
 from pydantic import Field
 
-from shared.core.settings import SettingsSection
+from shared.core.settings import Settings, SettingsSection
 from shared.storage.containers import ContainerSpec
 from shared.tools.capability import ActiveRun, Capability, Orchestration, RunContext
 from shared.tools.checks import Check
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolInput, ToolOutput, ToolSet
-from shared.tools.routes import Answer, RouteBody, RouteCall, RouteParams, RouteSet
+from shared.tools.routes import Answer, FileAnswer, RawBody, RouteBody, RouteCall, RouteParams, RouteSet
 
 ORCHESTRATOR = "throwaway_count_orchestrator"
 ADD_ACTIVITY = "throwaway_add"
@@ -27,6 +29,7 @@ class ThrowawaySettings(SettingsSection):
     env_prefix = "throwaway_"
 
     greeting: str = Field("hello", description="What throwaway_note answers with.")
+    max_file_bytes: int = Field(64, ge=1, description="The largest body POST /api/throwaway/files takes.")
 
 
 NOTES = ContainerSpec("throwaway_notes", "/workspace_id", "Notes of the throwaway test capability.")
@@ -129,6 +132,72 @@ async def get_note(call: RouteCall, *, params: NoteParams) -> Note:
     notes = await call.deps.cosmos.container(NOTES.name)
     doc = await notes.get(params.note_id, call.principal.workspace_id, what="note")
     return Note(note_id=doc["id"], text=doc["text"].upper() if params.upper else doc["text"])
+
+
+class FileParams(RouteParams):
+    name: str = Field(pattern=r"^[a-z0-9_-]{1,40}\.txt$", description="The file's name (name.txt).")
+
+
+class StoredFile(ToolOutput):
+    name: str
+    size_bytes: int
+    content_type: str = Field(description="The Content-Type the upload was sent with.")
+    sha256: str
+
+
+class CountBody(RouteBody):
+    upto: int = Field(ge=1, le=5, description="How many activities to run.")
+
+
+def _file_limit(settings: Settings) -> int:
+    return settings.section(ThrowawaySettings).max_file_bytes
+
+
+def _file_blob(call: RouteCall, name: str) -> str:
+    return f"throwaway/{call.principal.workspace_id}/{name}"
+
+
+@routes.route(
+    "POST",
+    "throwaway/files/{name}",
+    name="throwaway_put_file",
+    status=201,
+    response=StoredFile,
+    accepts=("text/plain", "application/octet-stream"),
+    body_limit=_file_limit,
+)
+async def put_file(call: RouteCall, *, params: FileParams, body: RawBody) -> Answer:
+    """Store a small file as sent (test capability): at most FIREBREAK_THROWAWAY_MAX_FILE_BYTES bytes."""
+    await call.deps.blobs.put(_file_blob(call, params.name), body.data)
+    stored = StoredFile(
+        name=params.name,
+        size_bytes=len(body.data),
+        content_type=body.content_type,
+        sha256=hashlib.sha256(body.data).hexdigest(),
+    )
+    return Answer(stored, 201, {"Location": f"/api/throwaway/files/{params.name}"})
+
+
+@routes.route("GET", "throwaway/files/{name}", name="throwaway_get_file", errors=(404,), serves=("text/plain",))
+async def get_file(call: RouteCall, *, params: FileParams) -> FileAnswer:
+    """Download a file of your workspace as an attachment (test capability); another workspace's is 404."""
+    from shared.core.errors import NotFound
+
+    data = await call.deps.blobs.get(_file_blob(call, params.name))
+    if data is None:
+        raise NotFound(f"No file {params.name}")
+    headers = {"Content-Disposition": f'attachment; filename="{params.name}"', "X-Content-Type-Options": "nosniff"}
+    return FileAnswer(data, "text/plain", headers)
+
+
+@routes.route("POST", "throwaway/counts", name="throwaway_start_count", status=202, response=CountStarted, runs=True)
+async def start_count(call: RouteCall, *, body: CountBody) -> Answer:
+    """Start the throwaway orchestration as a run of the caller (test capability): 202 with its status URL."""
+    started = await call.runs().start(
+        ORCHESTRATOR, call.principal, {"upto": body.upto}, correlation_id=call.correlation_id
+    )
+    answer = CountStarted(run_id=started.run_id, status_url=started.status_url)
+    return Answer(answer, 202, {"Location": started.status_url, "Retry-After": "1"})
 
 
 async def _probe(deps: Deps) -> str:

@@ -69,7 +69,16 @@ def test_durable_functions_are_declared(functions) -> None:
     by_name = {f.name: f for f in functions}
     assert by_name["diagnostics_orchestrator"].trigger["type"] == "orchestrationTrigger"
     assert by_name["diagnostics_check"].trigger["type"] == "activityTrigger"
-    assert {b["type"] for b in by_name["diagnostics_start"].bindings} == {"httpTrigger", "durableClient", "http"}
+    assert {b["type"] for b in by_name["rest_diagnostics_start"].bindings} == {"httpTrigger", "durableClient", "http"}
+
+
+def test_only_routes_declared_with_runs_bind_the_durable_client(functions) -> None:
+    by_name = {f.name: f for f in functions}
+    for route in catalogue().routes:
+        bindings = {b["type"] for b in by_name[route.function_name].bindings}
+        assert ("durableClient" in bindings) == route.runs, route.name
+    assert any(r.runs for r in catalogue().routes)
+    assert not all(r.runs for r in catalogue().routes)
 
 
 def test_expected_routes_and_auth_levels(functions) -> None:
