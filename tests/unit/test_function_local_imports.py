@@ -39,7 +39,6 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("shared.core.llm", "openai", NOT_REVIEWED),
     ("shared.core.llm", "azure.identity", NOT_REVIEWED),
     ("shared.core.llm", "azure.core.exceptions", NOT_REVIEWED),
-    ("shared.investigations.capability", "os", NOT_REVIEWED),
     ("shared.investigations.llm", "jsonschema", NOT_REVIEWED),
     ("shared.investigations.runbooks", "aiohttp", NOT_REVIEWED),
     ("shared.investigations.runbooks", "yarl", NOT_REVIEWED),
