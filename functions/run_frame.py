@@ -7,9 +7,12 @@ when the app is indexed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from functions import wiring
+
+if TYPE_CHECKING:  # indexing must not import pydantic (tests/unit/tools/test_manifest_snapshot.py)
+    from pydantic import BaseModel
 
 CLAIM_ACTIVITY = "runs_claim"
 FINISH_ACTIVITY = "runs_finish"
@@ -29,7 +32,8 @@ async def runs_claim(claim: dict) -> dict:  # type: ignore[type-arg]  # the work
     declared = wiring.catalogue().orchestrations[asked.orchestrator]
 
     def validate(stored: dict[str, Any]) -> dict[str, Any]:
-        return declared.validate_plan(stored, deps).model_dump(mode="json")
+        checked: BaseModel = declared.validate_plan(stored, deps)
+        return checked.model_dump(mode="json")
 
     claimed = await RunService.from_deps(deps).claim(asked.run_id, declared.name, validate)
     return ClaimedRun.model_validate(claimed).model_dump(mode="json")

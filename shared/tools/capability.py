@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, S
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -128,30 +128,34 @@ class ActivitySpec(Generic[In, Out]):
 
     def send(self, name: str, args: BaseModel | None) -> dict[str, Any] | None:
         """The orchestrator's `args` as the JSON Durable carries (ActivityPayloadInvalid for the wrong type)."""
-        if self.input is None:
+        model = _model(self.input)
+        if model is None:
             if args is not None:
                 raise ActivityPayloadInvalid(f"activity {name} takes no input, got a {type(args).__name__}")
             return None
-        if not isinstance(args, self.input):
-            raise ActivityPayloadInvalid(
-                f"activity {name} takes a {self.input.__name__}, got a {type(args).__name__}"
-            )
+        if not isinstance(args, model):
+            raise ActivityPayloadInvalid(f"activity {name} takes a {model.__name__}, got a {type(args).__name__}")
         return args.model_dump(mode="json")
 
     def receive(self, name: str, raw: Any) -> In:
         """The input as the activity sees it: the JSON Durable handed over, validated into `input`."""
-        return _validated(self.input, raw, f"activity {name}'s input")  # type: ignore[return-value]
+        return cast(In, _validated(_model(self.input), raw, f"activity {name}'s input"))
 
     def reply(self, name: str, result: Any) -> dict[str, Any] | None:
         """The activity's return, validated into `output`, as the JSON Durable records."""
         if isinstance(result, BaseModel):
             result = result.model_dump(mode="json")  # validated again: a model built with model_construct is not
-        model = _validated(self.output, result, f"activity {name}'s output")
+        model = _validated(_model(self.output), result, f"activity {name}'s output")
         return None if model is None else model.model_dump(mode="json")
 
     def result(self, name: str, raw: Any) -> Out:
         """The result as the orchestrator sees it: the recorded JSON, validated into `output` (replay reads it too)."""
-        return _validated(self.output, raw, f"activity {name}'s result")  # type: ignore[return-value]
+        return cast(Out, _validated(_model(self.output), raw, f"activity {name}'s result"))
+
+
+def _model(declared: type[Any] | None) -> type[BaseModel] | None:
+    # A declared `type[In]` is a model class or None; In's bound (BaseModel | None) hides that from mypy.
+    return declared
 
 
 def _validated(model: type[BaseModel] | None, raw: Any, what: str) -> BaseModel | None:
@@ -207,7 +211,7 @@ class Capability:
     routes: RouteSet | None = None
     settings: type[SettingsSection] | None = None
     containers: tuple[ContainerSpec, ...] = ()
-    orchestrations: tuple[Orchestration, ...] = ()
+    orchestrations: tuple[Orchestration[Any], ...] = ()
     checks: tuple[Check, ...] = ()
     # The capability's section of the README (its folder's README.md), included by `make docs`.
     readme: Path | None = None
