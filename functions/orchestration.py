@@ -163,10 +163,11 @@ def _orchestrator(name: str) -> Callable[[df.DurableOrchestrationContext], Gener
 
 def _activity(name: str, orchestrator: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
     async def activity(job: dict) -> Any:  # type: ignore[type-arg]  # the worker accepts only a plain class on a binding
-        deps = wiring.deps()
         _, spec = wiring.catalogue().activities[name]
         args = spec.receive(name, job.get("args"))  # a mismatch fails here, naming the fields, before any read
         from shared.runs.service import RunService
+
+        deps = wiring.deps()
 
         run = await RunService.from_deps(deps).active(job["run_id"], orchestrator)
         return spec.reply(name, await spec.code(run, args, deps))

@@ -144,7 +144,7 @@ class ActivitySpec(Generic[In, Out]):
     def reply(self, name: str, result: Any) -> dict[str, Any] | None:
         """The activity's return, validated into `output`, as the JSON Durable records."""
         if isinstance(result, BaseModel):
-            result = result.model_dump(mode="json")  # validated again: a model built with model_construct is not
+            result = result.model_dump(warnings=False)  # validated again: a model built with model_construct was not
         model = _validated(_model(self.output), result, f"activity {name}'s output")
         return None if model is None else model.model_dump(mode="json")
 
