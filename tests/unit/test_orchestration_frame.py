@@ -165,6 +165,7 @@ def investigation_world(task: Task) -> Any:
             "status": "completed",
             "path": "rule",
             "root_cause": "",
+            "confidence": 0.85,  # the rules' score (the model's path says low, medium or high)
             "analysis": "a",
             "iterations": args["iterations"],
             "tool_calls": args["calls"],

@@ -113,7 +113,8 @@ class ReportSummary(_Payload):
     status: str
     path: Literal["rule", "llm", "llm->rule"]
     root_cause: str
-    confidence: str | None = None
+    # The model's word, or the rules' score of their lead finding (0..1).
+    confidence: Literal["low", "medium", "high"] | float | None = None
     analysis: str
     iterations: int
     tool_calls: int
