@@ -109,7 +109,7 @@ def _count(ctx: RunContext, plan: CountRequest) -> Generator[Any, Any, Counted]:
 
 async def _add(run: ActiveRun, step: Step, deps: Deps) -> Added:
     # The activity sees its run as loaded by id: the plan it was claimed with bounds what it may do.
-    if not step.i < run.plan["upto"]:
+    if not step.i < CountRequest.model_validate(run.plan).upto:
         raise ValueError("not a step of this run")
     return Added(value=step.i + 1)
 

@@ -21,9 +21,18 @@ from shared.tools.deps import Deps
 log = logging.getLogger("firebreak.investigations")
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    """A call the model or the rules proposed, before the budget and secret checks make it a Planned call."""
+
+    tool: str
+    args: dict[str, Any]  # free-form: the tool's own arguments (its inputSchema is the MCP server's)
+    reason: str
+
+
 @dataclass
 class _Choice:
-    calls: list[dict[str, Any]]
+    calls: list[_Candidate]
     path: str
     use_rules: bool
     done: bool = False
@@ -72,7 +81,7 @@ async def _llm_choice(
         notes.append("the model's plan was invalid twice and was dropped; the rules chose this iteration")
         return _Choice([], "llm", True, partial=answer.analysis_so_far, notes=notes, usage=answer.usage)
     return _Choice(
-        [{"tool": c.tool, "args": c.arguments, "reason": c.reason} for c in answer.calls],
+        [_Candidate(c.tool, c.arguments, c.reason) for c in answer.calls],
         "llm",
         False,
         done=answer.done,
@@ -98,23 +107,23 @@ async def plan(run: ActiveRun, args: PlanRequest, deps: Deps) -> PlanChoice:
     if choice.use_rules:
         state = got.rule_state(limits, calls_left)
         picked = await asyncio.to_thread(rules.first_calls if not state.calls else rules.next_calls, state)
-        choice.calls = [{"tool": c.tool, "args": c.args, "reason": c.reason} for c in picked]
+        choice.calls = [_Candidate(c.tool, c.args, c.reason) for c in picked]
         choice.partial = choice.partial or await asyncio.to_thread(rule_partial, state)
         choice.stop = None if choice.calls else "the rules found nothing more to check"
-        choice.reasoning = choice.reasoning or "; ".join(c["reason"] for c in choice.calls)
+        choice.reasoning = choice.reasoning or "; ".join(c.reason for c in choice.calls)
     notes = list(choice.notes or [])
     planned: list[Planned] = []
     for j, c in enumerate(choice.calls):
-        if len(_json(c["args"])) > MAX_ARGS_JSON_CHARS:
-            notes.append(f"call {c['tool']} dropped: its arguments are over {MAX_ARGS_JSON_CHARS} characters")
+        if len(_json(c.args)) > MAX_ARGS_JSON_CHARS:
+            notes.append(f"call {c.tool} dropped: its arguments are over {MAX_ARGS_JSON_CHARS} characters")
             continue
-        why = None if rt.settings.read_secrets else secret_read(c["tool"], c["args"])
+        why = None if rt.settings.read_secrets else secret_read(c.tool, c.args)
         if why is not None:
             notes.append(
-                f"call {c['tool']} dropped: {why}; investigations do not read Secrets (their data would be recorded)"
+                f"call {c.tool} dropped: {why}; investigations do not read Secrets (their data would be recorded)"
             )
             continue
-        entry = Planned(key=f"i{n}-c{j + 1}", tool=c["tool"], args=c["args"], reason=c["reason"][:2_000])
+        entry = Planned(key=f"i{n}-c{j + 1}", tool=c.tool, args=c.args, reason=c.reason[:2_000])
         planned.append(entry)
 
     def put(record: InvestigationRecord) -> None:
