@@ -16,7 +16,6 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     from functions.openapi_api import bp as openapi
     from functions.orchestration import orchestration_functions
     from functions.routes_api import route_functions
-    from functions.runs_api import bp as runs
     from functions.tools_api import bp as tools
     from functions.tools_api import tool_functions
     from shared.app.manifest import load_manifest
@@ -29,7 +28,6 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
         tool_functions(tool_entries),
         tools,
         mcp,
-        runs,
         openapi,
         route_functions(manifest.get("routes", [])),
         orchestration_functions(manifest["orchestrations"]),

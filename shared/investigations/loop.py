@@ -50,30 +50,36 @@ def signature(tool: str, args: dict[str, Any]) -> str:
 class Planned(BaseModel):
     """A call the planner chose, as the orchestrator schedules it (`key` names its record entry and blob)."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     key: str
     tool: str
+    # Free-form: the tool's own arguments, checked against its inputSchema by the MCP server that owns it.
     args: dict[str, Any] = Field(default_factory=dict)
     reason: str = ""
 
+    @property
+    def signature(self) -> str:
+        return signature(self.tool, self.args)
+
 
 def admit(
-    planned: list[dict[str, Any]], made: list[str], iterations: list[list[str]], calls_left: int, per_iteration: int
-) -> tuple[list[dict[str, Any]], str | None]:
+    planned: list[Planned], made: list[str], iterations: list[list[str]], calls_left: int, per_iteration: int
+) -> tuple[list[Planned], str | None]:
     """The planned calls this iteration may run, and a stop reason when the loop must end instead.
 
     Drops calls already made (identical tool and arguments) and cuts to the budget. Stops when every
     planned call was a repeat, or when this iteration's calls are the same set as the one two iterations
     back (A, B, A: alternating).
     """
-    wanted = sorted(signature(c["tool"], c.get("args") or {}) for c in planned)
+    wanted = sorted(c.signature for c in planned)
     if len(iterations) >= 2 and wanted and wanted == sorted(iterations[-2]):
         return [], "alternating calls: the planner went back to the calls of two iterations ago"
     seen = set(made)
-    fresh: list[dict[str, Any]] = []
+    fresh: list[Planned] = []
     for call in planned:
-        sig = signature(call["tool"], call.get("args") or {})
-        if sig not in seen:
-            seen.add(sig)
+        if call.signature not in seen:
+            seen.add(call.signature)
             fresh.append(call)
     if planned and not fresh:
         return [], "repeated calls: every planned call had been made before"

@@ -16,24 +16,43 @@ from collections.abc import Generator
 from datetime import timedelta
 from typing import Any
 
-from shared.investigations import activities as act
-from shared.investigations.loop import Limits, admit, signature, status
+from shared.investigations.activities.call import call
+from shared.investigations.activities.decide import plan as decide
+from shared.investigations.activities.payloads import (
+    CALL,
+    FAILED,
+    PLAN,
+    PREPARE,
+    REPORT,
+    CallDone,
+    CallRequest,
+    PlanChoice,
+    PlanRequest,
+    Prepared,
+    ReportRequest,
+    ReportSummary,
+    StoredPlan,
+    validate_plan,
+)
+from shared.investigations.activities.prepare import prepare
+from shared.investigations.activities.report import mark_failed, write_report
+from shared.investigations.loop import admit, status
 from shared.investigations.models import ORCHESTRATOR
-from shared.tools.capability import Orchestration, RetryPolicy, RunContext
+from shared.tools.capability import ActivitySpec, Orchestration, RetryPolicy, RunContext
 
 # Store and network hiccups: three attempts, 2 s then 4 s apart. The model's and the tools' own
 # timeouts are inside the activities, which never raise for a failing tool or model.
 RETRY = RetryPolicy(first_interval_seconds=2.0, max_attempts=3, backoff=2.0, max_interval_seconds=30.0)
 
 
-def orchestrate(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
+def orchestrate(ctx: RunContext, plan: StoredPlan) -> Generator[Any, Any, ReportSummary]:
     """Investigate the alert in `plan`; output: the report summary (analysis, path, counts, stop reason)."""
-    limits = Limits.model_validate(plan["limits"])
+    limits = plan.limits
     deadline = ctx.current_utc_datetime + timedelta(seconds=limits.time_budget_seconds)
     ctx.set_custom_status(status("preparing", limits=limits))
     try:
-        prepared = yield ctx.call_activity(act.PREPARE, None, retry=RETRY)
-        path: str = prepared["path"]
+        prepared: Prepared = yield ctx.call_activity(PREPARE, retry=RETRY)
+        path: str = prepared.path
         made: list[str] = []
         planned_per_iteration: list[list[str]] = []
         data_points = 0
@@ -48,27 +67,22 @@ def orchestrate(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, di
                 break
             n += 1
             ctx.set_custom_status(status("iterating", iteration=n, limits=limits, calls_made=len(made), path=path))
-            chosen = yield ctx.call_activity(
-                act.PLAN,
-                {
-                    "n": n,
-                    "calls_left": limits.max_tool_calls - len(made),
-                    "per_iteration": limits.max_calls_per_iteration,
-                },
-                retry=RETRY,
+            asked = PlanRequest(
+                n=n, calls_left=limits.max_tool_calls - len(made), per_iteration=limits.max_calls_per_iteration
             )
-            path = chosen["path"]
+            chosen: PlanChoice = yield ctx.call_activity(PLAN, asked, retry=RETRY)
+            path = chosen.path
             calls, repeat = admit(
-                chosen["calls"],
+                chosen.calls,
                 made,
                 planned_per_iteration,
                 limits.max_tool_calls - len(made),
                 limits.max_calls_per_iteration,
             )
-            planned_per_iteration.append([signature(c["tool"], c.get("args") or {}) for c in chosen["calls"]])
+            planned_per_iteration.append([c.signature for c in chosen.calls])
             if not calls:
                 n -= 1  # nothing ran: this was not an iteration
-                stop = repeat or chosen.get("stop") or "the planner found nothing more to call"
+                stop = repeat or chosen.stop or "the planner found nothing more to call"
                 break
             ctx.set_custom_status(
                 status(
@@ -76,41 +90,43 @@ def orchestrate(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, di
                     iteration=n,
                     limits=limits,
                     calls_made=len(made),
-                    tools=[c["tool"] for c in calls],
+                    tools=[c.tool for c in calls],
                     path=path,
                 )
             )
-            results = yield ctx.task_all([ctx.call_activity(act.CALL, {"n": n, **c}, retry=RETRY) for c in calls])
-            made.extend(signature(c["tool"], c.get("args") or {}) for c in calls)
-            data_points += sum(1 for r in results if r.get("data"))
-            if chosen.get("done"):
-                stop = chosen.get("stop") or "the planner had what it needed"
+            results: list[CallDone] = yield ctx.task_all(
+                [ctx.call_activity(CALL, CallRequest(n=n, **c.model_dump()), retry=RETRY) for c in calls]
+            )
+            made.extend(c.signature for c in calls)
+            data_points += sum(1 for r in results if r.data)
+            if chosen.done:
+                stop = chosen.stop or "the planner had what it needed"
             elif len(made) >= limits.max_tool_calls:
                 stop = f"tool call limit ({limits.max_tool_calls})"
             elif n >= limits.min_iterations and data_points >= limits.data_threshold:
                 stop = f"data threshold ({data_points} data points after {n} iterations)"
         ctx.set_custom_status(status("reporting", iteration=n, limits=limits, calls_made=len(made), path=path))
-        report = yield ctx.call_activity(
-            act.REPORT, {"stop": stop, "iterations": n, "calls": len(made), "data_points": data_points}, retry=RETRY
-        )
+        summary = ReportRequest(stop=stop or "", iterations=n, calls=len(made), data_points=data_points)
+        report: ReportSummary = yield ctx.call_activity(REPORT, summary, retry=RETRY)
     except Exception:
         # The record says failed (the run frame records the run's failure); then the frame sees the error.
-        yield ctx.call_activity(act.FAILED, None, retry=RETRY)
+        yield ctx.call_activity(FAILED, retry=RETRY)
         raise
-    ctx.set_custom_status(status("done", iteration=n, limits=limits, calls_made=len(made), path=report.get("path")))
-    return {**report, "correlation_id": ctx.correlation_id}
+    ctx.set_custom_status(status("done", iteration=n, limits=limits, calls_made=len(made), path=report.path))
+    return report.model_copy(update={"correlation_id": ctx.correlation_id})
 
 
 INVESTIGATE = Orchestration(
     name=ORCHESTRATOR,
     orchestrator=orchestrate,
     activities={
-        act.PREPARE: act.prepare,
-        act.PLAN: act.plan,
-        act.CALL: act.call,
-        act.REPORT: act.write_report,
-        act.FAILED: act.mark_failed,
+        PREPARE: ActivitySpec(prepare, output=Prepared),
+        PLAN: ActivitySpec(decide, input=PlanRequest, output=PlanChoice),
+        CALL: ActivitySpec(call, input=CallRequest, output=CallDone),
+        REPORT: ActivitySpec(write_report, input=ReportRequest, output=ReportSummary),
+        FAILED: ActivitySpec(mark_failed),
     },
-    validate_plan=lambda stored, _deps: act.validate_plan(stored),
+    plan=StoredPlan,
+    validate_plan=lambda stored, _deps: validate_plan(stored),
     description="An alert investigation: runbook, tools, memory, up to N iterations of tool calls, the report.",
 )

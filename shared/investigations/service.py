@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from shared.core.errors import Conflict, NotConfigured, NotFound, RateLimited, ValidationFailed
 from shared.identity.models import Principal
-from shared.investigations.activities import StartedBy, StoredPlan
+from shared.investigations.activities.payloads import StartedBy, StoredPlan
 from shared.investigations.alerts import Alert, normalise
 from shared.investigations.call_output import DEFAULT_OUTPUT_CHARS, CallOutput, read_call_output
 from shared.investigations.loop import Limits

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from shared.neubird.connection import not_configured, runtime
 from shared.neubird.settings import NeubirdSettings
+from shared.neubird.wait_models import PollSnapshot
 from shared.neubird.wait_plan import validate_plan
 from shared.neubird.waiting import compact_results, snapshot
 from shared.tools.capability import ActiveRun
 from shared.tools.deps import Deps
 
 
-async def poll_once(run: ActiveRun, deps: Deps) -> dict[str, Any]:
+async def poll_once(run: ActiveRun, deps: Deps) -> PollSnapshot:
     settings = deps.settings.section(NeubirdSettings)
     if not settings.configured:
         raise not_configured(settings)
@@ -23,4 +22,4 @@ async def poll_once(run: ActiveRun, deps: Deps) -> dict[str, Any]:
         )
     status, results, progress = snapshot(found)
     # Every poll's answer is kept in the orchestration's history: results (cut) only once the investigation ended.
-    return {"status": status, "progress": progress, "investigation_results": compact_results(results)}
+    return PollSnapshot(status=status, progress=progress, investigation_results=compact_results(results))

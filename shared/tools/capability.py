@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, S
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+from pydantic import BaseModel, ValidationError
 
 from shared.core.settings import Settings, SettingsSection
 from shared.storage.containers import ContainerSpec, catalogue_of
@@ -28,7 +30,7 @@ class RunContext(Protocol):
     """What an orchestration's code sees: the Durable context, with activities bound to the run.
 
     The code is replayed, so it must be deterministic: no clock, no random, no I/O (that goes in an
-    activity). `call_activity(name, args)` hands `args` to the activity together with the run.
+    activity). `call_activity(name, args)` hands `args` (a model) to the activity together with the run.
     """
 
     @property
@@ -44,8 +46,13 @@ class RunContext(Protocol):
         """The orchestration's clock: the time of the history event being replayed (never the wall clock)."""
         ...
 
-    def call_activity(self, name: str, args: Any = None, *, retry: RetryPolicy | None = None) -> Any:
-        """Schedule activity `name`; with `retry`, a failed attempt is retried by the engine (durably)."""
+    def call_activity(self, name: str, args: BaseModel | None = None, *, retry: RetryPolicy | None = None) -> Any:
+        """Schedule activity `name` with `args`, an instance of its declared input model (None: it takes none).
+
+        Yielding the task gives the activity's result as an instance of its declared output model (None
+        when it declares none), validated here too: on replay the result comes back from the history as JSON.
+        With `retry`, a failed attempt is retried by the engine (durably).
+        """
         ...
 
     def task_all(self, tasks: list[Any]) -> Any: ...
@@ -96,25 +103,100 @@ class ActiveRun(Protocol):
         ...
 
 
-Orchestrator = Callable[[RunContext, dict[str, Any]], Generator[Any, Any, dict[str, Any]]]
-Activity = Callable[[ActiveRun, Any, Deps], Awaitable[Any]]
+class ActivityPayloadInvalid(ValueError):
+    """An activity's input or output does not fit its declared model (the message names the fields, never values)."""
+
+
+In = TypeVar("In", bound=BaseModel | None)
+Out = TypeVar("Out", bound=BaseModel | None)
+Plan = TypeVar("Plan", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class Orchestration:
+class ActivitySpec(Generic[In, Out]):
+    """One activity of an orchestration: its code and the pydantic models of what it takes and returns.
+
+    The frame checks both ends as tools' arguments are checked: the orchestrator's `args` must be an
+    `input` instance (sent to Durable as JSON), the activity gets them validated into `input` again,
+    its return is validated into `output`, and the orchestrator gets an `output` instance back (from
+    the history's JSON on replay). `input=None`: the activity takes nothing; `output=None`: it returns None.
+    """
+
+    code: Callable[[ActiveRun, In, Deps], Awaitable[Out]]
+    input: type[In] | None = None
+    output: type[Out] | None = None
+
+    def send(self, name: str, args: BaseModel | None) -> dict[str, Any] | None:
+        """The orchestrator's `args` as the JSON Durable carries (ActivityPayloadInvalid for the wrong type)."""
+        model = _model(self.input)
+        if model is None:
+            if args is not None:
+                raise ActivityPayloadInvalid(f"activity {name} takes no input, got a {type(args).__name__}")
+            return None
+        if not isinstance(args, model):
+            raise ActivityPayloadInvalid(f"activity {name} takes a {model.__name__}, got a {type(args).__name__}")
+        return args.model_dump(mode="json")
+
+    def receive(self, name: str, raw: Any) -> In:
+        """The input as the activity sees it: the JSON Durable handed over, validated into `input`."""
+        return cast(In, _validated(_model(self.input), raw, f"activity {name}'s input"))
+
+    def reply(self, name: str, result: Any) -> dict[str, Any] | None:
+        """The activity's return, validated into `output`, as the JSON Durable records."""
+        if isinstance(result, BaseModel):
+            result = result.model_dump(warnings=False)  # validated again: a model built with model_construct was not
+        model = _validated(_model(self.output), result, f"activity {name}'s output")
+        return None if model is None else model.model_dump(mode="json")
+
+    def result(self, name: str, raw: Any) -> Out:
+        """The result as the orchestrator sees it: the recorded JSON, validated into `output` (replay reads it too)."""
+        return cast(Out, _validated(_model(self.output), raw, f"activity {name}'s result"))
+
+
+def _model(declared: type[Any] | None) -> type[BaseModel] | None:
+    # A declared `type[In]` is a model class or None; In's bound (BaseModel | None) hides that from mypy.
+    return declared
+
+
+def _validated(model: type[BaseModel] | None, raw: Any, what: str) -> BaseModel | None:
+    if model is None:
+        if raw is not None:
+            raise ActivityPayloadInvalid(f"{what} must be empty, got a {type(raw).__name__}")
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise ActivityPayloadInvalid(f"{what} does not fit {model.__name__}: {_field_errors(exc)}") from None
+
+
+def _field_errors(exc: ValidationError, limit: int = 5) -> str:
+    """`field.path: message` for the first `limit` errors; the values are left out (they may be secret)."""
+    shown = [
+        f"{'.'.join(str(p) for p in e['loc']) or '(the whole value)'}: {e['msg']}"
+        for e in exc.errors(include_url=False, include_input=False)[:limit]
+    ]
+    more = exc.error_count() - len(shown)
+    return "; ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+@dataclass(frozen=True)
+class Orchestration(Generic[Plan]):
     """A Durable orchestration of a capability, run for an owner through shared/runs.
 
     The functions layer registers an orchestrator function named `name` that claims the run recorded
-    under its instance id (re-validating the stored plan with `validate_plan`), runs `orchestrator`
-    with the plan, and records its output (or the failure); and one activity function per entry of
-    `activities`, which loads the run before calling the capability's code. Names are the Durable
-    function names: keep them as constants in the capability and never retype them elsewhere.
+    under its instance id (re-validating the stored plan with `validate_plan`, which returns a `plan`
+    instance), runs `orchestrator` with the plan (validated into `plan` again from the claim's JSON),
+    and records its output, a model, as JSON (or the failure); and one activity function per entry of
+    `activities`, which loads the run before calling the capability's code with its validated input
+    (see ActivitySpec). Names are the Durable function names: keep them as constants in the capability
+    and never retype them elsewhere.
     """
 
     name: str
-    orchestrator: Orchestrator
-    activities: Mapping[str, Activity]
-    validate_plan: Callable[[dict[str, Any], Deps], dict[str, Any]]
+    orchestrator: Callable[[RunContext, Plan], Generator[Any, Any, BaseModel]]
+    activities: Mapping[str, ActivitySpec[Any, Any]]
+    plan: type[Plan]
+    validate_plan: Callable[[dict[str, Any], Deps], Plan]
     description: str = ""
 
 
@@ -129,7 +211,7 @@ class Capability:
     routes: RouteSet | None = None
     settings: type[SettingsSection] | None = None
     containers: tuple[ContainerSpec, ...] = ()
-    orchestrations: tuple[Orchestration, ...] = ()
+    orchestrations: tuple[Orchestration[Any], ...] = ()
     checks: tuple[Check, ...] = ()
     # The capability's section of the README (its folder's README.md), included by `make docs`.
     readme: Path | None = None

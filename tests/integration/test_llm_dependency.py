@@ -17,7 +17,8 @@ from shared.chat.models import ExchangeResult
 from shared.chat.routes import SendMessageBody, routes
 from shared.core.settings import Settings
 from shared.identity.models import Principal
-from shared.investigations import activities
+from shared.investigations.activities import payloads
+from shared.investigations.activities.report import write_report
 from shared.investigations.alerts import Alert
 from shared.investigations.loop import Limits
 from shared.investigations.models import InvestigationRecord
@@ -55,10 +56,10 @@ async def _run_on_the_llm_path(deps: Deps) -> Run:
     """A stored investigation whose planning took the model's path, ready for its report activity."""
     alert = Alert(name="KubePodCrashLooping", title="KubePodCrashLooping", source="test", starts_at=datetime.now(UTC))
     ws, run_id = f"ws-llm-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    plan = activities.StoredPlan(
+    plan = payloads.StoredPlan(
         alert=alert,
         limits=Limits.of(deps.settings.section(InvestigationSettings)),
-        started_by=activities.StartedBy(user_id="alice", source="dev"),
+        started_by=payloads.StartedBy(user_id="alice", source="dev"),
     ).model_dump(mode="json")
     store = InvestigationStore(deps.cosmos, deps.blobs)
     await store.create(InvestigationRecord(**new_record_fields(ws, "alice", run_id), alert=alert, path="llm"))
@@ -71,7 +72,11 @@ async def test_two_investigation_activities_ask_through_the_one_client_and_leave
     client = llm_deps.llm()
     assert client is not None
     for _ in range(2):
-        await activities.write_report(await _run_on_the_llm_path(llm_deps), {"stop": "test"}, llm_deps)
+        await write_report(
+            await _run_on_the_llm_path(llm_deps),
+            payloads.ReportRequest(stop="test", iterations=0, calls=0, data_points=0),
+            llm_deps,
+        )
         assert llm_deps.llm() is client
         assert not client.sdk.is_closed()
     assert len(model.requests) == 4  # each report: the answer and its one repair

@@ -10,11 +10,11 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from shared.core.settings import Settings, SettingsSection
 from shared.storage.containers import ContainerSpec
-from shared.tools.capability import ActiveRun, Capability, Orchestration, RunContext
+from shared.tools.capability import ActiveRun, ActivitySpec, Capability, Orchestration, RunContext
 from shared.tools.checks import Check
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
@@ -78,23 +78,43 @@ async def throwaway_count(ctx: ToolContext, args: CountRequest) -> CountStarted:
     return CountStarted(run_id=started.run_id, status_url=started.status_url)
 
 
-def _validate(plan: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    return CountRequest.model_validate(plan).model_dump()
+class Step(BaseModel):
+    """The add activity's input: which number to add."""
+
+    i: int = Field(ge=0)
 
 
-def _count(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
+class Added(BaseModel):
+    """The add activity's output."""
+
+    value: int
+
+
+class Counted(BaseModel):
+    """The orchestration's output."""
+
+    total: int
+    greeting_seen_by: str
+
+
+def _validate(plan: dict[str, Any], deps: Deps) -> CountRequest:
+    return CountRequest.model_validate(plan)
+
+
+def _count(ctx: RunContext, plan: CountRequest) -> Generator[Any, Any, Counted]:
     total = 0
-    for i in range(plan["upto"]):
-        ctx.set_custom_status({"stage": "adding", "done": i, "total": plan["upto"]})
-        total += yield ctx.call_activity(ADD_ACTIVITY, i)
-    return {"total": total, "greeting_seen_by": ctx.run_id}
+    for i in range(plan.upto):
+        ctx.set_custom_status({"stage": "adding", "done": i, "total": plan.upto})
+        added: Added = yield ctx.call_activity(ADD_ACTIVITY, Step(i=i))
+        total += added.value
+    return Counted(total=total, greeting_seen_by=ctx.run_id)
 
 
-async def _add(run: ActiveRun, i: Any, deps: Deps) -> int:
+async def _add(run: ActiveRun, step: Step, deps: Deps) -> Added:
     # The activity sees its run as loaded by id: the plan it was claimed with bounds what it may do.
-    if not 0 <= int(i) < run.plan["upto"]:
+    if not step.i < CountRequest.model_validate(run.plan).upto:
         raise ValueError("not a step of this run")
-    return int(i) + 1
+    return Added(value=step.i + 1)
 
 
 routes = RouteSet("throwaway")
@@ -212,7 +232,14 @@ CAPABILITY = Capability(
     settings=ThrowawaySettings,
     containers=(NOTES,),
     orchestrations=(
-        Orchestration(ORCHESTRATOR, _count, {ADD_ACTIVITY: _add}, _validate, "Adds 1..upto, one activity per number."),
+        Orchestration(
+            ORCHESTRATOR,
+            _count,
+            {ADD_ACTIVITY: ActivitySpec(_add, input=Step, output=Added)},
+            CountRequest,
+            _validate,
+            "Adds 1..upto, one activity per number.",
+        ),
     ),
     checks=(Check("throwaway", "The throwaway capability's settings are read.", _probe),),
 )

@@ -27,7 +27,7 @@ from devhost.processes import HostProcess
 from devhost.scenario_servers import ScenarioServer, serve_scenario
 from devhost.stack import ROOT
 from shared.app.wiring import build_deps, load_settings
-from shared.investigations.activities import FAILED_MESSAGE
+from shared.investigations.activities.payloads import FAILED_MESSAGE
 from shared.investigations.models import ORCHESTRATOR
 from shared.investigations.store import InvestigationStore
 from tests.support import scenarios

@@ -16,7 +16,8 @@ import pytest
 from shared.app.wiring import build_deps, load_settings
 from shared.core.outbound import OutboundGuard
 from shared.core.settings import Settings
-from shared.investigations import activities
+from shared.investigations.activities.call import call
+from shared.investigations.activities.payloads import CallRequest, StartedBy, StoredPlan
 from shared.investigations.alerts import Alert
 from shared.investigations.loop import Limits
 from shared.investigations.mcp_servers import McpServerConfig, call_tool, list_tools
@@ -99,10 +100,10 @@ async def test_the_call_activity_refuses_a_tool_a_stored_catalogue_still_lists(d
     deps = deps_for
     alert = Alert(name="KubePodCrashLooping", title="KubePodCrashLooping", source="test", starts_at=datetime.now(UTC))
     ws, run_id = f"ws-policy-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    plan = activities.StoredPlan(
+    plan = StoredPlan(
         alert=alert,
         limits=Limits.of(deps.settings.section(InvestigationSettings)),
-        started_by=activities.StartedBy(user_id="alice", source="dev"),
+        started_by=StartedBy(user_id="alice", source="dev"),
     ).model_dump(mode="json")
     store = InvestigationStore(deps.cosmos, deps.blobs)
     await store.create(InvestigationRecord(**new_record_fields(ws, "alice", run_id), alert=alert))
@@ -115,10 +116,10 @@ async def test_the_call_activity_refuses_a_tool_a_stored_catalogue_still_lists(d
     before = list(server.calls)
 
     run = Run(run_id, ws, "alice", plan)
-    planned = {"n": 1, "key": "i1-c1", "tool": "exec_shell", "args": {"cmd": "printenv"}, "reason": "injected"}
-    out = await activities.call(run, planned, deps)
-    assert (out["ok"], out["error_kind"]) == (False, "unknown_tool")
+    planned = CallRequest(n=1, key="i1-c1", tool="exec_shell", args={"cmd": "printenv"}, reason="injected")
+    out = await call(run, planned, deps)
+    assert (out.ok, out.error_kind) == (False, "unknown_tool")
     assert server.calls == before
-    looked = await activities.call(run, {**planned, "key": "i1-c2", "tool": "pods_get", "args": {}}, deps)
-    assert looked["ok"]
+    looked = await call(run, planned.model_copy(update={"key": "i1-c2", "tool": "pods_get", "args": {}}), deps)
+    assert looked.ok
     assert server.calls == [*before, "pods_get"]

@@ -12,21 +12,12 @@ from devhost.index import index_functions, load_app
 from devhost.stack import ROOT
 from shared.app.capabilities import CAPABILITIES, PLATFORM_FUNCTIONS, catalogue
 from shared.core.settings import SettingsSection
-from shared.tools.capability import ActiveRun, Capability, Catalogue, Orchestration, RunContext
+from shared.tools.capability import ActiveRun, ActivitySpec, Capability, Catalogue, Orchestration, RunContext
 from shared.tools.checks import Check
 from shared.tools.deps import Deps
 from shared.tools.invoke import ToolContext
 from shared.tools.registry import ToolInput, ToolOutput, ToolSet
 from shared.tools.routes import RouteSet
-
-
-def _orchestrator(ctx: RunContext, plan: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
-    yield ctx.call_activity("x")
-    return {}
-
-
-async def _activity(run: ActiveRun, args: Any, deps: Deps) -> None:
-    return None
 
 
 class In(ToolInput):
@@ -37,8 +28,19 @@ class Out(ToolOutput):
     ok: bool = True
 
 
+def _orchestrator(ctx: RunContext, plan: In) -> Generator[Any, Any, Out]:
+    yield ctx.call_activity("x")
+    return Out()
+
+
+async def _activity(run: ActiveRun, args: None, deps: Deps) -> None:
+    return None
+
+
 def _with_orchestration(name: str, activity: str = "extra_step", capability: str = "extra") -> Capability:
-    orchestration = Orchestration(name, _orchestrator, {activity: _activity}, lambda plan, deps: plan)
+    orchestration = Orchestration(
+        name, _orchestrator, {activity: ActivitySpec(_activity)}, In, lambda plan, deps: In.model_validate(plan)
+    )
     return Capability(name=capability, summary="test", orchestrations=(orchestration,))
 
 

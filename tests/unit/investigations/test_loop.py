@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from shared.core.settings import SettingsError
-from shared.investigations.loop import Limits, admit, progress, signature, status
+from shared.investigations.loop import Limits, Planned, admit, progress, signature, status
 from shared.investigations.settings import InvestigationSettings
 
 
-def c(tool: str, **args: object) -> dict[str, object]:
-    return {"tool": tool, "args": args, "reason": "r"}
+def c(tool: str, **args: object) -> Planned:
+    return Planned(key=f"k-{tool}", tool=tool, args=args, reason="r")
 
 
 def test_signature_ignores_argument_order() -> None:
@@ -23,9 +23,9 @@ def test_admit_drops_calls_made_before_and_cuts_to_the_budget() -> None:
     planned = [c("pods_get", name="x"), c("pods_log", name="x"), c("events_list"), c("events_list")]
     calls, stop = admit(planned, made, [], calls_left=10, per_iteration=10)
     assert stop is None
-    assert [x["tool"] for x in calls] == ["pods_log", "events_list"]  # the repeat and the duplicate are gone
+    assert [x.tool for x in calls] == ["pods_log", "events_list"]  # the repeat and the duplicate are gone
     calls, stop = admit(planned, made, [], calls_left=1, per_iteration=10)
-    assert [x["tool"] for x in calls] == ["pods_log"]
+    assert [x.tool for x in calls] == ["pods_log"]
     calls, stop = admit(planned, made, [], calls_left=10, per_iteration=1)
     assert len(calls) == 1
 

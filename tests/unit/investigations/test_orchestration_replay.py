@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from shared.investigations import activities as act
-from shared.investigations.loop import Limits
+from shared.investigations.activities import payloads as act
+from shared.investigations.alerts import Alert
+from shared.investigations.loop import Limits, Planned
 from shared.investigations.orchestration import RETRY, orchestrate
 from shared.tools.capability import RetryPolicy
 
@@ -25,7 +26,8 @@ START = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)  # far from the wall clock: a 
 
 @dataclass
 class Ctx:
-    """RunContext as the orchestrator sees it; tasks are plain dicts, the clock is the test's."""
+    """RunContext as the orchestrator sees it; tasks are plain dicts, the clock is the test's. Results are handed back
+    as the frame hands them: the activities' output models (tests/unit/functions/test_frame.py covers the JSON)."""
 
     clock: Callable[[], datetime]
     statuses: list[Any] = field(default_factory=list)
@@ -61,29 +63,33 @@ def world(calls_per_plan: int = 2, rounds: int = 9) -> Callable[[dict[str, Any]]
     def answer(task: dict[str, Any]) -> Any:
         name, args = task["activity"], task["args"]
         if name == act.PREPARE:
-            return {"path": "rule", "runbook": "none", "tool_count": 3, "servers_failed": 0, "memory": False}
+            return act.Prepared(path="rule", runbook="none", tool_count=3, servers_failed=0, memory=False)
         if name == act.PLAN:
-            n = args["n"]
+            n = args.n
             calls = (
                 []
                 if n > rounds
                 else [
-                    {"key": f"i{n}-c{j}", "tool": "pods_get", "args": {"name": f"p{n}-{j}"}, "reason": "look"}
+                    Planned(key=f"i{n}-c{j}", tool="pods_get", args={"name": f"p{n}-{j}"}, reason="look")
                     for j in range(1, calls_per_plan + 1)
                 ]
             )
-            return {"calls": calls, "done": False, "path": "rule", "stop": None, "notes": []}
+            return act.PlanChoice(calls=calls, path="rule")
         if name == act.CALL:
-            return {
-                "key": args["key"],
-                "tool": args["tool"],
-                "ok": True,
-                "error_kind": None,
-                "bytes": 10,
-                "data": False,
-            }
+            return act.CallDone(key=args.key, tool=args.tool, ok=True, bytes=10, data=False)
         if name == act.REPORT:
-            return {"status": "completed", "path": "rule", "stopped_because": args["stop"], "args": args}
+            return act.ReportSummary(
+                investigation_id="inv-1",
+                status="completed",
+                path="rule",
+                root_cause="",
+                analysis=f"{args.iterations} iterations, {args.calls} calls",
+                iterations=args.iterations,
+                tool_calls=args.calls,
+                stopped_because=args.stop,
+                status_url="/api/investigations/inv-1",
+                next_action="read it",
+            )
         raise AssertionError(f"unexpected activity {name}")
 
     return answer
@@ -107,8 +113,9 @@ def drive(
         return actions, results, stop.value
 
 
-def plan(**limits: int) -> dict[str, Any]:
-    return {"limits": Limits(**limits).model_dump(), "alert": {}, "started_by": {}}
+def plan(**limits: int) -> act.StoredPlan:
+    alert = Alert(name="KubePodCrashLooping", title="KubePodCrashLooping", source="test", starts_at=START)
+    return act.StoredPlan(alert=alert, limits=Limits(**limits), started_by=act.StartedBy(user_id="alice", source="dev"))
 
 
 def replay(recorded: list[Any], limits: dict[str, int]) -> tuple[list[Any], Any, Ctx]:
@@ -144,7 +151,8 @@ def test_a_replay_with_the_recorded_results_yields_the_same_actions(
     assert again == actions
     assert output_again == output
     assert ctx_again.statuses == ctx.statuses
-    assert output["stopped_because"] == stop
+    assert output.stopped_because == stop
+    assert output.correlation_id == "corr-1"
     # Every activity is scheduled with the retry policy (three attempts).
     scheduled = [t for a in actions for t in (a.get("all", [a]))]
     assert {t["retry"] for t in scheduled} == {RETRY}
@@ -161,14 +169,14 @@ def test_the_time_budget_is_measured_on_the_orchestration_clock() -> None:
 
     ctx = Ctx(clock=lambda: now[0])
     actions, _, output = drive(orchestrate(ctx, plan()), world(1, 9), tick)
-    assert output["stopped_because"] == "time budget (600 s) used up"
+    assert output.stopped_because == "time budget (600 s) used up"
     plans = [a for a in actions if a.get("activity") == act.PLAN]
     assert len(plans) == 1  # PREPARE at t0, PLAN at +400 s, CALLs at +800 s: the deadline is t0 + 600 s
 
     # A clock frozen in 2001 never reaches its deadline, whatever the wall clock says.
     frozen = Ctx(clock=lambda: START)
     _, _, output = drive(orchestrate(frozen, plan()), world(1, 9))
-    assert output["stopped_because"] == "iteration limit (5)"
+    assert output.stopped_because == "iteration limit (5)"
 
 
 def test_a_failing_activity_marks_the_record_failed_and_the_error_reaches_the_frame() -> None:

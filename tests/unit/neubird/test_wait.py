@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from shared.neubird.orchestration import POLL, POLL_RETRY, orchestrate
+from shared.neubird.wait_models import PollSnapshot, WaitOutput, WaitPlan
 from shared.neubird.waiting import poll_plan, snapshot
 from shared.tools.capability import RetryPolicy
 
@@ -119,9 +120,9 @@ class Ctx:
         self.statuses.append(status)
 
 
-def drive(ctx: Ctx, plan: dict[str, Any], answer: Callable[[int], dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
-    """Run the generator as the engine would; timers move the clock to their fire time."""
-    gen = orchestrate(ctx, plan)
+def drive(ctx: Ctx, plan: dict[str, Any], answer: Callable[[int], dict[str, Any]]) -> tuple[WaitOutput, list[Any]]:
+    """Run the generator as the engine would (the frame hands results back as models); timers move the clock."""
+    gen = orchestrate(ctx, WaitPlan.model_validate(plan))
     tasks: list[Any] = []
     polls = 0
     value: Any = None
@@ -135,7 +136,7 @@ def drive(ctx: Ctx, plan: dict[str, Any], answer: Callable[[int], dict[str, Any]
             else:
                 assert task == {"activity": POLL, "retry": POLL_RETRY}
                 polls += 1
-                value = answer(polls)
+                value = PollSnapshot.model_validate(answer(polls))
     except StopIteration as stop:
         return stop.value, tasks
 
@@ -161,8 +162,8 @@ def test_the_wait_ends_when_the_investigation_completes() -> None:
 
     ctx = Ctx()
     output, tasks = drive(ctx, PLAN, answer)
-    assert output["status"] == "completed"
-    assert output["investigation_results"] == results
+    assert output.status == "completed"
+    assert output.investigation_results == results
     timers = [t["timer"] for t in tasks if "timer" in t]
     assert timers == [START + timedelta(seconds=20 * i) for i in (1, 2, 3)]
     assert [s["poll"] for s in ctx.statuses] == [1, 2, 3, 4]
@@ -176,9 +177,9 @@ def test_the_wait_stops_at_its_deadline_and_says_how_to_poll() -> None:
     polls = [t for t in tasks if "activity" in t]
     assert len(polls) == 6  # at 0, 20, ..., 100 s; the next timer would pass the deadline
     assert ctx.now == START + timedelta(seconds=100)
-    assert output["status"] == "in_progress"
-    assert "neubird_get_investigation_status" in output["message"]
-    assert "s1" in output["message"]
+    assert output.status == "in_progress"
+    assert "neubird_get_investigation_status" in output.message
+    assert "s1" in output.message
 
 
 def test_the_wait_never_polls_more_than_its_attempts() -> None:
@@ -188,7 +189,7 @@ def test_the_wait_never_polls_more_than_its_attempts() -> None:
 
 def test_a_failed_investigation_ends_the_wait() -> None:
     output, tasks = drive(Ctx(), PLAN, lambda _n: {"status": "failed", "investigation_results": {"final_answer": ""}})
-    assert output["status"] == "failed"
+    assert output.status == "failed"
     assert len(tasks) == 1
 
 
@@ -239,8 +240,8 @@ def test_a_valid_plan_gets_its_poll_schedule_from_the_settings() -> None:
         {**PLAN, "base_url": "https://other.app.neubird.ai/api", "poll_attempts": 10**6},
         deps,  # type: ignore[arg-type]
     )
-    assert plan["poll_interval_seconds"] == 50.0  # 600 s over 12 attempts, slower than the 5 s floor
-    assert plan["poll_attempts"] == 12
+    assert plan.poll_interval_seconds == 50.0  # 600 s over 12 attempts, slower than the 5 s floor
+    assert plan.poll_attempts == 12
 
 
 class _RunOf:
