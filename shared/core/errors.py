@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
 from typing import Any, ClassVar, Self
 
 # The code -> HTTP status table of DESIGN.md; edges map with it, services never pick statuses.
@@ -55,6 +57,23 @@ class AppError(Exception):
             details={"errors": [{"field": field, "problem": problem}]},
             recovery_suggestions=suggestions,
         )
+
+    @classmethod
+    def on_fields(
+        cls,
+        message: str,
+        problems: Iterable[tuple[str, str]],
+        *,
+        suggestions: list[str] | None = None,
+        **details: Any,
+    ) -> Self:
+        """The error of several arguments in the same shape: `details.errors` = [{field, problem}, ...], cut to
+        MAX_REPORTED_ERRORS entries (fields to MAX_FIELD_CHARS: they may echo a caller's keys), plus `details`."""
+        listed = [
+            {"field": field if len(field) <= MAX_FIELD_CHARS else field[: MAX_FIELD_CHARS - 3] + "...", "problem": p}
+            for field, p in islice(problems, MAX_REPORTED_ERRORS)
+        ]
+        return cls(message, details={"errors": listed, **details}, recovery_suggestions=suggestions)
 
 
 class ValidationFailed(AppError):

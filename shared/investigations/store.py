@@ -280,11 +280,9 @@ class InvestigationStore:
                 # Validate again: a mutation that broke a bound must fail here, not as a 2 MB Cosmos error.
                 final = InvestigationRecord.model_validate(doc)
             except ValidationError as exc:
-                raise ValidationFailed(
+                raise ValidationFailed.on_fields(
                     "the change would break the investigation record's bounds",
-                    details={
-                        "errors": [{"field": ".".join(map(str, e["loc"])), "problem": e["msg"]} for e in exc.errors()]
-                    },
+                    ((".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors()),
                 ) from None
             try:
                 await self._limited(container.replace(final.to_doc(), etag=etag))

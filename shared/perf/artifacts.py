@@ -41,19 +41,11 @@ def blob_name(name: str) -> str:
     """A caller's artifact name, checked: safe segments separated by '/', no traversal, no empty parts."""
     parts = name.split("/")
     if len(parts) > MAX_SEGMENTS or not all(_SEGMENT.match(p) and ".." not in p for p in parts):
-        raise ValidationFailed(
+        raise ValidationFailed.on_field(
+            "name",
+            "use letters, digits, '.', '_' and '-', with '/' between at most 6 folders; no '..'",
             f"artifact name {name[:100]!r} is not allowed",
-            details={
-                "errors": [
-                    {
-                        "field": "name",
-                        "problem": "use letters, digits, '.', '_' and '-', with '/' between at most 6 folders; no '..'",
-                    }
-                ]
-            },
-            recovery_suggestions=[
-                "Rename the artifact, e.g. 'spx/run1/spx-full-20260216-web1-4242-1.txt.gz' or 'slow.log'."
-            ],
+            suggestions=["Rename the artifact, e.g. 'spx/run1/spx-full-20260216-web1-4242-1.txt.gz' or 'slow.log'."],
         )
     return name
 

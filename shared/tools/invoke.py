@@ -150,18 +150,11 @@ def pop_correlation_id(arguments: Any, tool: Tool) -> str | None:
         if value is None:
             return None
         if not is_safe_correlation_id(value):
-            raise ValidationFailed(
+            raise ValidationFailed.on_field(
+                "correlation_id",
+                "use 1-128 ASCII letters, digits, '.', '_', ':' or '-'",
                 "Invalid arguments: correlation_id",
-                details={
-                    "errors": [
-                        {
-                            "field": "correlation_id",
-                            "problem": "use 1-128 ASCII letters, digits, '.', '_', ':' or '-'",
-                            "type": "correlation_id",
-                        }
-                    ]
-                },
-                recovery_suggestions=["Pass a short ASCII id (a UUID works) as correlation_id, or leave it out."],
+                suggestions=["Pass a short ASCII id (a UUID works) as correlation_id, or leave it out."],
             )
         return value
     return None

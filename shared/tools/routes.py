@@ -353,9 +353,9 @@ def parse_params(route: Route, path: Mapping[str, str], query: Mapping[str, str]
     if clash:
         from shared.core.errors import ValidationFailed
 
-        raise ValidationFailed(
+        raise ValidationFailed.on_fields(
             f"{clash[0]} is given in the path; do not repeat it in the query",
-            details={"errors": [{"field": c, "problem": "given in the path and the query"} for c in clash]},
+            ((c, "given in the path and the query") for c in clash),
         )
     values.update({k: path.get(k, "") for k in route.path_params})
     try:
@@ -368,9 +368,8 @@ def _no_params(route: Route, query: Mapping[str, str]) -> None:
     from shared.core.errors import ValidationFailed
 
     names = sorted(query)[:5]
-    raise ValidationFailed(
-        f"{route.method} /api/{route.path} takes no query parameters",
-        details={"errors": [{"field": n[:100], "problem": "unknown parameter"} for n in names]},
+    raise ValidationFailed.on_fields(
+        f"{route.method} /api/{route.path} takes no query parameters", ((n, "unknown parameter") for n in names)
     )
 
 

@@ -59,10 +59,11 @@ def _check(name: str, data: bytes) -> dict[str, Any]:
         raise _invalid(f"{name}: empty file (0 bytes)", "empty", name)
     d = detect(name, len(data), lambda: io.BytesIO(data))
     if not d.ok:
-        raise ValidationFailed(
+        raise ValidationFailed.on_fields(
             f"{name}: {d.errors[0] if d.errors else 'not a usable artifact'}",
-            details={"errors": [{"field": name, "problem": e} for e in d.errors], "detection": d.to_dict()},
-            recovery_suggestions=[
+            ((name, e) for e in d.errors),
+            detection=d.to_dict(),
+            suggestions=[
                 "Upload the artifact as written by SPX, the MySQL server or collect.run (gzip must be complete)."
             ],
         )

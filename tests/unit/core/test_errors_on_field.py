@@ -1,8 +1,8 @@
-"""One call for the error of one argument (issue #28): the envelope's `details.errors` shape, once."""
+"""One call for the error of one argument, or of several (issue #28): the envelope's `details.errors` shape, once."""
 
 from __future__ import annotations
 
-from shared.core.errors import Forbidden, ValidationFailed
+from shared.core.errors import MAX_FIELD_CHARS, MAX_REPORTED_ERRORS, Forbidden, ValidationFailed
 
 
 def test_one_field_in_the_one_shape() -> None:
@@ -19,3 +19,23 @@ def test_a_message_of_its_own_and_another_code() -> None:
     assert err.http_status == 403
     assert err.message == "tasks are always the caller's own"
     assert err.recovery_suggestions == []
+
+
+def test_several_fields_in_the_same_shape_with_extra_details() -> None:
+    err = ValidationFailed.on_fields(
+        "two problems", [("a", "missing"), ("b", "too long")], suggestions=["Fix a and b."], detection={"ok": False}
+    )
+    assert err.message == "two problems"
+    assert err.details == {
+        "errors": [{"field": "a", "problem": "missing"}, {"field": "b", "problem": "too long"}],
+        "detection": {"ok": False},
+    }
+    assert err.recovery_suggestions == ["Fix a and b."]
+
+
+def test_several_fields_stay_bounded_when_a_caller_sends_many_huge_keys() -> None:
+    # Field names may echo a caller's keys (unknown query parameters): neither their number nor length is theirs.
+    err = ValidationFailed.on_fields("unknown keys", ((f"k{i}" + "x" * 10_000, "unknown") for i in range(100_000)))
+    errors = err.details["errors"]
+    assert len(errors) == MAX_REPORTED_ERRORS
+    assert max(len(e["field"]) for e in errors) == MAX_FIELD_CHARS
