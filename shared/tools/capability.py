@@ -302,6 +302,7 @@ class Catalogue:
         _capability_names_are_unique(capabilities)
         _toolsets_belong_to_their_capability(capabilities)
         self.capabilities = tuple(capabilities)
+        self.reserved_function_names = tuple(reserved_function_names)
         # The registry and the route table refuse their own clashes (tool names, routes, paths).
         self.registry = ToolRegistry(c.toolset for c in capabilities if c.toolset is not None)
         _routes_belong_to_their_capability(capabilities)
@@ -320,7 +321,7 @@ class Catalogue:
         _durable_function_names_are_valid(durable)
         _function_names_are_unique_ignoring_case(
             (
-                *reserved_function_names,
+                *self.reserved_function_names,
                 *(t.function_name for t in self.registry),
                 *(r.function_name for r in self.routes),
                 *durable,
