@@ -138,27 +138,41 @@ def _custom(custom_start: str | None, custom_end: str | None, zone: ZoneInfo) ->
             "date_range custom needs custom_start, custom_end or both",
             "Pass custom_start and/or custom_end (ISO dates such as 2026-11-01); leave one out for an open end.",
         )
-    start = _point(first, "custom_start", zone)[0] if first else None
-    end = _end(last, zone) if last else None
+    return between(first, last, zone, fields=("custom_start", "custom_end"), max_days=MAX_CUSTOM_DAYS)
+
+
+def between(
+    first: str | None,
+    last: str | None,
+    zone: ZoneInfo,
+    *,
+    fields: tuple[str, str],
+    max_days: int | None = None,
+) -> Window:
+    """The window from `first` (a date: its local midnight; a timestamp, naive ones local) to `last` (a date:
+    its whole day included; a timestamp: exclusive); None leaves that side open. Errors name `fields`
+    (start, end), e.g. ("due_from", "due_to")."""
+    start = _point(first, fields[0], zone)[0] if first else None
+    end = _end(last, zone, fields[1]) if last else None
     if start is not None and end is not None:
         if end <= start:
-            raise _refuse("custom_end", "is not after custom_start", "Swap the two, or widen the range.")
-        if end - start > timedelta(days=MAX_CUSTOM_DAYS):
+            raise _refuse(fields[1], f"is not after {fields[0]}", "Swap the two, or widen the range.")
+        if max_days is not None and end - start > timedelta(days=max_days):
             raise _refuse(
-                "custom_end",
-                f"the range is longer than {MAX_CUSTOM_DAYS} days",
+                fields[1],
+                f"the range is longer than {max_days} days",
                 "Ask for a shorter range, or leave one end open.",
             )
     label = f"{first or 'any time'} to {last or 'any time'}"
     return Window(start, end, label)
 
 
-def _end(text: str, zone: ZoneInfo) -> datetime:
-    """The exclusive end of a custom range: an instant as given, or the midnight after an end day."""
-    end, whole_day = _point(text, "custom_end", zone)
+def _end(text: str, zone: ZoneInfo, field: str = "custom_end") -> datetime:
+    """The exclusive end of a range: an instant as given, or the midnight after an end day."""
+    end, whole_day = _point(text, field, zone)
     if not whole_day:
         return end
     try:
-        return _midnight(date.fromisoformat(text) + timedelta(days=1), zone)
+        return _midnight(date.fromisoformat(text.strip()) + timedelta(days=1), zone)
     except OverflowError:
-        raise _refuse("custom_end", "is beyond the last representable day", "Pass a date before 9999-12-31.") from None
+        raise _refuse(field, "is beyond the last representable day", "Pass a date before 9999-12-31.") from None

@@ -168,6 +168,28 @@ class GetAllTasksRequest(_TaskInput):
     _c = field_validator("category", "continuation")(classmethod(lambda cls, v: _line(v)))
 
 
+class ListTasksRequest(GetAllTasksRequest):
+    """GET /api/tasks: get_all_tasks' filters plus words and a due date range (the phone's list screen)."""
+
+    q: str | None = Field(
+        None, max_length=MAX_QUERY, description="Words found in title, description or tags (case ignored)."
+    )
+    due_from: str | None = Field(
+        None, max_length=MAX_DATE, description="Due on or after: a date (from its start, local) or a timestamp."
+    )
+    due_to: str | None = Field(
+        None, max_length=MAX_DATE, description="Due up to: a date (its whole day included, local) or a timestamp."
+    )
+    tz: str | None = Field(None, max_length=64, description="IANA zone of the dates (default: your stored zone).")
+
+    _l = field_validator("q", "due_from", "due_to", "tz")(classmethod(lambda cls, v: _line(v)))
+
+    @field_validator("q", "due_from", "due_to", "tz")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+
 class SearchTasksRequest(_TaskInput):
     query: str = Field(
         min_length=1,

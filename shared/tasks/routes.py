@@ -18,12 +18,13 @@ from shared.tasks.models import (
     MAX_DATE,
     MAX_DESCRIPTION,
     MAX_ID,
+    MAX_QUERY,
     MAX_TAGS,
     MAX_TITLE,
     CreateTaskRequest,
     DeleteTaskResult,
-    GetAllTasksRequest,
     GetTaskRequest,
+    ListTasksRequest,
     Priority,
     Status,
     StatusFilter,
@@ -54,6 +55,22 @@ class TaskListParams(RouteParams):
     priority: Priority | None = Field(None, description="Only this priority.")
     limit: int = Field(100, ge=1, le=100, description="Tasks per page (1..100).")
     include_deleted: bool = Field(False, description="Include soft-deleted tasks.")
+    q: str | None = Field(
+        None, max_length=MAX_QUERY, description="Words found in title, description or tags (case ignored)."
+    )
+    due_from: str | None = Field(
+        None,
+        max_length=MAX_DATE,
+        description="Due on or after: a date (2026-12-01, from its start in tz) or an ISO timestamp (no zone: tz).",
+    )
+    due_to: str | None = Field(
+        None,
+        max_length=MAX_DATE,
+        description="Due up to: a date (its whole day in tz included) or an ISO timestamp (exclusive; no zone: tz).",
+    )
+    tz: str | None = Field(
+        None, max_length=64, description="IANA time zone of due_from/due_to (default: your stored zone, else UTC)."
+    )
     continuation: str | None = Field(
         None,
         max_length=CONTINUATION_MAX,
@@ -87,11 +104,14 @@ class UpdateTaskBody(RouteBody):
 async def list_tasks(call: RouteCall, *, params: TaskListParams) -> TaskList:
     """List your tasks, newest first, with filters and continuation paging.
 
-    `status` pending|completed|all (default all), `category`, `priority`, `limit` (default 100),
-    `include_deleted`; pass `continuation` from the previous page for the next one (null: last page).
+    `status` pending|completed|all (default all), `category`, `priority`, `q` (words in title, description or
+    tags), `due_from`/`due_to` (dates are whole days in `tz`, default your stored zone; with either, tasks with
+    a due date in the range only, earliest due first, and the answer's `window` is the UTC range), `limit`
+    (default 100), `include_deleted`; pass `continuation` from the previous page for the next one (null: last
+    page, and a continuation only continues the same filters).
     """
-    args = as_model(GetAllTasksRequest, params.model_dump())
-    return cast(TaskList, await tools.get_all_tasks(call.tool_context(), args))
+    args = as_model(ListTasksRequest, params.model_dump())
+    return cast(TaskList, await tools.list_tasks(call.tool_context(), args))
 
 
 @routes.route("POST", "tasks", name="tasks_create", status=201, errors=(403,), response=TaskResult)

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from shared.core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from shared.identity.models import Principal
 from shared.tasks import confirmation
-from shared.tasks.date_ranges import Window, user_zone, window
+from shared.tasks.date_ranges import Window, between, user_zone, window
 from shared.tasks.models import (
     BulkDeleteResult,
     BulkDeleteTasksRequest,
@@ -28,6 +28,7 @@ from shared.tasks.models import (
     GetTaskRequest,
     GetTasksByDateRequest,
     GetTasksSummaryRequest,
+    ListTasksRequest,
     Preferences,
     SearchTasksRequest,
     SetPreferencesRequest,
@@ -395,14 +396,17 @@ class TaskService:
         order_by: str,
         args: Any,
         window_out: WindowOut | None = None,
+        *,
+        tz: str | None = None,
     ) -> TaskList:
         """One page of the owner's tasks matching `where`, with `args.limit` and `args.continuation`; times are
-        also given in the user's zone (read beside the page, or taken from the window, which has it)."""
+        also given in the user's zone (`tz`, else the window's, else read beside the page)."""
         page = self.store.page(
             owner, " AND ".join(where), params, order_by=order_by, limit=args.limit, continuation=args.continuation
         )
-        if window_out is not None:
-            (docs, token), tz = await page, window_out.tz
+        tz = window_out.tz if window_out is not None else tz
+        if tz is not None:
+            docs, token = await page
         else:
             (docs, token), tz = await asyncio.gather(page, self._tz(owner))
         return TaskList(
@@ -415,6 +419,26 @@ class TaskService:
             status=args.status, category=args.category, priority=args.priority, include_deleted=args.include_deleted
         )
         return await self._page(owner, where, params, "c.created_at DESC", args)
+
+    async def list_tasks(self, principal: Principal, args: ListTasksRequest) -> TaskList:
+        """get_all_tasks' filters, plus `q` (words in the search text) and a due range [due_from, due_to] read in
+        `tz` (else the stored zone). With a due range the page is in due order, earliest first, and names its
+        window; tasks without a due date are left out then."""
+        owner = self.owner(principal, args.user_id)
+        where, params = self._filters(
+            status=args.status, category=args.category, priority=args.priority, include_deleted=args.include_deleted
+        )
+        if args.q:
+            where.append("CONTAINS(c.search_text, @q)")
+            params["@q"] = args.q.lower()
+        tz = args.tz or await self._tz(owner)
+        zone = user_zone(tz)  # a bad tz is refused naming it, with or without a range
+        if args.due_from is None and args.due_to is None:
+            return await self._page(owner, where, params, "c.created_at DESC", args, tz=tz)
+        w = between(args.due_from, args.due_to, zone, fields=("due_from", "due_to"))
+        where.append("c.due_date >= @start AND c.due_date < @end")
+        params.update(_bounds(w))
+        return await self._page(owner, where, params, "c.due_date ASC", args, _window_out(w, tz))
 
     async def search_tasks(self, principal: Principal, args: SearchTasksRequest) -> TaskList:
         owner = self.owner(principal, args.user_id)

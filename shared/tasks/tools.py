@@ -14,6 +14,7 @@ from shared.tasks.models import (
     GetTaskRequest,
     GetTasksByDateRequest,
     GetTasksSummaryRequest,
+    ListTasksRequest,
     Preferences,
     SearchTasksRequest,
     SetPreferencesRequest,
@@ -120,6 +121,12 @@ async def get_all_tasks(ctx: ToolContext, args: GetAllTasksRequest) -> TaskList:
     use search_tasks; for dates use get_tasks_by_date; for counts use get_tasks_summary.
     """
     return await _service(ctx).get_all_tasks(ctx.principal, args)
+
+
+async def list_tasks(ctx: ToolContext, args: ListTasksRequest) -> TaskList:
+    """GET /api/tasks (not a tool: agents have get_all_tasks, search_tasks and get_tasks_by_date): every filter
+    of the phone's list screen in one call."""
+    return await _service(ctx).list_tasks(ctx.principal, args)
 
 
 @toolset.tool("search_tasks", title="Search tasks by words", read_only=True, idempotent=True, render=_render_list)
