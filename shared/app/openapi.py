@@ -5,10 +5,10 @@ same pydantic models that validate it, so the document cannot drift from the cod
 `Error` schema (the envelope of DESIGN.md). JSON Schema 2020-12 is OpenAPI 3.1's own dialect, so
 pydantic's schemas go in as they are, with their `$defs` lifted into `components.schemas`.
 
-Generated clients read the document too (openapi-python-client, openapi-typescript: tests/e2e/test_openapi_generators.py),
-so names are made safe for them: components get stable unique names that are also their `title` (two capabilities'
-`SessionSummary` become `ChatSessionSummary` and `NeubirdSessionSummary`), and operationIds are identifiers
-(`tool_report_export` for the tool `report.export`).
+Generated clients read the document too (openapi-python-client, openapi-typescript; see
+tests/e2e/test_openapi_generators.py), so names are made safe for them: components get stable unique names
+that are also their `title` (two capabilities' `SessionSummary` become `ChatSessionSummary` and
+`NeubirdSessionSummary`), and operationIds are identifiers (`tool_report_export` for the tool `report.export`).
 
 Security says how callers really authenticate: the routes are anonymous at the Functions host and the app checks
 every call, with an Entra ID access token (`entraId`: OAuth2 authorization code + PKCE when the Entra settings
@@ -45,7 +45,7 @@ _WHY = {
     ),
     403: (
         "The credentials may not do this (FORBIDDEN), e.g. a user_id that is not the caller's, or a token"
-        " without the scope (WWW-Authenticate: error=\"insufficient_scope\")."
+        ' without the scope (WWW-Authenticate: error="insufficient_scope").'
     ),
     404: "Not found, or not the caller's (NOT_FOUND: another user's id looks like an unknown one).",
     409: "The state changed (CONFLICT), e.g. an expired or used confirmation token.",
@@ -200,7 +200,8 @@ def operation_id(name: str) -> str:
 
 def _component_name(key: str) -> str:
     """pydantic names a model by its class, or by module path and class when two share a name
-    (`shared__neubird__models__SessionSummary`): that one becomes the capability and the class, `NeubirdSessionSummary`."""
+    (`shared__neubird__models__SessionSummary`): that one becomes the capability and the class,
+    `NeubirdSessionSummary`."""
     parts = key.split("__")
     if len(parts) > 2 and parts[0] == "shared":
         return parts[1].title().replace("_", "") + parts[-1]
@@ -304,9 +305,7 @@ def build(cat: Catalogue, sign_in: EntraSignIn | None = None) -> dict[str, Any]:
                     str(s): {"description": r.summary, "content": content}
                     for s in sorted({r.status, *r.other_statuses})
                 },
-                **_error_responses(
-                    (*_COMMON_ERRORS, *(_BODY_ERRORS if r.body is not None else ()), *r.errors)
-                ),
+                **_error_responses((*_COMMON_ERRORS, *(_BODY_ERRORS if r.body is not None else ()), *r.errors)),
             },
         }
         if r.params is not None:
@@ -415,7 +414,7 @@ def _platform_paths(cat: Catalogue) -> dict[str, dict[str, Any]]:
         paths[PRM_PATH] = {
             "get": {
                 "operationId": PRM_FUNCTION,
-                "summary": "OAuth 2.0 Protected Resource Metadata (RFC 9728): the resource and its authorization servers.",
+                "summary": "OAuth 2.0 Protected Resource Metadata (RFC 9728): the resource, its authorization servers.",
                 "tags": ["platform"],
                 "security": _ANONYMOUS,
                 "responses": {"200": {"description": "The metadata", "content": _json(obj)}},

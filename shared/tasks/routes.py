@@ -111,7 +111,7 @@ async def list_tasks(call: RouteCall, *, params: TaskListParams) -> TaskList:
     page, and a continuation only continues the same filters).
     """
     args = as_model(ListTasksRequest, params.model_dump())
-    return cast(TaskList, await tools.list_tasks(call.tool_context(), args))
+    return await tools.list_tasks(call.tool_context(), args)
 
 
 @routes.route("POST", "tasks", name="tasks_create", status=201, errors=(403,), response=TaskResult)

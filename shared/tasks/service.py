@@ -404,13 +404,13 @@ class TaskService:
         page = self.store.page(
             owner, " AND ".join(where), params, order_by=order_by, limit=args.limit, continuation=args.continuation
         )
-        tz = window_out.tz if window_out is not None else tz
-        if tz is not None:
-            docs, token = await page
+        known = window_out.tz if window_out is not None else tz
+        if known is not None:
+            (docs, token), zone = await page, known
         else:
-            (docs, token), tz = await asyncio.gather(page, self._tz(owner))
+            (docs, token), zone = await asyncio.gather(page, self._tz(owner))
         return TaskList(
-            count=len(docs), tasks=[task_out(d, tz) for d in docs], continuation=token, window=window_out, tz=tz
+            count=len(docs), tasks=[task_out(d, zone) for d in docs], continuation=token, window=window_out, tz=zone
         )
 
     async def get_all_tasks(self, principal: Principal, args: GetAllTasksRequest) -> TaskList:

@@ -63,8 +63,10 @@ def python_client(document: tuple[dict[str, Any], Path]) -> tuple[Path, str]:
     out = document[1].parent / "python"
     venv_bin = Path(sys.executable).parent
     done = subprocess.run(
-        [str(venv_bin / "openapi-python-client"), "generate", "--path", str(document[1]), "--meta", "none"]
-        + ["--output-path", str(out / PACKAGE)],
+        [
+            *(str(venv_bin / "openapi-python-client"), "generate", "--path", str(document[1])),
+            *("--meta", "none", "--output-path", str(out / PACKAGE)),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -83,7 +85,14 @@ def typescript_types(document: tuple[dict[str, Any], Path]) -> tuple[Path, str]:
     done = subprocess.run(
         # --default-non-nullable false: a field with a default is optional to send (openapi-typescript 7 makes it
         # required in request bodies too otherwise); answers list such fields as required where they always are.
-        [str(BIN / "openapi-typescript"), str(document[1]), "-o", str(out / "api.ts"), "--default-non-nullable", "false"],
+        [
+            str(BIN / "openapi-typescript"),
+            str(document[1]),
+            "-o",
+            str(out / "api.ts"),
+            "--default-non-nullable",
+            "false",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -154,13 +163,15 @@ def test_the_python_client_imports_every_module(python_client: tuple[Path, str])
     assert int(done.stdout) > 100
 
 
-async def _bearer(deps: Deps, tag: str) -> str:
-    minted = await deps.api_keys.mint(f"ws-phone-{tag}-{uuid.uuid4().hex[:8]}", "phone-user", "generated client")
+@pytest.fixture
+async def bearer(deps: Deps) -> str:
+    """A workspace API key of a fresh workspace, minted as `make api-key` does."""
+    minted = await deps.api_keys.mint(f"ws-phone-{uuid.uuid4().hex[:8]}", "phone-user", "generated client")
     return minted.key
 
 
-async def test_the_generated_python_client_does_the_phones_flows(
-    api_host: HostProcess, client_package: Any, deps: Deps
+def test_the_generated_python_client_does_the_phones_flows(
+    api_host: HostProcess, client_package: Any, bearer: str
 ) -> None:
     from importlib import import_module
 
@@ -172,12 +183,14 @@ async def test_the_generated_python_client_does_the_phones_flows(
         )
 
     models = import_module(f"{PACKAGE}.models")
-    client = client_package.AuthenticatedClient(base_url=api_host.base_url, token=await _bearer(deps, "py"))
+    client = client_package.AuthenticatedClient(base_url=api_host.base_url, token=bearer)
 
     made = api("tasks_create").sync_detailed(
         client=client,
         body=models.CreateTaskRequest(
-            title="Pick up parcel", category="Errands", priority=models.CreateTaskRequestPriority.HIGH,
+            title="Pick up parcel",
+            category="Errands",
+            priority=models.CreateTaskRequestPriority.HIGH,
             due_date="2026-12-01T23:30:00Z",
         ),
     )
@@ -186,8 +199,12 @@ async def test_the_generated_python_client_does_the_phones_flows(
 
     # 23:30 UTC on the 1st is the 2nd in Auckland: the phone's "due on the 2nd" in its zone finds it.
     listed = api("tasks_list").sync(
-        client=client, q="PARCEL", priority=models.TasksListPriorityType0.HIGH,
-        due_from="2026-12-02", due_to="2026-12-02", tz="Pacific/Auckland",
+        client=client,
+        q="PARCEL",
+        priority=models.TasksListPriorityType0.HIGH,
+        due_from="2026-12-02",
+        due_to="2026-12-02",
+        tz="Pacific/Auckland",
     )
     assert [t.id for t in listed.tasks] == [task_id]
     assert api("tasks_list").sync(client=client, due_from="2026-12-02", due_to="2026-12-02", tz="UTC").tasks == []
@@ -225,8 +242,8 @@ async def test_the_generated_python_client_does_the_phones_flows(
     assert anonymous.parsed.error.code == "UNAUTHORIZED"
 
 
-async def test_the_typescript_client_does_the_phones_flows(
-    api_host: HostProcess, typescript_types: tuple[Path, str], deps: Deps
+def test_the_typescript_client_does_the_phones_flows(
+    api_host: HostProcess, typescript_types: tuple[Path, str], bearer: str
 ) -> None:
     folder = typescript_types[0].parent
     (folder / "phone_flows.ts").write_text(FLOWS.read_text())
@@ -234,20 +251,28 @@ async def test_the_typescript_client_does_the_phones_flows(
     (folder / "node_modules").symlink_to(ROOT / "node_modules")
     tsconfig = {
         "compilerOptions": {
-            "strict": True, "noEmit": True, "target": "es2022", "module": "nodenext", "moduleResolution": "nodenext",
-            "allowImportingTsExtensions": True, "types": [], "lib": ["es2022", "dom"], "skipLibCheck": True,
+            "strict": True,
+            "noEmit": True,
+            "target": "es2022",
+            "module": "nodenext",
+            "moduleResolution": "nodenext",
+            "allowImportingTsExtensions": True,
+            "types": [],
+            "lib": ["es2022", "dom"],
+            "skipLibCheck": True,
         },
         "files": ["phone_flows.ts"],
     }
     (folder / "tsconfig.json").write_text(json.dumps(tsconfig))
-    checked = subprocess.run(
-        [str(BIN / "tsc"), "-p", str(folder)], capture_output=True, text=True, timeout=300
-    )
+    checked = subprocess.run([str(BIN / "tsc"), "-p", str(folder)], capture_output=True, text=True, timeout=300)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
     ran = subprocess.run(
-        [str(BIN / "node"), str(folder / "phone_flows.ts"), api_host.base_url, await _bearer(deps, "ts")],
-        capture_output=True, text=True, timeout=120, cwd=folder,
+        [str(BIN / "node"), str(folder / "phone_flows.ts"), api_host.base_url, bearer],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=folder,
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     seen = json.loads(ran.stdout.strip().splitlines()[-1])

@@ -86,15 +86,11 @@ def test_a_due_range_is_earliest_first_and_names_its_window(host: HostProcess, s
     assert r.json()["tz"] == AUCKLAND
 
 
-def test_timestamps_bound_the_range_and_a_task_without_due_date_is_left_out(
-    host: HostProcess, seeded: Any
-) -> None:
+def test_timestamps_bound_the_range_and_a_task_without_due_date_is_left_out(host: HostProcess, seeded: Any) -> None:
     me, _ = seeded
     assert _titles(host, me, due_from="2026-12-01T23:00:00Z", due_to="2026-12-01T23:59:00Z") == ["Buy milk"]
     # A naive timestamp is read in tz: 10:00-13:00 on 2 December in Auckland holds 23:30 UTC on the 1st.
-    assert _titles(host, me, due_from="2026-12-02T10:00:00", due_to="2026-12-02T13:00:00", tz=AUCKLAND) == [
-        "Buy milk"
-    ]
+    assert _titles(host, me, due_from="2026-12-02T10:00:00", due_to="2026-12-02T13:00:00", tz=AUCKLAND) == ["Buy milk"]
     assert "Write report" not in _titles(host, me, due_to="2030-01-01", status="all")
 
 
