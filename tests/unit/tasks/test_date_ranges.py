@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from shared.core.errors import ValidationFailed
-from shared.tasks.date_ranges import window
+from shared.tasks.date_ranges import between, window
 
 
 def utc(text: str) -> datetime:
@@ -132,3 +133,18 @@ def test_bad_ranges_name_the_field(kwargs: dict[str, str], field: str) -> None:
     with pytest.raises(ValidationFailed) as caught:
         window(name, now=utc("2026-11-23T12:00:00"), **kwargs)
     assert caught.value.details["errors"][0]["field"] == field
+
+
+def test_between_reads_dates_as_whole_local_days_and_names_the_callers_fields() -> None:
+    day = between("2026-12-02", "2026-12-02", ZoneInfo("Pacific/Auckland"), fields=("due_from", "due_to"))
+    assert day.as_dict()["start"] == "2026-12-01T11:00:00Z"
+    assert day.as_dict()["end"] == "2026-12-02T11:00:00Z"
+    assert between(None, "2026-12-02", ZoneInfo("UTC"), fields=("due_from", "due_to")).start is None
+    for first, last, field in (
+        ("soon", None, "due_from"),
+        (None, "2026-02-30", "due_to"),
+        ("2026-12-03", "2026-12-01", "due_to"),
+    ):
+        with pytest.raises(ValidationFailed) as caught:
+            between(first, last, ZoneInfo("UTC"), fields=("due_from", "due_to"))
+        assert [e["field"] for e in caught.value.details["errors"]] == [field]
