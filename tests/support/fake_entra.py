@@ -216,8 +216,11 @@ class FakeEntra:
     def _redirect_ok(self, client_id: str, redirect_uri: str) -> bool:
         parts = urlsplit(redirect_uri)
         # Entra lets a public client's loopback redirect take any port (RFC 8252 §7.3).
-        return client_id in self.public_client_ids and parts.scheme == "http" and parts.hostname is not None and (
-            parts.hostname in LOOPBACK_HOSTS or f"[{parts.hostname}]" in LOOPBACK_HOSTS
+        return (
+            client_id in self.public_client_ids
+            and parts.scheme == "http"
+            and parts.hostname is not None
+            and (parts.hostname in LOOPBACK_HOSTS or f"[{parts.hostname}]" in LOOPBACK_HOSTS)
         )
 
     def _api_scope_ok(self, scope: str, resource: str | None) -> bool:
