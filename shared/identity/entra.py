@@ -71,7 +71,8 @@ class EntraValidator:
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid or len(kid) > MAX_KID_CHARS:
             raise _rejected("the token header has no key id (kid)")
-        issuer = self._issuers.get(unverified.get("iss")) if isinstance(unverified.get("iss"), str) else None
+        claimed = unverified.get("iss")
+        issuer = self._issuers.get(claimed) if isinstance(claimed, str) else None
         if issuer is None:
             raise _rejected("the issuer is not trusted by this app")
         return issuer

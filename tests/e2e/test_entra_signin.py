@@ -117,6 +117,7 @@ async def test_the_sdk_signs_in_and_lists_and_calls_tools(signin: SignInHost) ->
         OAuthClientMetadata,
         OAuthToken,
     )
+    from pydantic import AnyUrl
 
     class MemoryStorage(TokenStorage):
         """A pre-registered public client (Entra has no dynamic registration)."""
@@ -124,7 +125,7 @@ async def test_the_sdk_signs_in_and_lists_and_calls_tools(signin: SignInHost) ->
         def __init__(self, client_id: str) -> None:
             self.tokens: OAuthToken | None = None
             self.client: OAuthClientInformationFull | None = OAuthClientInformationFull(
-                client_id=client_id, token_endpoint_auth_method="none", redirect_uris=[REDIRECT]
+                client_id=client_id, token_endpoint_auth_method="none", redirect_uris=[AnyUrl(REDIRECT)]
             )
 
         async def get_tokens(self) -> OAuthToken | None:
@@ -157,16 +158,18 @@ async def test_the_sdk_signs_in_and_lists_and_calls_tools(signin: SignInHost) ->
     storage = MemoryStorage(signin.entra.public_client_id)
     auth = OAuthClientProvider(
         server_url=signin.resource,
-        client_metadata=OAuthClientMetadata(redirect_uris=[REDIRECT], token_endpoint_auth_method="none"),
+        client_metadata=OAuthClientMetadata(redirect_uris=[AnyUrl(REDIRECT)], token_endpoint_auth_method="none"),
         storage=storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
     )
     before = len(signin.entra.requests)
-    async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(60)) as http:
-        async with Client(streamable_http_client(signin.resource, http_client=http)) as client:
-            tools = await client.list_tools()
-            me = await client.call_tool("whoami", {})
+    async with (
+        httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(60)) as http,
+        Client(streamable_http_client(signin.resource, http_client=http)) as client,
+    ):
+        tools = await client.list_tools()
+        me = await client.call_tool("whoami", {})
     assert "whoami" in {t.name for t in tools.tools}
     assert me.structured_content == {"workspace_id": signin.entra.tenant, "user_id": user, "source": "entra"}
     seen = signin.entra.requests[before:]
