@@ -5,9 +5,12 @@ right WWW-Authenticate; the REST routes take the same token and take the caller 
 
 from __future__ import annotations
 
+import json
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -302,3 +305,25 @@ def test_no_token_reaches_the_logs(signin: SignInHost, other_entra: FakeEntra) -
     log = signin.host.log()
     for token in tokens:
         assert token.split(".")[1] not in log
+
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE22 = ROOT / "node_modules" / ".bin" / "node"  # npm's node@22 package; the machine's Node 20 is too old
+INSPECTOR_CLI = ROOT / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
+
+
+def inspector_tools_list(s: SignInHost, *headers: str) -> subprocess.CompletedProcess[str]:
+    args = [str(NODE22), str(INSPECTOR_CLI), s.resource, "--transport", "http", "--method", "tools/list"]
+    for header in headers:
+        args += ["--header", header]
+    # cwd: 1.0.3 looks for its package.json relative to the working directory (existsSync) but imports it relative
+    # to the module, so it only starts from its own build folder when installed alone.
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, check=False, cwd=INSPECTOR_CLI.parent)
+
+
+def test_the_mcp_inspector_cli_lists_tools_with_the_token(signin: SignInHost) -> None:
+    done = inspector_tools_list(signin, f"Authorization: Bearer {signin.entra.token()}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "whoami" in {tool["name"] for tool in json.loads(done.stdout)["tools"]}
+    refused = inspector_tools_list(signin, f"Authorization: Bearer {signin.entra.token(aud='api://elsewhere')}")
+    assert refused.returncode != 0
