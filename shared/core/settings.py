@@ -146,7 +146,9 @@ class Settings(SettingsSection):
         None, description="Entra ID tenant: the issuer is https://login.microsoftonline.com/<tenant>/v2.0."
     )
     entra_audience: str | None = Field(
-        None, description="Entra ID token audience (the app registration); setting it turns token validation on."
+        None,
+        description="Entra ID token audience: the API app registration's client id (comma separated for several); "
+        "setting it turns token validation on.",
     )
     entra_issuer: str | None = Field(None, description="Entra ID issuer, when not derived from the tenant.")
     entra_jwks_url: str | None = Field(None, description="Signing keys URL, when not discovered from the issuer.")
@@ -202,8 +204,9 @@ class Settings(SettingsSection):
     )
     public_base_url: str | None = Field(
         None,
-        description="The app's public origin (https://<host>, no path): the MCP resource and the metadata URL in "
-        "401 challenges are built from it, never from a request's Host.",
+        description="The app's public origin (https://<host>): the MCP resource and the metadata URL in 401 "
+        "challenges are built from it, never from a request's Host. Default https://$WEBSITE_HOSTNAME on Azure; set "
+        "it for a custom domain or Front Door.",
     )
 
     outbound_allow_http: bool = Field(
@@ -321,6 +324,9 @@ class Settings(SettingsSection):
         # Platform names that Azure sets or that users know from the docs.
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
+        # The platform's own name for the app (set by Azure, not by a caller): the default public origin.
+        if not values.get("public_base_url") and env.get("WEBSITE_HOSTNAME"):
+            values["public_base_url"] = f"https://{env['WEBSITE_HOSTNAME']}"
         kinds = (*cls.platform_sections, *(s for s in sections if s not in cls.platform_sections))
         values["sections"] = tuple(section.from_env(env) for section in kinds)
         values["running_on_azure"] = running_on_azure(env)

@@ -81,3 +81,11 @@ def test_the_jwks_url_follows_entras_shape_for_every_issuer() -> None:
 def test_bad_settings_name_their_variable(name: str, value: str) -> None:
     with pytest.raises(SettingsError, match=name):
         Settings.from_env({**ENTRA, name: value})
+
+
+def test_the_public_origin_defaults_to_the_apps_azure_host_name() -> None:
+    env = {k: v for k, v in ENTRA.items() if k != "FIREBREAK_PUBLIC_BASE_URL"}
+    settings = Settings.from_env({**env, "WEBSITE_HOSTNAME": "fb-prod.azurewebsites.net"})
+    assert protected_resource_metadata(settings).resource == "https://fb-prod.azurewebsites.net/api/mcp"
+    explicit = Settings.from_env({**ENTRA, "WEBSITE_HOSTNAME": "fb-prod.azurewebsites.net"})
+    assert protected_resource_metadata(explicit).resource == "https://fb.example.net/api/mcp"
