@@ -15,6 +15,7 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
     from functions.mcp_api import bp as mcp
     from functions.openapi_api import bp as openapi
     from functions.orchestration import orchestration_functions
+    from functions.protected_resource_api import bp as protected_resource
     from functions.routes_api import route_functions
     from functions.tools_api import bp as tools
     from functions.tools_api import tool_functions
@@ -29,6 +30,7 @@ def blueprints(manifest: dict[str, Any] | None = None) -> list[Any]:
         tools,
         mcp,
         openapi,
+        protected_resource,
         route_functions(manifest.get("routes", [])),
         orchestration_functions(manifest["orchestrations"]),
     ]

@@ -45,9 +45,18 @@ def json_response(
 
 
 def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
+    """The envelope with its headers: the Bearer challenge on a 401 or scope 403 (shared/identity/challenge.py)."""
+    from functions import wiring
+    from shared.identity.challenge import bearer_challenge
+
     headers: dict[str, str] = {}
-    if error.code == "UNAUTHORIZED":
-        headers["WWW-Authenticate"] = 'Bearer realm="firebreak"'
+    try:
+        settings = wiring.settings()
+    except Exception:  # the settings failing to load is itself being answered: challenge without them
+        settings = None
+    challenge = bearer_challenge(error, settings)
+    if challenge:
+        headers["WWW-Authenticate"] = challenge
     if error.retry_after_seconds is not None:
         headers["Retry-After"] = str(error.retry_after_seconds)
     return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)

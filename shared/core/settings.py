@@ -7,11 +7,13 @@ the result; tests/unit/core/test_no_environ_reads.py keeps other modules from re
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import ClassVar
+from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from shared.core.allow_list import parse_entries
 from shared.core.hosting import ON_AZURE, running_on_azure
@@ -29,6 +31,19 @@ def _csv(value: object) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
     raise ValueError("expected a comma-separated string or a list")
+
+
+class TrustedIssuer(BaseModel):
+    """One more token issuer the app trusts (FIREBREAK_ENTRA_TRUSTED_ISSUERS), with its own audiences."""
+
+    model_config = {"frozen": True, "extra": "forbid"}
+
+    issuer: str = Field(min_length=1, description="The exact `iss` of its v2.0 tokens.")
+    tenant_id: str = Field(min_length=1, description="The `tid` its tokens must carry.")
+    audiences: list[str] = Field(min_length=1, description="Accepted `aud` values (the API app's client id).")
+    jwks_url: str | None = Field(
+        None, description="Its signing keys; default <issuer without /v2.0>/discovery/v2.0/keys."
+    )
 
 
 class Settings(SettingsSection):
@@ -131,11 +146,68 @@ class Settings(SettingsSection):
         None, description="Entra ID tenant: the issuer is https://login.microsoftonline.com/<tenant>/v2.0."
     )
     entra_audience: str | None = Field(
-        None, description="Entra ID token audience (the app registration); setting it turns token validation on."
+        None,
+        description="Entra ID token audience: the API app registration's client id (comma separated for several); "
+        "setting it turns token validation on.",
     )
     entra_issuer: str | None = Field(None, description="Entra ID issuer, when not derived from the tenant.")
     entra_jwks_url: str | None = Field(None, description="Signing keys URL, when not discovered from the issuer.")
     entra_workspace_claim: str = Field("tid", description="The token claim that names the caller's workspace.")
+    entra_tenant_workspaces: dict[str, str] = Field(
+        default_factory=dict,
+        description="Bind a tenant to an existing workspace: comma-separated tid=workspace_id pairs; a tenant not "
+        "listed uses its entra_workspace_claim.",
+    )
+    entra_scope: str = Field(
+        "user_impersonation",
+        min_length=1,
+        description="The delegated scope every Entra token's scp must contain (a token without it is 403 "
+        "insufficient_scope).",
+    )
+    entra_app_roles: list[str] = Field(
+        default_factory=list,
+        description="App roles that admit an app-only token (roles, no scp; comma separated); empty: app-only tokens "
+        "are refused.",
+    )
+    entra_allowed_client_ids: list[str] = Field(
+        default_factory=list,
+        description="Client applications (azp) whose tokens are accepted (comma separated); empty: any client the "
+        "tenant lets obtain a token for the API.",
+    )
+    entra_trusted_issuers: list[TrustedIssuer] = Field(
+        default_factory=list,
+        description='More trusted issuers as a JSON list of {"issuer", "tenant_id", "audiences", "jwks_url"?} (an '
+        "External ID tenant for the phone); the tenant of FIREBREAK_ENTRA_TENANT_ID/_ISSUER comes first.",
+    )
+    entra_resource: str | None = Field(
+        None,
+        description="The protected resource clients ask tokens for (Protected Resource Metadata `resource`; one of "
+        "the app registration's identifierUris); default <FIREBREAK_PUBLIC_BASE_URL>/api/mcp.",
+    )
+    entra_challenge_scope: str | None = Field(
+        None,
+        description="The full scope named in 401 challenges and the metadata's scopes_supported; default "
+        "<resource>/<FIREBREAK_ENTRA_SCOPE>.",
+    )
+    entra_jwks_max_age_s: float = Field(
+        3600.0,
+        ge=1,
+        le=86400,
+        description="Seconds a fetched signing-key set is trusted; after that it is fetched again and a key removed "
+        "from it stops validating.",
+    )
+    entra_jwks_refetch_cooldown_s: float = Field(
+        30.0,
+        ge=0,
+        le=3600,
+        description="Least seconds between two fetches of the key set triggered by a token with an unknown kid.",
+    )
+    public_base_url: str | None = Field(
+        None,
+        description="The app's public origin (https://<host>): the MCP resource and the metadata URL in 401 "
+        "challenges are built from it, never from a request's Host. Default https://$WEBSITE_HOSTNAME on Azure; set "
+        "it for a custom domain or Front Door.",
+    )
 
     outbound_allow_http: bool = Field(
         False, description="Let caller-chosen outbound URLs use plain http (the guard requires https otherwise)."
@@ -167,6 +239,43 @@ class Settings(SettingsSection):
         description="Non-public hosts the investigations' MCP servers may be at, besides "
         "FIREBREAK_OUTBOUND_ALLOWED_HOSTS (same entry forms; give a port).",
     )
+
+    @field_validator("entra_app_roles", "entra_allowed_client_ids", mode="before")
+    @classmethod
+    def _split_entra(cls, value: object) -> list[str]:
+        return _csv(value)
+
+    @field_validator("entra_tenant_workspaces", mode="before")
+    @classmethod
+    def _pairs(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        pairs = [entry.partition("=") for entry in _csv(value)]
+        if any(not key.strip() or not sep or not val.strip() for key, sep, val in pairs):
+            raise ValueError("expected comma-separated tid=workspace_id pairs")
+        return {key.strip(): val.strip() for key, _, val in pairs}
+
+    @field_validator("entra_trusted_issuers", mode="before")
+    @classmethod
+    def _issuers(cls, value: object) -> object:
+        if value is None or value == "":
+            return []
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError("expected a JSON list of issuers") from None
+        return value
+
+    @field_validator("public_base_url", "entra_resource", mode="after")
+    @classmethod
+    def _absolute_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+            raise ValueError("expected an absolute http(s) URL without query or fragment")
+        return value.rstrip("/")
 
     @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
     @classmethod
@@ -215,6 +324,9 @@ class Settings(SettingsSection):
         # Platform names that Azure sets or that users know from the docs.
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
             values["blob_account_url"] = env["AzureWebJobsStorage__blobServiceUri"]
+        # The platform's own name for the app (set by Azure, not by a caller): the default public origin.
+        if not values.get("public_base_url") and env.get("WEBSITE_HOSTNAME"):
+            values["public_base_url"] = f"https://{env['WEBSITE_HOSTNAME']}"
         kinds = (*cls.platform_sections, *(s for s in sections if s not in cls.platform_sections))
         values["sections"] = tuple(section.from_env(env) for section in kinds)
         values["running_on_azure"] = running_on_azure(env)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from shared.core.errors import Unauthorized
 from shared.core.settings import Settings
 from shared.identity.api_keys import ApiKeyStore, looks_like_api_key
+from shared.identity.challenge import InvalidToken
 from shared.identity.entra import EntraValidator
 from shared.identity.models import Principal
 
@@ -48,7 +49,7 @@ class PrincipalResolver:
         if token:
             principal = await self._api_keys.verify(token)
             if principal is None:
-                raise Unauthorized("API key is invalid or revoked", recovery_suggestions=_HOW_TO_AUTHENTICATE)
+                raise InvalidToken("API key is invalid or revoked", recovery_suggestions=_HOW_TO_AUTHENTICATE)
             return principal
         if self._settings.dev_mode:
             # Dev mode may name another workspace so local users can try isolation by hand.

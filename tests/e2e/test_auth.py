@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from devhost.processes import HostProcess
 from shared.tools.deps import Deps
-from tests.support.jwks import FakeEntra
+from tests.support.fake_entra import FakeEntra
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import json
 import httpx
 
 from shared.tools.deps import Deps
-from tests.support.jwks import FakeEntra
+from tests.support.fake_entra import FakeEntra
 
 FUNCTION_KEY = "fnkey-SECRET-4711"
 

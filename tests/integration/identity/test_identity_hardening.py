@@ -9,7 +9,7 @@ from shared.core.settings import Settings
 from shared.identity.api_keys import CACHE_SECONDS, ApiKeyStore
 from shared.identity.entra import EntraValidator
 from shared.tools.deps import Deps
-from tests.support.jwks import FakeEntra
+from tests.support.fake_entra import FakeEntra
 
 
 class Clock:
