@@ -5,7 +5,6 @@ from __future__ import annotations
 import azure.functions as func
 
 from functions.http import Call, endpoint
-from shared.identity.resource import protected_resource_metadata as metadata_of
 
 bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure-functions declares Blueprint.__init__ without annotations
 
@@ -19,5 +18,7 @@ async def protected_resource_metadata(call: Call) -> func.HttpResponse:
     Anonymous: clients read it before they have a token, through the 401 challenge's resource_metadata. Built
     from settings only (never the request's Host); 404 in the envelope when Entra ID is not configured.
     """
-    document = metadata_of(call.deps.settings)
+    from shared.identity.resource import protected_resource_metadata  # not at indexing: it imports pydantic
+
+    document = protected_resource_metadata(call.deps.settings)
     return call.json(document.model_dump(mode="json"), headers={"Cache-Control": "public, max-age=300"})

@@ -46,6 +46,7 @@ PLATFORM_FUNCTIONS: tuple[str, ...] = (
     "runs_claim",
     "runs_finish",
     "openapi_document",
+    "protected_resource_metadata",
     "api_docs",
 )
 

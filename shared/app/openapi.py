@@ -31,6 +31,7 @@ from pydantic.json_schema import models_json_schema
 
 from shared.core.errors import HTTP_STATUS
 from shared.core.settings import Settings
+from shared.identity.resource import primary_issuer
 from shared.tools.capability import Catalogue
 from shared.tools.registry import ToolOutput
 from shared.tools.routes import Route
@@ -80,8 +81,6 @@ PRM_FUNCTION = "protected_resource_metadata"
 PRM_PATH = "/api/.well-known/oauth-protected-resource"
 _ENTRA_SCHEME = "entraId"
 _API_KEY_SCHEME = "workspaceApiKey"
-# The delegated scope the app registration exposes (docs/: api://<app id>/user_impersonation).
-_ENTRA_SCOPE = "user_impersonation"
 _BODY_ERRORS = (415,)
 
 _ERROR_SCHEMA: dict[str, Any] = {
@@ -129,20 +128,17 @@ def entra_sign_in(settings: Settings) -> EntraSignIn | None:
     """The sign-in URLs from the Entra settings, or None when token validation is off or the issuer is not Entra's
     `<authority>/v2.0` shape (login.microsoftonline.com/<tenant>/v2.0, External ID's <tenant>.ciamlogin.com/...):
     the document then says only "a bearer JWT"."""
-    if not settings.entra_audience:
+    primary = primary_issuer(settings)
+    if primary is None or not primary.issuer.rstrip("/").endswith("/v2.0"):
         return None
-    issuer = settings.entra_issuer or (
-        f"https://login.microsoftonline.com/{settings.entra_tenant_id}/v2.0" if settings.entra_tenant_id else None
-    )
-    if issuer is None or not issuer.rstrip("/").endswith("/v2.0"):
-        return None
-    authority = issuer.rstrip("/").removesuffix("/v2.0")
-    audience = settings.entra_audience.rstrip("/")
+    authority = primary.issuer.rstrip("/").removesuffix("/v2.0")
+    # The phone (MSAL) asks for the app's own identifier URI's scope; the audience is the app's client id.
+    audience = primary.audiences[0].rstrip("/")
     resource = audience if "://" in audience else f"api://{audience}"
     return EntraSignIn(
         authorization_url=f"{authority}/oauth2/v2.0/authorize",
         token_url=f"{authority}/oauth2/v2.0/token",
-        scope=f"{resource}/{_ENTRA_SCOPE}",
+        scope=f"{resource}/{settings.entra_scope}",
     )
 
 

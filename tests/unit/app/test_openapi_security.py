@@ -15,7 +15,7 @@ from shared.tools.capability import Catalogue
 
 TENANT = "11111111-2222-3333-4444-555555555555"
 APP = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
-ANONYMOUS = {"/api/openapi.json", "/api/docs", "/api/health"}
+ANONYMOUS = {"/api/openapi.json", "/api/docs", "/api/health", "/api/.well-known/oauth-protected-resource"}
 
 
 def _operations(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -78,10 +78,11 @@ def test_every_authenticated_operation_documents_the_challenge_and_anonymous_one
     assert missing == []
 
 
-def test_the_protected_resource_metadata_is_documented_as_anonymous_once_the_functions_layer_serves_it() -> None:
-    assert PRM_PATH not in build(catalogue())["paths"]
-    with_prm = Catalogue(CAPABILITIES, (*PLATFORM_FUNCTIONS, PRM_FUNCTION))
-    assert build(with_prm)["paths"][PRM_PATH]["get"]["security"] == []
+def test_the_protected_resource_metadata_is_documented_as_anonymous_when_the_functions_layer_serves_it() -> None:
+    assert PRM_FUNCTION in PLATFORM_FUNCTIONS
+    assert build(catalogue())["paths"][PRM_PATH]["get"]["security"] == []
+    without = Catalogue(CAPABILITIES, tuple(n for n in PLATFORM_FUNCTIONS if n != PRM_FUNCTION))
+    assert PRM_PATH not in build(without)["paths"]
 
 
 def test_operation_ids_are_identifiers_and_component_names_unique_and_their_own_titles() -> None:
