@@ -8,6 +8,7 @@ import azure.functions as func
 from functions import wiring
 from functions.http import Call, endpoint, read_body
 from shared.core.logging import CORRELATION_HEADER
+from shared.mcp.endpoint import buffered
 
 bp = df.Blueprint()
 
@@ -26,9 +27,10 @@ async def mcp(call: Call) -> func.HttpResponse:
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: call.correlation_id})
     body = read_body(req, call.deps.settings.max_request_bytes)
-    reply = await wiring.mcp_endpoint().handle(
+    streamed = await wiring.mcp_endpoint().handle_stream(
         req.method, req.url, dict(req.headers), body, call.caller, call.correlation_id, orchestrations=call.runs()
     )
+    reply = await buffered(streamed)  # until the edge can stream: the SSE events arrive, all at the end
     headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
     headers[CORRELATION_HEADER] = call.correlation_id
     return func.HttpResponse(reply.body, status_code=reply.status, headers=headers)

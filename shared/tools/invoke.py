@@ -20,6 +20,8 @@ from shared.tools.registry import Tool
 log = logging.getLogger("firebreak.tools")
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+# (level, message): level is an MCP/RFC 5424 level ("debug", "info", "notice", "warning", "error", ...).
+LogFn = Callable[[str, str], Awaitable[None]]
 
 
 class Orchestrations(Protocol):
@@ -60,6 +62,15 @@ class ToolContext:
     progress: ProgressFn | None = None
     # Runs Durable orchestrations for tools whose work outlives a request (None outside the Functions app).
     orchestrations: Orchestrations | None = None
+    # Sends a log message to the caller (an MCP log notification, when its level is wanted); None: dropped.
+    logger: LogFn | None = None
+
+    async def log(self, level: str, message: str) -> None:
+        """Tell the caller what long work is doing (MCP `notifications/message`; nothing over plain HTTP).
+
+        Levels are MCP's: "debug", "info", "notice", "warning", "error". Never put secrets in `message`."""
+        if self.logger is not None:
+            await self.logger(level, message)
 
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the caller how far long work has got (an MCP progress notification when it asked for one)."""

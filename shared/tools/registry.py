@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from shared.tools.resources import ResourceKind
+
 # MCP allows letters, digits, '_', '-' and '.', 1..128 chars; we keep names short enough for function names.
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -113,6 +115,12 @@ class ToolSet:
     def __init__(self, capability: str) -> None:
         self.capability = capability
         self.tools: list[Tool] = []
+        # MCP resource kinds (shared/tools/resources.py) the capability publishes beside its tools.
+        self.resources: list[ResourceKind] = []
+
+    def resource(self, kind: ResourceKind) -> None:
+        """Publish `kind` over MCP (resources/list, resources/read, resources/templates/list)."""
+        self.resources.append(kind)
 
     def tool(
         self,
@@ -162,8 +170,10 @@ class ToolRegistry:
 
     def __init__(self, toolsets: Iterable[ToolSet]) -> None:
         self._tools: dict[str, Tool] = {}
+        self.resources: tuple[ResourceKind, ...] = ()
         function_names: dict[str, str] = {}
         for toolset in toolsets:
+            self.resources += tuple(toolset.resources)
             for t in toolset.tools:
                 if not _TOOL_NAME.match(t.name):
                     raise ValueError(f"tool name {t.name!r} is not a valid MCP tool name")
