@@ -8,7 +8,6 @@ import azure.functions as func
 from functions import wiring
 from functions.http import Call, endpoint, read_body
 from shared.core.logging import CORRELATION_HEADER
-from shared.mcp.endpoint import buffered
 
 bp = df.Blueprint()
 
@@ -26,6 +25,8 @@ async def mcp(call: Call) -> func.HttpResponse:
     req = call.req
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: call.correlation_id})
+    from shared.mcp.endpoint import buffered  # here, not at import: indexing must not load the mcp SDK
+
     body = read_body(req, call.deps.settings.max_request_bytes)
     streamed = await wiring.mcp_endpoint().handle_stream(
         req.method, req.url, dict(req.headers), body, call.caller, call.correlation_id, orchestrations=call.runs()

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from shared.core.logging import SAFE_CORRELATION_ID_PATTERN
 from shared.tools.resources import ResourceKind
 
 # MCP allows letters, digits, '_', '-' and '.', 1..128 chars; we keep names short enough for function names.
@@ -64,7 +65,12 @@ class Tool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return _object_schema(self.input_model)
+        """The arguments' JSON Schema, with the optional `correlation_id` every call path accepts (and pops
+        before validation, shared/tools/invoke.py `pop_correlation_id`) unless the tool declares its own."""
+        schema = _object_schema(self.input_model)
+        if "correlation_id" not in self.input_model.model_fields:
+            schema = {**schema, "properties": {**schema.get("properties", {}), "correlation_id": CORRELATION_ARGUMENT}}
+        return schema
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
@@ -107,6 +113,16 @@ def _pydantic_model(tool: str, what: str, annotation: object) -> type[BaseModel]
     if not (inspect.isclass(annotation) and issubclass(annotation, BaseModel)):
         raise TypeError(f"tool {tool}: {what} annotation must be a pydantic model")
     return annotation
+
+
+# What pop_correlation_id accepts, as a schema (same rule as shared/core/logging.is_safe_correlation_id).
+CORRELATION_ARGUMENT: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 128,
+    "pattern": SAFE_CORRELATION_ID_PATTERN,
+    "description": "Optional id to trace this call in logs and the reply (1-128 ASCII letters, digits, . _ : -).",
+}
 
 
 class ToolSet:
