@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.perf import models
+from shared.perf import models, resources
 from shared.perf.collect.plan import CollectRequest, CollectResult
 from shared.perf.service import PerfService, perf_service
 from shared.tools.invoke import ToolContext
@@ -170,3 +170,8 @@ async def collect_run(ctx: ToolContext, args: CollectRequest) -> CollectResult:
     artifacts.ingest with ingest_artifacts. Long runs answer state 'running' with a status URL to poll.
     """
     return await _service(ctx).collect(ctx.principal, args, ctx.correlation_id, ctx.orchestrations, ctx.report_progress)
+
+
+# Stored reports and profile exports as MCP resources (shared/perf/resources.py).
+toolset.resource(resources.REPORTS)
+toolset.resource(resources.PROFILES)
