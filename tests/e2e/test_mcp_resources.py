@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -13,6 +14,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import BlobResourceContents, TextResourceContents
 
 from devhost.processes import HostProcess
+from shared.investigations.activities.payloads import ReportRequest, StartedBy, StoredPlan
+from shared.investigations.activities.report import write_report
+from shared.investigations.alerts import Alert
+from shared.investigations.loop import Limits
+from shared.investigations.models import InvestigationRecord
+from shared.investigations.settings import InvestigationSettings
+from shared.investigations.store import InvestigationStore, new_record_fields
+from shared.tools.deps import Deps
+from tests.support.investigations import Run
 from tests.support.mcp_http import mcp_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -86,3 +96,41 @@ async def test_another_workspaces_uri_reads_as_not_found_like_an_unknown_one(
     assert info.value.code == -32602
     assert info.value.message == "Resource not found"
     assert info.value.data == {"code": "NOT_FOUND", "uri": uri}
+
+
+async def completed_investigation(deps: Deps) -> tuple[str, str, dict]:
+    """A completed investigation written by the report activity into the stores the host reads:
+    (workspace, investigation id, report)."""
+    alert = Alert(name="KubePodCrashLooping", title="KubePodCrashLooping", source="test", starts_at=datetime.now(UTC))
+    workspace, run_id = f"ws-res-inv-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    limits = Limits.of(deps.settings.section(InvestigationSettings))
+    started = StartedBy(user_id="alice", source="dev")
+    plan = StoredPlan(alert=alert, limits=limits, started_by=started).model_dump(mode="json")
+    store = InvestigationStore(deps.cosmos, deps.blobs)
+    record = InvestigationRecord(**new_record_fields(workspace, "alice", run_id), alert=alert)
+    record.status = "running"
+    await store.create(record)
+    stopped = ReportRequest(stop="iteration limit (5)", iterations=1, calls=0, data_points=0)
+    await write_report(Run(run_id, workspace, "alice", plan), stopped, deps)
+    report = (await store.get(workspace, run_id)).report
+    assert report is not None
+    return workspace, run_id, report
+
+
+async def test_investigation_reports_are_resources_of_their_workspace_only(host: HostProcess, deps: Deps) -> None:
+    workspace, inv_id, report = await completed_investigation(deps)
+    md_uri = f"firebreak://investigations/{inv_id}/report.md"
+    json_uri = f"firebreak://investigations/{inv_id}/report.json"
+    async with mcp_client(host, {"x-dev-workspace": workspace}) as client:
+        listed = {str(r.uri): r.mime_type for r in (await client.list_resources()).resources}
+        [md] = (await client.read_resource(md_uri)).contents
+        [structured] = (await client.read_resource(json_uri)).contents
+    assert listed == {md_uri: "text/markdown", json_uri: "application/json"}
+    assert isinstance(md, TextResourceContents)
+    assert md.text == report["analysis"]
+    assert isinstance(structured, TextResourceContents)
+    assert json.loads(structured.text) == report
+    async with mcp_client(host, ws()) as stranger:
+        with pytest.raises(MCPError) as info:
+            await stranger.read_resource(md_uri)
+    assert info.value.data == {"code": "NOT_FOUND", "uri": md_uri}
