@@ -364,7 +364,8 @@ class _Exchange:
 
     async def run(self, manager: Any, scope: dict[str, Any], deadline: float) -> StreamReply:
         task = asyncio.ensure_future(self._drive(manager, scope, deadline))
-        await asyncio.wait({task, self._start}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {task, self._start}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         status, headers = await self._start
         return StreamReply(status, headers, self._chunks(task))
 

@@ -76,8 +76,8 @@ def endpoint(watch: Watch, **settings: Any) -> McpEndpoint:
 
 
 def call(tool: str) -> bytes:
-    message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool, "arguments": {}}}
-    message["params"]["_meta"] = {"progressToken": "p-1"}
+    params = {"name": tool, "arguments": {}, "_meta": {"progressToken": "p-1"}}
+    message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
     return json.dumps(message).encode()
 
 
