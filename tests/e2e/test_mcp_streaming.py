@@ -53,6 +53,24 @@ async def test_long_tool_streams_progress_then_the_result(probe_host: HostProces
     assert all(message for _, _, message in seen)
 
 
+async def test_a_silent_wait_still_reports_with_heartbeats(probe_host: HostProcess, site) -> None:
+    """One probe that takes 2.5 s reports nothing of its own while it runs: heartbeats say the call still
+    waits (the latest message with the seconds waited), between step 0 and step 1."""
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    args = {**collect_args(site.url), "url_paths": ["/slow?ms=2500"]}
+    async with Client(f"{probe_host.base_url}/api/mcp", mode="legacy") as client:
+        result = await client.call_tool("collect.run", args, progress_callback=on_progress)
+    assert result.is_error is False, result.content
+    beats = [(p, m) for p, _, m in seen if m is not None and m.endswith(" s)")]
+    assert beats
+    assert all(0 < p < 1 for p, _ in beats)
+    assert all(m.startswith("probing /slow (") for _, m in beats)
+
+
 def post(host: HostProcess, accept: str, message: dict) -> httpx.Response:
     return httpx.post(
         f"{host.base_url}/api/mcp",
