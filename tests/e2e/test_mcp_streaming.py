@@ -4,6 +4,7 @@ not this request's reaches nothing (stateless)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 
@@ -87,6 +88,10 @@ def call_message(site_url: str, token: object | None) -> dict:
     return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
 
 
+def messages_end_with_result(body: str) -> bool:
+    return "result" in sse_messages(body)[-1]
+
+
 def sse_messages(body: str) -> list[dict]:
     return [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:") and line[5:].strip()]
 
@@ -110,12 +115,22 @@ def test_json_only_client_gets_one_json_reply_never_406(probe_host: HostProcess,
     assert r.json()["result"]["isError"] is False
 
 
-def test_a_progress_token_of_another_request_reaches_nothing(probe_host: HostProcess, site) -> None:
-    """Stateless: a call can only report on its own token; a call without one gets no progress at all, even
-    while another request that carries a token runs (the SDK has no way to aim at a foreign token)."""
-    r = post(probe_host, "application/json, text/event-stream", call_message(site.url, None))
-    assert r.status_code == 200
-    assert [m for m in sse_messages(r.text) if m.get("method") == "notifications/progress"] == []
+async def test_a_progress_token_of_another_request_reaches_nothing(probe_host: HostProcess, site) -> None:
+    """Stateless: a call reports only on its own token. Three calls run at once, two naming the token "theirs" and
+    one with none: the tokenless call's stream gets no progress at all while the others report (the server
+    has no way to aim a notification at another request's token or stream)."""
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+    async with httpx.AsyncClient(base_url=probe_host.base_url, headers=headers, timeout=60) as http:
+        first, second, silent = await asyncio.gather(
+            http.post("/api/mcp", json=call_message(site.url, "theirs")),
+            http.post("/api/mcp", json=call_message(site.url, "theirs")),
+            http.post("/api/mcp", json=call_message(site.url, None)),
+        )
+    for reply in (first, second):
+        progress = [m for m in sse_messages(reply.text) if m.get("method") == "notifications/progress"]
+        assert progress
+        assert messages_end_with_result(reply.text)
+    assert [m for m in sse_messages(silent.text) if m.get("method") == "notifications/progress"] == []
 
 
 async def test_server_reports_its_name_and_build_version(host: HostProcess) -> None:
