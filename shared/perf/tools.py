@@ -64,7 +64,9 @@ def _ingest_tool(name: str, title: str, doc: str) -> None:
     async def handler(ctx: ToolContext, args: models.IngestRequest) -> models.IngestResult:
         # Files done as they finish; heartbeats while one is fetched or the snapshot is parsed and stored.
         async with ctx.waiting("ingesting"):
-            return await _service(ctx).ingest(ctx.principal, args, ctx.report_progress)
+            out = await _service(ctx).ingest(ctx.principal, args, ctx.report_progress)
+        await ctx.log("info", f"snapshot {out.normalized_snapshot_id} {'stored' if out.created else 'refreshed'}")
+        return out
 
     handler.__doc__ = doc
     toolset.tool(name, title=title, idempotent=True)(handler)
@@ -172,9 +174,11 @@ async def collect_run(ctx: ToolContext, args: CollectRequest) -> CollectResult:
     artifacts.ingest with ingest_artifacts. Long runs answer state 'running' with a status URL to poll.
     """
     async with ctx.waiting("probing"):  # paths done as they finish; heartbeats while one is probed
-        return await _service(ctx).collect(
+        out = await _service(ctx).collect(
             ctx.principal, args, ctx.correlation_id, ctx.orchestrations, ctx.report_progress
         )
+    await ctx.log("info", f"collect.run {out.state}: bundle {out.bundle_id}")
+    return out
 
 
 # Stored reports and profile exports as MCP resources (shared/perf/resources.py).

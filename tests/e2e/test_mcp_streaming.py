@@ -11,6 +11,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 from mcp import Client
+from mcp_types import LoggingMessageNotificationParams
 
 from devhost.processes import HostProcess
 from shared.app.capabilities import catalogue
@@ -70,6 +71,30 @@ async def test_a_silent_wait_still_reports_with_heartbeats(probe_host: HostProce
     assert beats
     assert all(0 < p < 1 for p, _ in beats)
     assert all(m.startswith("probing /slow (") for _, m in beats)
+
+
+@pytest.mark.parametrize(
+    ("mode", "log_level", "expected"),
+    [("legacy", None, True), ("2026-07-28", None, False), ("2026-07-28", "info", True), ("2026-07-28", "error", False)],
+)
+async def test_log_notifications_follow_the_default_level_or_the_per_call_opt_in(
+    probe_host: HostProcess, site, mode: str, log_level: str | None, expected: bool
+) -> None:
+    """Handshake clients get FIREBREAK_MCP_LOG_LEVEL (info) and above; 2026-07-28 clients only what they opt in to."""
+    logged: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    args = {**collect_args(site.url), "url_paths": ["/health"]}
+    async with Client(
+        f"{probe_host.base_url}/api/mcp", mode=mode, logging_callback=on_log, log_level=log_level
+    ) as client:
+        result = await client.call_tool("collect.run", args)
+    assert result.is_error is False, result.content
+    collect_logs = [p for p in logged if str(p.data).startswith("collect.run completed")]
+    assert bool(collect_logs) is expected
+    assert all(p.level == "info" for p in collect_logs)
 
 
 def post(host: HostProcess, accept: str, message: dict) -> httpx.Response:
