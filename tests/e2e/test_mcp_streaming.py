@@ -11,7 +11,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 from mcp import Client
-from mcp_types import LoggingMessageNotificationParams
+from mcp_types import LoggingLevel, LoggingMessageNotificationParams
 
 from devhost.processes import HostProcess
 from shared.app.capabilities import catalogue
@@ -78,7 +78,7 @@ async def test_a_silent_wait_still_reports_with_heartbeats(probe_host: HostProce
     [("legacy", None, True), ("2026-07-28", None, False), ("2026-07-28", "info", True), ("2026-07-28", "error", False)],
 )
 async def test_log_notifications_follow_the_default_level_or_the_per_call_opt_in(
-    probe_host: HostProcess, site, mode: str, log_level: str | None, expected: bool
+    probe_host: HostProcess, site, mode: str, log_level: LoggingLevel | None, expected: bool
 ) -> None:
     """Handshake clients get FIREBREAK_MCP_LOG_LEVEL (info) and above; 2026-07-28 clients only what they opt in to."""
     logged: list[LoggingMessageNotificationParams] = []

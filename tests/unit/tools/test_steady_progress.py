@@ -8,11 +8,15 @@ from shared.tools.progress import SteadyProgress
 
 
 class Seen:
-    def __init__(self) -> None:
+    def __init__(self, enough: int = 0) -> None:
         self.reports: list[tuple[float, float | None, str | None]] = []
+        self.enough = asyncio.Event()
+        self._wanted = enough
 
     async def __call__(self, done: float, total: float | None, message: str | None) -> None:
         self.reports.append((done, total, message))
+        if len(self.reports) >= self._wanted:
+            self.enough.set()
 
 
 async def test_repeated_or_falling_values_still_increase_and_stay_below_the_next_step() -> None:
@@ -35,12 +39,11 @@ async def test_a_value_at_the_total_is_not_passed_by_a_repeat() -> None:
 
 
 async def test_a_silent_wait_gets_heartbeats_with_the_latest_message() -> None:
-    seen = Seen()
+    seen = Seen(enough=4)
     steady = SteadyProgress(seen, every=0.05)
     await steady.report(0, None, "waiting for the upstream")
     async with steady.waiting("waiting"):
-        while len(seen.reports) < 4:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(seen.enough.wait(), 60)  # a hang guard, not a timing assertion
     values = [v for v, _, _ in seen.reports]
     assert values == sorted(set(values))
     assert all(m is not None and m.startswith("waiting for the upstream (") for _, _, m in seen.reports[1:])
