@@ -341,6 +341,8 @@ class _Exchange:
                 await manager.handle_request(scope, self.receive, self.send)
         except TimeoutError:
             log.warning("MCP exchange stopped at the edge deadline (%s s)", deadline)
+        except Exception:  # the consumer gets the 500 below (or the end of the stream), never the traceback
+            log.exception("MCP exchange failed")
         finally:
             self._finished.set()
             if not self._start.done():
@@ -365,7 +367,12 @@ class _Exchange:
     async def run(self, manager: Any, scope: dict[str, Any], deadline: float) -> StreamReply:
         task = asyncio.ensure_future(self._drive(manager, scope, deadline))
         waiting: set[asyncio.Future[Any]] = {task, self._start}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the edge gave up before the response started: so does the SDK
+            self._disconnected.set()
+            task.cancel()
+            raise
         status, headers = await self._start
         return StreamReply(status, headers, self._chunks(task))
 
