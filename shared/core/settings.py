@@ -124,11 +124,11 @@ class Settings(SettingsSection):
     )
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
     mcp_call_deadline_s: float = Field(
-        200.0,
+        228.0,
         gt=0,
         le=3600,
-        description="Seconds an MCP tools/call may run before it answers an error result (under the Functions "
-        "HTTP limit of 230 s); long work belongs in the start/status tools.",
+        description="Seconds an MCP tools/call may run before it is stopped with an error result: a backstop "
+        "just under the Functions HTTP limit of 230 s, above the tools' own budgets (NeuBird waits end by 225 s).",
     )
     mcp_send_timeout_s: float = Field(
         10.0,

@@ -49,7 +49,7 @@ class HttpReply:
 # Body chunks held for a slow reader: a few SSE events. Past this the SDK's writer waits (send timeout applies).
 STREAM_QUEUE_CHUNKS = 8
 # Extra seconds past the tool deadline before the edge stops the SDK task itself (the tool answers first).
-EDGE_GRACE_S = 5.0
+EDGE_GRACE_S = 1.0
 
 
 @dataclass
