@@ -1,4 +1,4 @@
-"""`/api/mcp`: the MCP endpoint (stateless Streamable HTTP, JSON responses) over every registered tool."""
+"""`/api/mcp`: the MCP endpoint (stateless Streamable HTTP; JSON, or SSE for tools/call) over every registered tool."""
 
 from __future__ import annotations
 
