@@ -1,4 +1,4 @@
-"""`/api/mcp`: the MCP endpoint (stateless Streamable HTTP, JSON responses) over every registered tool."""
+"""`/api/mcp`: the MCP endpoint (stateless Streamable HTTP; JSON, or SSE for tools/call) over every registered tool."""
 
 from __future__ import annotations
 
@@ -25,10 +25,13 @@ async def mcp(call: Call) -> func.HttpResponse:
     req = call.req
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: call.correlation_id})
+    from shared.mcp.endpoint import buffered  # here, not at import: indexing must not load the mcp SDK
+
     body = read_body(req, call.deps.settings.max_request_bytes)
-    reply = await wiring.mcp_endpoint().handle(
+    streamed = await wiring.mcp_endpoint().handle_stream(
         req.method, req.url, dict(req.headers), body, call.caller, call.correlation_id, orchestrations=call.runs()
     )
+    reply = await buffered(streamed)  # until the edge can stream: the SSE events arrive, all at the end
     headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
     headers[CORRELATION_HEADER] = call.correlation_id
     return func.HttpResponse(reply.body, status_code=reply.status, headers=headers)

@@ -16,6 +16,8 @@ _correlation_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("co
 
 CORRELATION_HEADER = "x-correlation-id"
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}", re.ASCII)
+# The same rule as a JSON Schema pattern (anchored), for schemas that declare a correlation id.
+SAFE_CORRELATION_ID_PATTERN = f"^{_SAFE_ID.pattern}$"
 
 
 def is_safe_correlation_id(candidate: object) -> TypeGuard[str]:

@@ -138,6 +138,26 @@ class Settings(SettingsSection):
         "is always added.",
     )
     max_request_bytes: int = Field(4 * 1024 * 1024, description="Largest JSON body accepted by tool and MCP routes.")
+    mcp_call_deadline_s: float = Field(
+        228.0,
+        gt=0,
+        le=3600,
+        description="Seconds an MCP tools/call may run before it is stopped with an error result: a backstop "
+        "just under the Functions HTTP limit of 230 s, above the tools' own budgets (NeuBird waits end by 225 s).",
+    )
+    mcp_send_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        le=120,
+        description="Seconds one streamed MCP notification may wait for a client that does not read before the "
+        "call is ended.",
+    )
+    mcp_log_level: str = Field(
+        "info",
+        pattern="^(debug|info|notice|warning|error|critical|alert|emergency)$",
+        description="Lowest MCP log-notification level sent to handshake-version clients (stateless: their "
+        "logging/setLevel cannot reach later calls); 2026-07-28 clients choose per call in _meta.",
+    )
 
     trust_appservice_auth: bool = Field(
         False, description="Trust X-MS-CLIENT-PRINCIPAL headers (only behind App Service authentication)."

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
+from shared.investigations import resources
 from shared.investigations.alerts import MAX_NAME_CHARS
 from shared.investigations.call_output import (
     DEFAULT_OUTPUT_CHARS,
@@ -227,3 +228,7 @@ async def cancel_alert_investigation(ctx: ToolContext, args: CancelRequest) -> I
     Cancelling a cancelled one answers its state again; a completed or failed one is CONFLICT.
     """
     return await _service(ctx).cancel(ctx.principal, args.investigation_id, args.reason)
+
+
+# Completed investigations' reports as MCP resources (shared/investigations/resources.py).
+toolset.resource(resources.REPORTS)

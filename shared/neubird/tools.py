@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -202,6 +203,12 @@ def _investigation(ctx: ToolContext, conn: Connection, args: Any) -> investigate
     )
 
 
+def _waiting(ctx: ToolContext, inv: investigate.Investigation) -> AbstractAsyncContextManager[None]:
+    """Progress at least once a second while the call waits for NeuBird, when the caller wants progress (the
+    stream's own steps go out as they come; between them, and while polling, heartbeats say it still waits)."""
+    return ctx.waiting("waiting for NeuBird") if inv.wait and inv.tells_progress() else nullcontext()
+
+
 # -- investigations --------------------------------------------------------------------------------------
 
 
@@ -217,7 +224,9 @@ async def neubird_investigate_alert(ctx: ToolContext, args: InvestigateAlertRequ
     searched (the message says how many were); an alert seen only before those gets a new session.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return await investigate.investigate_alert(_investigation(ctx, conn, args), args)
+        inv = _investigation(ctx, conn, args)
+        async with _waiting(ctx, inv):
+            return await investigate.investigate_alert(inv, args)
 
 
 @toolset.tool("neubird_create_investigation", title="Start a NeuBird investigation", open_world=True)
@@ -232,7 +241,9 @@ async def neubird_create_investigation(ctx: ToolContext, args: CreateInvestigati
     Progress notifications only with stream_updates=true (default false).
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return await investigate.create_investigation(_investigation(ctx, conn, args), args)
+        inv = _investigation(ctx, conn, args)
+        async with _waiting(ctx, inv):
+            return await investigate.create_investigation(inv, args)
 
 
 @toolset.tool(
@@ -259,7 +270,9 @@ async def neubird_continue_investigation(ctx: ToolContext, args: ContinueRequest
     shape with enhanced_prompt = the follow-up as sent and no timeframe_parsed.
     """
     async with open_connection(ctx.deps, ctx.principal) as conn:
-        return await investigate.continue_investigation(_investigation(ctx, conn, args), args)
+        inv = _investigation(ctx, conn, args)
+        async with _waiting(ctx, inv):
+            return await investigate.continue_investigation(inv, args)
 
 
 # -- projects and sessions -------------------------------------------------------------------------------

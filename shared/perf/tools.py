@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.perf import models
+from shared.perf import models, resources
 from shared.perf.collect.plan import CollectRequest, CollectResult
 from shared.perf.service import PerfService, perf_service
 from shared.tools.invoke import ToolContext
@@ -62,7 +62,11 @@ retention (keep_last_n, ttl_days). Then call analysis.run or report.export with 
 
 def _ingest_tool(name: str, title: str, doc: str) -> None:
     async def handler(ctx: ToolContext, args: models.IngestRequest) -> models.IngestResult:
-        return await _service(ctx).ingest(ctx.principal, args, ctx.report_progress)
+        # Files done as they finish; heartbeats while one is fetched or the snapshot is parsed and stored.
+        async with ctx.waiting("ingesting"):
+            out = await _service(ctx).ingest(ctx.principal, args, ctx.report_progress)
+        await ctx.log("info", f"snapshot {out.normalized_snapshot_id} {'stored' if out.created else 'refreshed'}")
+        return out
 
     handler.__doc__ = doc
     toolset.tool(name, title=title, idempotent=True)(handler)
@@ -169,4 +173,14 @@ async def collect_run(ctx: ToolContext, args: CollectRequest) -> CollectResult:
     slow log you uploaded. Writes manifest.json and timings.json (collector-v1) as a bundle; then call
     artifacts.ingest with ingest_artifacts. Long runs answer state 'running' with a status URL to poll.
     """
-    return await _service(ctx).collect(ctx.principal, args, ctx.correlation_id, ctx.orchestrations, ctx.report_progress)
+    async with ctx.waiting("probing"):  # paths done as they finish; heartbeats while one is probed
+        out = await _service(ctx).collect(
+            ctx.principal, args, ctx.correlation_id, ctx.orchestrations, ctx.report_progress
+        )
+    await ctx.log("info", f"collect.run {out.state}: bundle {out.bundle_id}")
+    return out
+
+
+# Stored reports and profile exports as MCP resources (shared/perf/resources.py).
+toolset.resource(resources.REPORTS)
+toolset.resource(resources.PROFILES)

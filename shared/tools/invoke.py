@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -15,11 +16,15 @@ from shared.core.logging import is_safe_correlation_id
 from shared.identity.models import Principal
 from shared.storage.outage import store_outage
 from shared.tools.deps import Deps
+from shared.tools.progress import ProgressFn, SteadyProgress
 from shared.tools.registry import Tool
+
+__all__ = ["LogFn", "Orchestrations", "ProgressFn", "ToolContext", "ToolOutcome", "invoke", "pop_correlation_id"]
 
 log = logging.getLogger("firebreak.tools")
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+# (level, message): level is an MCP/RFC 5424 level ("debug", "info", "notice", "warning", "error", ...).
+LogFn = Callable[[str, str], Awaitable[None]]
 
 
 class Orchestrations(Protocol):
@@ -60,11 +65,32 @@ class ToolContext:
     progress: ProgressFn | None = None
     # Runs Durable orchestrations for tools whose work outlives a request (None outside the Functions app).
     orchestrations: Orchestrations | None = None
+    # Sends a log message to the caller (an MCP log notification, when its level is wanted); None: dropped.
+    logger: LogFn | None = None
+
+    async def log(self, level: str, message: str) -> None:
+        """Tell the caller what long work is doing (MCP `notifications/message`; nothing over plain HTTP).
+
+        Levels are MCP's: "debug", "info", "notice", "warning", "error". Never put secrets in `message`."""
+        if self.logger is not None:
+            await self.logger(level, message)
+
+    _steady: SteadyProgress | None = field(default=None, init=False, repr=False)
+
+    def _steady_progress(self) -> SteadyProgress:
+        if self._steady is None:
+            self._steady = SteadyProgress(self.progress)
+        return self._steady
 
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
-        """Tell the caller how far long work has got (an MCP progress notification when it asked for one)."""
-        if self.progress is not None:
-            await self.progress(done, total, message)
+        """Tell the caller how far long work has got (an MCP progress notification when it asked for one).
+
+        Values reach the caller strictly increasing (shared/tools/progress.py)."""
+        await self._steady_progress().report(done, total, message)
+
+    def waiting(self, message: str) -> AbstractAsyncContextManager[None]:
+        """`async with ctx.waiting("waiting for NeuBird"):` reports progress at least once a second inside."""
+        return self._steady_progress().waiting(message)
 
 
 @dataclass

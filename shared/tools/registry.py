@@ -13,6 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from shared.core.logging import SAFE_CORRELATION_ID_PATTERN
+from shared.tools.resources import ResourceKind
+
 # MCP allows letters, digits, '_', '-' and '.', 1..128 chars; we keep names short enough for function names.
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -62,7 +65,12 @@ class Tool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return _object_schema(self.input_model)
+        """The arguments' JSON Schema, with the optional `correlation_id` every call path accepts (and pops
+        before validation, shared/tools/invoke.py `pop_correlation_id`) unless the tool declares its own."""
+        schema = _object_schema(self.input_model)
+        if "correlation_id" not in self.input_model.model_fields:
+            schema = {**schema, "properties": {**schema.get("properties", {}), "correlation_id": CORRELATION_ARGUMENT}}
+        return schema
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
@@ -107,12 +115,28 @@ def _pydantic_model(tool: str, what: str, annotation: object) -> type[BaseModel]
     return annotation
 
 
+# What pop_correlation_id accepts, as a schema (same rule as shared/core/logging.is_safe_correlation_id).
+CORRELATION_ARGUMENT: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 128,
+    "pattern": SAFE_CORRELATION_ID_PATTERN,
+    "description": "Optional id to trace this call in logs and the reply (1-128 ASCII letters, digits, . _ : -).",
+}
+
+
 class ToolSet:
     """The tools of one capability; its `tools.py` declares them with `@toolset.tool(...)`."""
 
     def __init__(self, capability: str) -> None:
         self.capability = capability
         self.tools: list[Tool] = []
+        # MCP resource kinds (shared/tools/resources.py) the capability publishes beside its tools.
+        self.resources: list[ResourceKind] = []
+
+    def resource(self, kind: ResourceKind) -> None:
+        """Publish `kind` over MCP (resources/list, resources/read, resources/templates/list)."""
+        self.resources.append(kind)
 
     def tool(
         self,
@@ -162,8 +186,10 @@ class ToolRegistry:
 
     def __init__(self, toolsets: Iterable[ToolSet]) -> None:
         self._tools: dict[str, Tool] = {}
+        self.resources: tuple[ResourceKind, ...] = ()
         function_names: dict[str, str] = {}
         for toolset in toolsets:
+            self.resources += tuple(toolset.resources)
             for t in toolset.tools:
                 if not _TOOL_NAME.match(t.name):
                     raise ValueError(f"tool name {t.name!r} is not a valid MCP tool name")

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from devhost.processes import HostProcess
+from tests.support.mcp_http import rpc_reply
 
 TIMEOUT = httpx.Timeout(20.0)
 OVERSIZED = b'{"pad":"' + b"x" * (5 * 1024 * 1024) + b'"}'
@@ -153,8 +154,9 @@ def test_mcp_bad_requests_in_a_valid_envelope(host: HostProcess, message: dict, 
         timeout=TIMEOUT,
     )
     assert r.status_code < 500
-    assert r.json()["error"]["code"] == code
-    assert r.json()["id"] == message["id"]
+    reply = rpc_reply(r)  # a tools/call may come back as an SSE stream (this client accepts one)
+    assert reply["error"]["code"] == code
+    assert reply["id"] == message["id"]
 
 
 def test_mcp_tool_call_with_bad_arguments_is_an_error_result(host: HostProcess) -> None:
@@ -170,7 +172,7 @@ def test_mcp_tool_call_with_bad_arguments_is_an_error_result(host: HostProcess) 
         headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
         timeout=TIMEOUT,
     )
-    result = r.json()["result"]
+    result = rpc_reply(r)["result"]
     assert result["isError"] is True
     assert result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"
 

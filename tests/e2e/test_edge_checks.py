@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from devhost.processes import HostProcess
+from tests.support.mcp_http import rpc_reply
 
 TIMEOUT = httpx.Timeout(30.0)
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -175,7 +176,7 @@ def test_bad_correlation_id_over_mcp_is_an_error_result(host: HostProcess) -> No
         headers={**ACCEPT, "mcp-protocol-version": "2025-06-18"},
         timeout=TIMEOUT,
     )
-    result = r.json()["result"]
+    result = rpc_reply(r)["result"]
     assert r.status_code == 200
     assert result["isError"] is True
     assert result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"

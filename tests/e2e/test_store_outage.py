@@ -18,6 +18,7 @@ import pytest
 from devhost.processes import HostProcess
 from devhost.stack import Stack
 from tests.support.cosmos_outage import cosmos_behind_switch
+from tests.support.mcp_http import rpc_reply
 from tests.support.tcp_switch import TcpSwitch
 
 # A hang guard only (no timing claim): an outage answer must come long before this.
@@ -103,7 +104,7 @@ def _outage_requests(host: HostProcess, me: dict[str, str], task_id: str, chat_i
     )
     r = mcp_call(host, me, "create_task", {"title": "written during the outage"})
     assert r.status_code == 200, r.text[:500]
-    result = r.json()["result"]
+    result = rpc_reply(r)["result"]
     assert result["isError"] is True, result
     error = result["structuredContent"]["error"]
     assert error["code"] == "SERVICE_UNAVAILABLE", error
@@ -180,9 +181,9 @@ def test_a_blob_outage_is_a_retryable_503_and_writes_nothing(
             ),
             "a tool",
         )
-        result = mcp_call(blob_outage_host, me, "artifacts.validate", {"artifacts": [{"blob": "before.log"}]}).json()[
-            "result"
-        ]
+        result = rpc_reply(
+            mcp_call(blob_outage_host, me, "artifacts.validate", {"artifacts": [{"blob": "before.log"}]})
+        )["result"]
         assert result["isError"] is True
         assert result["structuredContent"]["error"]["code"] == "SERVICE_UNAVAILABLE"
     finally:

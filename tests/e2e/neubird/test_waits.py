@@ -11,16 +11,23 @@ WS = ws("waits")
 
 
 async def test_a_waited_answer_carries_the_steps_seen(nb_host: HostProcess) -> None:
-    """What the stream showed comes back in `progress` (steps, sources), streaming on or off. MCP progress
-    notifications themselves cannot reach the client: the endpoint answers in JSON mode (stateless, one
-    response per request), so `_progress` stays empty whatever stream_updates says."""
+    """What the stream showed comes back in `progress` (steps, sources), streaming on or off; with
+    stream_updates the steps also arrive as MCP progress notifications (the endpoint answers tools/call as
+    an SSE stream), each with a message, their values strictly increasing; without it none are sent."""
     args = {"prompt": "Why are the checkout pods restarting?", "wait_for_completion": True}
     for streaming in (True, False):
         out = await call(nb_host, "neubird_create_investigation", {**args, "stream_updates": streaming}, WS)
         assert out["status"] == "completed"
         assert out["progress"]["total_steps"] == out["progress"]["completed_steps"] > 0
         assert out["progress"]["unique_sources"]
-        assert out["_progress"] == []
+        told = [line.split(" ", 2) for line in out["_progress"]]
+        if streaming:
+            assert told
+            values = [float(value) for value, _, _ in told]
+            assert values == sorted(set(values))
+            assert all(message.strip() for _, _, message in told)
+        else:
+            assert told == []
 
 
 async def test_an_alert_already_under_investigation_is_followed_not_restarted(
