@@ -13,7 +13,7 @@ bp = df.Blueprint()
 
 
 @bp.function_name("mcp")
-@bp.route(route="mcp", methods=["GET", "POST", "DELETE"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="mcp", methods=["GET", "POST", "DELETE"], auth_level=func.AuthLevel.ANONYMOUS)
 @bp.durable_client_input(client_name="client")
 @endpoint(durable=True)
 async def mcp(call: Call) -> func.HttpResponse:

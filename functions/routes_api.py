@@ -112,6 +112,6 @@ def route_functions(entries: list[dict[str, Any]]) -> df.Blueprint:
         if entry.get("runs"):
             function = bp.durable_client_input(client_name="client")(function)
         bp.function_name(entry["function_name"])(
-            bp.route(route=entry["path"], methods=[entry["method"]], auth_level=func.AuthLevel.FUNCTION)(function)
+            bp.route(route=entry["path"], methods=[entry["method"]], auth_level=func.AuthLevel.ANONYMOUS)(function)
         )
     return bp
