@@ -1,4 +1,5 @@
-"""Index an app in the real Python language worker and report what it would send the Functions host.
+"""Index an app in the real Python language worker and report what it would send the Functions host
+(its functions, and the capabilities it announces: `HttpUri` when the app is on HTTP streams).
 
 Two halves:
 - run as a script inside the worker's own venv (`.venv-worker/bin/python -I devhost/real_worker.py APP_DIR`,
@@ -110,7 +111,9 @@ def _probe(app_dir: str) -> dict[str, Any]:
     init = types.SimpleNamespace(
         worker_init_request=types.SimpleNamespace(capabilities={}, function_app_directory=app_dir)
     )
-    request = types.SimpleNamespace(request=init, properties={"host": "127.0.0.1:0", "protos": protos})
+    # A real host: with HTTP streams on, the worker starts its internal HTTP server (uvicorn) on it, at a
+    # port of its own choosing, and reports the URL as the `HttpUri` capability.
+    request = types.SimpleNamespace(request=init, properties={"host": "127.0.0.1", "protos": protos})
 
     async def run() -> tuple[Any, Any]:
         started = await handle_event.worker_init_request(request)
@@ -122,6 +125,8 @@ def _probe(app_dir: str) -> dict[str, Any]:
     report: dict[str, Any] = {
         "status": "Success" if started.result.status == protos.StatusResult.Success else "Failure",
         "exception": getattr(getattr(started.result, "exception", None), "message", None),
+        # HttpUri / RequiresRouteParameters: the worker's HTTP streams are on (its internal server started).
+        "capabilities": dict(getattr(started, "capabilities", None) or {}),
         "worker": {
             "package": "azure-functions-runtime",
             "version": VERSION,

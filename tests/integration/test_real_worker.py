@@ -48,6 +48,13 @@ def test_the_worker_accepts_every_function(worker: dict) -> None:
         assert set(fn["bindings"]) == {b["name"] for b in fn["raw_bindings"]}, fn
 
 
+def test_the_worker_serves_http_streams(worker: dict) -> None:
+    # The app imports azurefunctions.extensions.http.fastapi (functions/http.py): the worker indexes every
+    # HTTP function with its Request/Response types and starts its internal HTTP server for them.
+    assert worker["capabilities"]["HttpUri"].startswith("http://127.0.0.1:"), worker["capabilities"]
+    assert worker["capabilities"]["RequiresRouteParameters"] == "true"
+
+
 def test_indexed_functions_equal_the_offline_index(worker: dict) -> None:
     ours = {f.name: [dict(b) for b in f.bindings] for f in index_functions(load_app(ROOT))}
     theirs = {f["name"]: f["raw_bindings"] for f in worker["functions"]}
