@@ -13,7 +13,7 @@ import azure.functions as func
 from aiohttp import web
 from starlette.requests import Request as AsgiRequest
 from starlette.responses import Response as AsgiResponse
-from starlette.types import Message, Receive, Scope
+from starlette.types import Message, Scope
 
 from devhost.index import FunctionInfo
 from devhost.invoker import Invoker
@@ -204,7 +204,8 @@ def asgi_request(request: web.Request, body: bytes) -> AsgiRequest:
         if not delivered:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
-        while request.transport is not None and not request.transport.is_closing():
+        # aiohttp signals nothing to a handler it does not cancel: poll the connection.
+        while request.transport is not None and not request.transport.is_closing():  # noqa: ASYNC110
             await asyncio.sleep(_DISCONNECT_POLL_SECONDS)
         return {"type": "http.disconnect"}
 

@@ -15,13 +15,16 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import azure.durable_functions as df
 import azure.functions as func
 
-# The worker resolves the wrappers' annotations (typing.get_type_hints): these names must be real at run time.
-from azurefunctions.extensions.http.fastapi import Request, Response, StreamingResponse
+# Importing the extension turns the worker's HTTP streams on (app-wide); its Request and Response are
+# fastapi's. The worker resolves the wrappers' annotations (typing.get_type_hints): real names at run time.
+import azurefunctions.extensions.http.fastapi  # type: ignore[import-untyped]  # noqa: F401
+from fastapi import Request, Response
+from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
@@ -65,7 +68,7 @@ def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
     return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)
 
 
-Reply = func.HttpResponse | Response
+Reply: TypeAlias = func.HttpResponse | Response
 
 
 async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[Reply]]) -> Reply:

@@ -1,6 +1,7 @@
 """`GET /api/openapi.json` (the OpenAPI 3.1 document) and `GET /api/docs` (a page that renders it, no CDN).
 
-Both are public (anonymous at the host, no principal): the document describes the API, it holds no data. The page is one self-contained file whose script is pinned by hash
+Both are public (anonymous at the host, no principal): the document describes the API, it holds no data.
+The page is one self-contained file whose script is pinned by hash
 in its Content-Security-Policy, so nothing but that script runs and it can reach only this app.
 """
 

@@ -84,7 +84,11 @@ def test_a_client_that_does_not_read_holds_the_producer_back(stream_host: HostPr
             still, last[0] = s["produced"] == last[0], s["produced"]
             return still
 
-        held = wait_for(lambda: (time.sleep(0.5), state(stream_host, sid))[1], settled, "producer held back")
+        def state_a_moment_later() -> dict:
+            time.sleep(0.5)
+            return state(stream_host, sid)
+
+        held = wait_for(state_a_moment_later, settled, "producer held back")
         assert held["outcome"] == "producing"
         assert held["produced"] * BLOCK < HELD_BACK_BYTES
         # Reading lets it go on: read well past what it had made when it was held.
