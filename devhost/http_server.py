@@ -189,8 +189,8 @@ def asgi_request(request: web.Request, body: bytes) -> AsgiRequest:
         "method": request.method,
         "scheme": request.scheme,
         "path": request.path,
-        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
-        "query_string": request.query_string.encode("latin-1"),
+        "raw_path": request.raw_path.split("?", 1)[0].encode("utf-8", "surrogateescape"),
+        "query_string": request.rel_url.raw_query_string.encode("utf-8", "surrogateescape"),  # as sent
         "root_path": "",
         "headers": [(name.lower(), value) for name, value in request.raw_headers],
         "client": tuple(peer[:2]) if peer else None,
