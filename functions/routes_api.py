@@ -26,7 +26,8 @@ async def serve_route(call: Call, name: str) -> func.HttpResponse:
     from shared.tools.routes import FUNCTION_KEY_PARAM, Answer, FileAnswer, RouteCall, parse_params
 
     route = _route(name)
-    # `?code=` is the function key (the host has checked it and passes it on, as Azure does): not a parameter.
+    # `?code=` is the function key: app routes are anonymous at the host, but a client configured before may
+    # still send one, which the host passes on (as Azure does). Not a parameter.
     query = {k: v for k, v in call.req.params.items() if k != FUNCTION_KEY_PARAM}
     params = parse_params(route, dict(call.req.route_params), query)
     body = route_body(call.req, route, call.deps.settings)
