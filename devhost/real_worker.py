@@ -84,11 +84,11 @@ def _protos() -> Any:
         Failure, Success, Cancelled = 0, 1, 2
 
     class TypedData(Message):
-        def WhichOneof(self, _group: str) -> str | None:  # noqa: N802  # the protobuf API the worker calls
+        def WhichOneof(self, _group: str) -> str | None:  # the protobuf API the worker calls
             return next((k for k in ("http", "bytes", "string") if k in self.__dict__), None)
 
     class ParameterBinding(Message):
-        def WhichOneof(self, _group: str) -> str:  # noqa: N802
+        def WhichOneof(self, _group: str) -> str:
             return "data"
 
     names = (
@@ -127,7 +127,9 @@ async def _invoke_over_http_streams(handle_event: Any, protos: Any, fn: Any, htt
     trigger = next(json.loads(raw) for raw in fn.raw_bindings if json.loads(raw)["type"] == "httpTrigger")
     url = f"http://127.0.0.1/api/{trigger['route']}"
     invocation_id = str(uuid.uuid4())
-    http = protos.RpcHttp(method="GET", url=url, headers={"host": "127.0.0.1"}, params={}, query={}, body=protos.TypedData())
+    http = protos.RpcHttp(
+        method="GET", url=url, headers={"host": "127.0.0.1"}, params={}, query={}, body=protos.TypedData()
+    )
     invocation = types.SimpleNamespace(
         invocation_id=invocation_id,
         function_id=fn.function_id,
