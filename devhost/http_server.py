@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import typing
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import azure.functions as func
 from aiohttp import web
+from starlette.requests import Request as AsgiRequest
+from starlette.responses import Response as AsgiResponse
+from starlette.types import Message, Scope
 
 from devhost.index import FunctionInfo
 from devhost.invoker import Invoker
@@ -26,6 +31,9 @@ MAX_BODY_BYTES = 100 * 1024 * 1024
 # (chunked), so oversized requests cost no memory. Azure's host ignores it and the app checks again.
 BODY_LIMIT_ATTRIBUTE = "max_body_bytes"
 _READ_CHUNK = 64 * 1024
+# How often a streamed answer's `receive` looks whether the client is still connected (aiohttp has no
+# disconnect callback for a handler that is not cancelled).
+_DISCONNECT_POLL_SECONDS = 0.05
 _CONSTRAINT = {
     "int": r"-?\d+",
     "long": r"-?\d+",
@@ -157,6 +165,83 @@ def to_func_request(request: web.Request, body: bytes) -> func.HttpRequest:
     )
 
 
+def takes_asgi_request(info: FunctionInfo) -> bool:
+    """Whether the function's trigger parameter is a starlette Request: an app on the worker's HTTP streams
+    (azurefunctions-extensions-http-fastapi), served as ASGI; otherwise it gets a func.HttpRequest."""
+    try:
+        hints = typing.get_type_hints(info.user_function)
+    except Exception:  # an annotation that does not resolve: the classic model, as the worker would index it
+        return False
+    hint = hints.get(info.trigger["name"])
+    return isinstance(hint, type) and issubclass(hint, AsgiRequest)
+
+
+def asgi_request(request: web.Request, body: bytes) -> AsgiRequest:
+    """The request as the worker's HTTP streams hand it over: an ASGI scope with the route parameters, and
+    a `receive` that yields the body (read and size-checked already) and then, once aiohttp's client has
+    gone away, `http.disconnect`."""
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    sock = request.transport.get_extra_info("sockname") if request.transport else None
+    scope: Scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?", 1)[0].encode("utf-8", "surrogateescape"),
+        "query_string": request.rel_url.raw_query_string.encode("utf-8", "surrogateescape"),  # as sent
+        "root_path": "",
+        "headers": [(name.lower(), value) for name, value in request.raw_headers],
+        "client": tuple(peer[:2]) if peer else None,
+        "server": tuple(sock[:2]) if sock else None,
+        "path_params": dict(request.match_info),
+    }
+    delivered = False
+
+    async def receive() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        # aiohttp signals nothing to a handler it does not cancel: poll the connection.
+        while request.transport is not None and not request.transport.is_closing():  # noqa: ASYNC110
+            await asyncio.sleep(_DISCONNECT_POLL_SECONDS)
+        return {"type": "http.disconnect"}
+
+    return AsgiRequest(scope, receive)
+
+
+async def send_asgi_response(response: AsgiResponse, request: web.Request, asgi: AsgiRequest) -> web.StreamResponse:
+    """Run the function's starlette Response as ASGI into an aiohttp StreamResponse: headers are sent on
+    `http.response.start`, each body chunk is written as it comes (aiohttp's write waits while the client's
+    socket is full, so a client that does not read holds the producer back), nothing is buffered whole."""
+    answer: web.StreamResponse | None = None
+
+    async def send(message: Message) -> None:
+        nonlocal answer
+        if message["type"] == "http.response.start":
+            answer = web.StreamResponse(status=message["status"])
+            for raw_name, raw_value in message.get("headers", []):
+                name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+                if name.lower() == "content-length":
+                    answer.content_length = int(value)
+                elif name.lower() != "transfer-encoding":
+                    answer.headers.add(name, value)
+            await answer.prepare(request)
+        elif message["type"] == "http.response.body" and answer is not None:
+            if message.get("body"):
+                await answer.write(message["body"])
+            if not message.get("more_body", False):
+                await answer.write_eof()
+
+    await response(asgi.scope, asgi.receive, send)
+    if answer is None:  # a response that never started: as the host, a bare 500
+        log.error("%s sent no response start", type(response).__name__)
+        return web.Response(status=500)
+    return answer
+
+
 def to_aiohttp_response(result: Any) -> web.StreamResponse:
     if isinstance(result, func.HttpResponse):
         headers = {k: v for k, v in result.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
@@ -207,12 +292,14 @@ class HttpHost:
         methods = [
             m.upper() for m in (trigger.get("methods") or ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
         ]
-        handler = self._handler(info, str(trigger.get("authLevel", "FUNCTION")))
+        handler = self._handler(info, str(trigger.get("authLevel", "FUNCTION")), takes_asgi_request(info))
         for method in methods:
             self.app.router.add_route(method, path, handler)
             self.routes.append((method, path, info.name))
 
-    def _handler(self, info: FunctionInfo, auth_level: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def _handler(
+        self, info: FunctionInfo, auth_level: str, asgi: bool
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def handle(request: web.Request) -> web.StreamResponse:
             presented = request.headers.get("x-functions-key") or request.query.get("code")
             if not self.keys.allows(info.name, auth_level, presented):
@@ -221,12 +308,15 @@ class HttpHost:
             body = await read_body(request, limit)
             if body is None:
                 return _too_large(request, limit)
+            trigger = asgi_request(request, body) if asgi else to_func_request(request, body)
             try:
-                result = await self.invoker.invoke(info, to_func_request(request, body))
+                result = await self.invoker.invoke(info, trigger)
             except Exception:
                 # As on Azure: the function crashed, the host answers 500 and the details stay in the log.
                 log.exception("function %s failed", info.name)
                 return web.Response(status=500)
+            if isinstance(result, AsgiResponse) and isinstance(trigger, AsgiRequest):
+                return await send_asgi_response(result, request, trigger)
             return to_aiohttp_response(result)
 
         return handle

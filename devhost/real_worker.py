@@ -1,4 +1,5 @@
-"""Index an app in the real Python language worker and report what it would send the Functions host.
+"""Index an app in the real Python language worker and report what it would send the Functions host
+(its functions, and the capabilities it announces: `HttpUri` when the app is on HTTP streams).
 
 Two halves:
 - run as a script inside the worker's own venv (`.venv-worker/bin/python -I devhost/real_worker.py APP_DIR`,
@@ -34,11 +35,14 @@ def worker_python() -> Path:
 
 
 def index_in_real_worker(
-    app_dir: Path, env: dict[str, str] | None = None, python: Path | None = None
+    app_dir: Path, env: dict[str, str] | None = None, python: Path | None = None, call: str | None = None
 ) -> dict[str, Any]:
-    """The worker's report for `app_dir`: {"status", "exception", "worker", "functions": [...]}.
+    """The worker's report for `app_dir`: {"status", "exception", "capabilities", "worker", "functions": [...]}.
 
-    Raises FileNotFoundError naming `make worker-venv` when the worker venv is missing.
+    With `call` (an HTTP function's name, GET with no route parameters), the report also has "call":
+    {"status", "headers", "body"} of one real invocation, as the host makes it under HTTP streams: an
+    InvocationRequest to the worker and the HTTP request to its internal server (`HttpUri`), whose answer
+    is the function's. Raises FileNotFoundError naming `make worker-venv` when the worker venv is missing.
     """
     python = python or worker_python()
     if not python.exists():
@@ -49,7 +53,7 @@ def index_in_real_worker(
     run_env.update(env or {})
     # -I: the worker venv's own site-packages only, nothing from the app venv or the script's folder.
     done = subprocess.run(
-        [str(python), "-I", str(Path(__file__).resolve()), str(app_dir.resolve())],
+        [str(python), "-I", str(Path(__file__).resolve()), str(app_dir.resolve()), *([call] if call else [])],
         capture_output=True,
         text=True,
         env=run_env,
@@ -79,8 +83,18 @@ def _protos() -> Any:
     class StatusResult(Message):
         Failure, Success, Cancelled = 0, 1, 2
 
+    class TypedData(Message):
+        def WhichOneof(self, _group: str) -> str | None:  # the protobuf API the worker calls
+            return next((k for k in ("http", "bytes", "string") if k in self.__dict__), None)
+
+    class ParameterBinding(Message):
+        def WhichOneof(self, _group: str) -> str:
+            return "data"
+
     names = (
         "WorkerInitResponse",
+        "InvocationResponse",
+        "RpcHttp",
         "FunctionMetadataResponse",
         "RpcFunctionMetadata",
         "RpcRetryOptions",
@@ -88,7 +102,11 @@ def _protos() -> Any:
         "RpcException",
     )
     return types.SimpleNamespace(
-        BindingInfo=BindingInfo, StatusResult=StatusResult, **{n: type(n, (Message,), {}) for n in names}
+        BindingInfo=BindingInfo,
+        StatusResult=StatusResult,
+        TypedData=TypedData,
+        ParameterBinding=ParameterBinding,
+        **{n: type(n, (Message,), {}) for n in names},
     )
 
 
@@ -96,7 +114,60 @@ def _value(x: Any) -> Any:
     return x.value if hasattr(x, "value") else x
 
 
-def _probe(app_dir: str) -> dict[str, Any]:
+async def _invoke_over_http_streams(handle_event: Any, protos: Any, fn: Any, http_uri: str) -> dict[str, Any]:
+    """One GET of HTTP function `fn` as the host makes it with HTTP streams on: the InvocationRequest (the
+    trigger's metadata only) and, beside it, the request itself to the worker's server, tagged with the
+    invocation id; the function's answer comes back on that HTTP response."""
+    import asyncio
+    import types
+    import uuid
+
+    import aiohttp
+
+    trigger = next(json.loads(raw) for raw in fn.raw_bindings if json.loads(raw)["type"] == "httpTrigger")
+    url = f"http://127.0.0.1/api/{trigger['route']}"
+    invocation_id = str(uuid.uuid4())
+    http = protos.RpcHttp(
+        method="GET", url=url, headers={"host": "127.0.0.1"}, params={}, query={}, body=protos.TypedData()
+    )
+    invocation = types.SimpleNamespace(
+        invocation_id=invocation_id,
+        function_id=fn.function_id,
+        input_data=[protos.ParameterBinding(name=trigger["name"], data=protos.TypedData(http=http))],
+        trigger_metadata={},
+        trace_context=types.SimpleNamespace(trace_parent="", trace_state="", attributes={}),
+        retry_context=types.SimpleNamespace(retry_count=0, max_retry_count=0, exception=None),
+    )
+    invoked = asyncio.ensure_future(
+        handle_event.invocation_request(
+            types.SimpleNamespace(request=types.SimpleNamespace(invocation_request=invocation), properties={})
+        )
+    )
+    headers = {"x-ms-invocation-id": invocation_id, "host": "127.0.0.1"}
+
+    async def get() -> dict[str, Any]:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+            for _ in range(100):  # the server was started as a task of this loop: wait until it listens
+                try:
+                    async with session.get(f"{http_uri}/api/{trigger['route']}", headers=headers) as answer:
+                        return {"status": answer.status, "headers": dict(answer.headers), "body": await answer.text()}
+                except aiohttp.ClientConnectorError:
+                    await asyncio.sleep(0.1)
+            raise RuntimeError(f"the worker's HTTP server at {http_uri} never listened")
+
+    fetched = asyncio.ensure_future(get())
+    await asyncio.wait({fetched, invoked}, return_when=asyncio.FIRST_COMPLETED)
+    response = await invoked
+    if response.result.status != protos.StatusResult.Success and not fetched.done():
+        # A failed invocation before the worker took the request leaves the HTTP request waiting forever.
+        fetched.cancel()
+        return {"invocation": "Failure", "exception": getattr(response.result.exception, "message", None)}
+    call = await fetched
+    call["invocation"] = "Success" if response.result.status == protos.StatusResult.Success else "Failure"
+    return call
+
+
+def _probe(app_dir: str, call: str | None = None) -> dict[str, Any]:
     import asyncio
     import types
 
@@ -110,18 +181,25 @@ def _probe(app_dir: str) -> dict[str, Any]:
     init = types.SimpleNamespace(
         worker_init_request=types.SimpleNamespace(capabilities={}, function_app_directory=app_dir)
     )
-    request = types.SimpleNamespace(request=init, properties={"host": "127.0.0.1:0", "protos": protos})
+    # A real host: with HTTP streams on, the worker starts its internal HTTP server (uvicorn) on it, at a
+    # port of its own choosing, and reports the URL as the `HttpUri` capability.
+    request = types.SimpleNamespace(request=init, properties={"host": "127.0.0.1", "protos": protos})
 
-    async def run() -> tuple[Any, Any]:
+    async def run() -> tuple[Any, Any, dict[str, Any] | None]:
         started = await handle_event.worker_init_request(request)
-        return started, await handle_event.functions_metadata_request(
-            types.SimpleNamespace(request=None, properties={})
-        )
+        metadata = await handle_event.functions_metadata_request(types.SimpleNamespace(request=None, properties={}))
+        if call is None:
+            return started, metadata, None
+        fn = next(f for f in metadata.function_metadata_results if f.name == call)
+        http_uri = dict(started.capabilities)["HttpUri"]
+        return started, metadata, await _invoke_over_http_streams(handle_event, protos, fn, http_uri)
 
-    started, metadata = asyncio.run(run())
+    started, metadata, answered = asyncio.run(run())
     report: dict[str, Any] = {
         "status": "Success" if started.result.status == protos.StatusResult.Success else "Failure",
         "exception": getattr(getattr(started.result, "exception", None), "message", None),
+        # HttpUri / RequiresRouteParameters: the worker's HTTP streams are on (its internal server started).
+        "capabilities": dict(getattr(started, "capabilities", None) or {}),
         "worker": {
             "package": "azure-functions-runtime",
             "version": VERSION,
@@ -129,6 +207,8 @@ def _probe(app_dir: str) -> dict[str, Any]:
         },
         "functions": [],
     }
+    if answered is not None:
+        report["call"] = answered
     for fn in metadata.function_metadata_results or []:
         report["functions"].append(
             {
@@ -149,4 +229,4 @@ def _probe(app_dir: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     # The worker logs to stderr; stdout carries only the report, as its last line.
-    print(json.dumps(_probe(sys.argv[1])))
+    print(json.dumps(_probe(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)))

@@ -1,16 +1,31 @@
 """The HTTP edge: one decorator that resolves the caller and the dependencies once, JSON bodies with
-limits, correlation ids, and the error envelope."""
+limits, correlation ids, the error envelope, and streamed answers.
+
+HTTP streams in the Python worker are app-wide: importing `azurefunctions.extensions.http.fastapi` (here)
+makes every HTTP function take its `Request` and return its `Response` (a `func.HttpRequest` annotation
+then fails indexing). `endpoint` is the one place that happens: handlers still get a `func.HttpRequest`
+view (`call.req`) and return a `func.HttpResponse`, or `call.stream(...)` for a body sent as it is made.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import azure.durable_functions as df
 import azure.functions as func
+
+# Importing the extension turns the worker's HTTP streams on (app-wide); its Request and Response are
+# fastapi's. The worker resolves the wrappers' annotations (typing.get_type_hints): real names at run time.
+import azurefunctions.extensions.http.fastapi  # type: ignore[import-untyped]  # noqa: F401
+from fastapi import Request, Response
+from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
@@ -62,7 +77,10 @@ def error_response(error: AppError, correlation_id: str) -> func.HttpResponse:
     return json_response(envelope(error, correlation_id), correlation_id, error.http_status, headers)
 
 
-async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[func.HttpResponse]]) -> func.HttpResponse:
+Reply: TypeAlias = func.HttpResponse | Response
+
+
+async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[Reply]]) -> Reply:
     """Run `handler(correlation_id)`, turning every failure into the envelope; nothing escapes as a bare 500."""
     correlation_id = new_correlation_id(req.headers.get(CORRELATION_HEADER))
     token = set_correlation_id(correlation_id)
@@ -125,8 +143,90 @@ class Call:
     def json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> func.HttpResponse:
         return json_response(data, self.correlation_id, status, headers)
 
+    def stream(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        chunks: AsyncIterator[bytes],
+        on_disconnect: Callable[[], Awaitable[None]] | None = None,
+    ) -> StreamedReply:
+        """An answer whose body is sent chunk by chunk as `chunks` yields it, never buffered whole.
 
-Handler = Callable[[Call], Awaitable[func.HttpResponse]]
+        The status and headers are final (errors found later can only end the stream). When the client
+        goes away, `chunks` is cancelled (CancelledError at its current await, then closed) and
+        `on_disconnect()` runs. A client that reads slowly slows `chunks` down: each chunk is sent before
+        the next is asked for.
+        """
+        return StreamedReply(chunks, status, {CORRELATION_HEADER: self.correlation_id, **headers}, on_disconnect)
+
+
+class StreamedReply(StreamingResponse):
+    """A streamed body whose producer is cancelled when the client disconnects (see `Call.stream`).
+
+    Starlette's own StreamingResponse stops watching for the disconnect on ASGI 2.4 servers and notices
+    a gone client only at its next write; this one watches `receive` for `http.disconnect` throughout,
+    so a producer that is waiting (for a tool, a notification) stops as soon as the client leaves.
+    """
+
+    def __init__(
+        self,
+        chunks: AsyncIterator[bytes],
+        status: int,
+        headers: Mapping[str, str],
+        on_disconnect: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        super().__init__(chunks, status_code=status, headers=dict(headers))
+        self.chunks = chunks
+        self.on_disconnect = on_disconnect
+        # What happened, for the log and for tests: "complete", "disconnected" or "failed".
+        self.outcome = ""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        producer = asyncio.ensure_future(self._produce(send))
+        watcher = asyncio.ensure_future(_client_gone(receive))
+        try:
+            await asyncio.wait({producer, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone = watcher.done() and not watcher.cancelled() and not producer.done()
+            for task in (producer, watcher):
+                task.cancel()
+            results = await asyncio.gather(producer, watcher, return_exceptions=True)
+            await _close(self.chunks)
+        failure = results[0] if isinstance(results[0], BaseException) else None
+        # A write to a client that has gone (ASGI 2.4 servers raise OSError) is a disconnect too.
+        if gone or isinstance(failure, OSError):
+            self.outcome = "disconnected"
+            if self.on_disconnect is not None:
+                await self.on_disconnect()
+        elif failure is not None and not isinstance(failure, asyncio.CancelledError):
+            # Headers are gone already: the stream just ends, and the log keeps why.
+            self.outcome = "failed"
+            log.error("streamed answer failed", exc_info=failure)
+        else:
+            self.outcome = "complete"
+
+    async def _produce(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self.chunks:
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _client_gone(receive: Receive) -> None:
+    """Return when the ASGI server reports `http.disconnect` (the body was read already, by the edge)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _close(chunks: AsyncIterator[bytes]) -> None:
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):
+            await aclose()
+
+
+Handler = Callable[[Call], Awaitable[Reply]]
 
 
 def json_body_limit() -> int:
@@ -138,7 +238,7 @@ def json_body_limit() -> int:
 
 def endpoint(
     *, anonymous: bool = False, durable: bool = False, body_limit: Callable[[], int] = json_body_limit
-) -> Callable[[Handler], Callable[..., Awaitable[func.HttpResponse]]]:
+) -> Callable[[Handler], Callable[..., Awaitable[Response]]]:
     """Turn `async def handler(call: Call)` into the function the worker calls.
 
     Every failure becomes the error envelope (`guarded`); the Host/Origin allow-list is checked, the
@@ -148,33 +248,38 @@ def endpoint(
     before reading it; the handler must still apply it (`read_body`), as Azure's host reads any body.
     """
 
-    def decorate(handler: Handler) -> Callable[..., Awaitable[func.HttpResponse]]:
-        async def serve(req: func.HttpRequest, client: df.DurableOrchestrationClient | None) -> func.HttpResponse:
-            async def run(correlation_id: str) -> func.HttpResponse:
+    def decorate(handler: Handler) -> Callable[..., Awaitable[Response]]:
+        async def serve(request: Request, client: df.DurableOrchestrationClient | None) -> Response:
+            head = http_request_view(request, b"")
+
+            async def run(correlation_id: str) -> Reply:
                 from functions import wiring
 
                 deps = wiring.deps()
-                principal = None if anonymous else await deps.principals.resolve(dict(req.headers))
+                principal = None if anonymous else await deps.principals.resolve(dict(head.headers))
+                # After the caller: an unauthenticated request gets its 401 without its body being read.
+                req = http_request_view(request, await read_request_body(request, body_limit()))
                 return await handler(Call(req, correlation_id, deps, principal, client))
 
-            response = await guarded(req, run)
+            response = to_response(await guarded(head, run))
             # Answers hold a caller's data behind a key and a principal: no shared cache may keep one and
             # serve it to someone else. A route that allows more sets its own (openapi.json: private).
             if "cache-control" not in response.headers:
                 response.headers["Cache-Control"] = "no-store"
             return response
 
-        # The worker matches bindings by parameter name: the signature must be (req) or (req, client).
-        wrapper: Callable[..., Awaitable[func.HttpResponse]]
+        # The worker matches bindings by parameter name: the signature must be (req) or (req, client), and
+        # the annotations must be the streaming extension's Request/Response (it checks them at indexing).
+        wrapper: Callable[..., Awaitable[Response]]
         if durable:
 
-            async def with_client(req: func.HttpRequest, client: df.DurableOrchestrationClient) -> func.HttpResponse:
+            async def with_client(req: Request, client: df.DurableOrchestrationClient) -> Response:
                 return await serve(req, client)
 
             wrapper = with_client
         else:
 
-            async def without_client(req: func.HttpRequest) -> func.HttpResponse:
+            async def without_client(req: Request) -> Response:
                 return await serve(req, None)
 
             wrapper = without_client
@@ -186,6 +291,49 @@ def endpoint(
         return wrapper
 
     return decorate
+
+
+def http_request_view(request: Request, body: bytes) -> func.HttpRequest:
+    """What handlers read (`call.req`): the request's method, URL, headers (lower-case names, repeats
+    joined with ", "), query, route parameters and the body already read."""
+    headers: dict[str, str] = {}
+    for key, value in request.headers.items():
+        name = key.lower()
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return func.HttpRequest(
+        method=request.method,
+        url=str(request.url),
+        headers=headers,
+        params=dict(request.query_params.items()),
+        route_params={k: str(v) for k, v in request.path_params.items()},
+        body=body,
+    )
+
+
+async def read_request_body(request: Request, limit: int) -> bytes:
+    """The body, read in the server's chunks: PayloadTooLarge (413) by its declared Content-Length before
+    anything is read, or as soon as what arrived passes `limit` (a chunked body declares none)."""
+    declared = (request.headers.get("content-length") or "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise _too_large(f"Body declares {declared[:20]} bytes", limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(f"Body is over {limit} bytes", limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def to_response(reply: Reply) -> Response:
+    """A handler's `func.HttpResponse` as the extension's Response (a Response passes as it is)."""
+    if isinstance(reply, Response):
+        return reply
+    headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
+    if reply.mimetype and "content-type" not in {k.lower() for k in headers}:
+        headers["Content-Type"] = f"{reply.mimetype}; charset={reply.charset}" if reply.charset else reply.mimetype
+    return Response(content=reply.get_body(), status_code=reply.status_code, headers=headers)
 
 
 def read_body(req: func.HttpRequest, limit: int) -> bytes:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import azure.durable_functions as df
 import azure.functions as func
 
 from functions import wiring
-from functions.http import Call, endpoint, read_body
+from functions.http import Call, Reply, endpoint, read_body
 from shared.core.logging import CORRELATION_HEADER
 
 bp = df.Blueprint()
@@ -16,7 +18,7 @@ bp = df.Blueprint()
 @bp.route(route="mcp", methods=["GET", "POST", "DELETE"], auth_level=func.AuthLevel.ANONYMOUS)
 @bp.durable_client_input(client_name="client")
 @endpoint(durable=True)
-async def mcp(call: Call) -> func.HttpResponse:
+async def mcp(call: Call) -> Reply:
     """MCP over Streamable HTTP, stateless: protocol 2026-07-28 and the 2025 handshake versions.
 
     POST one JSON-RPC message with `Accept: application/json, text/event-stream`. GET and DELETE answer
@@ -25,13 +27,26 @@ async def mcp(call: Call) -> func.HttpResponse:
     req = call.req
     if req.method.upper() != "POST":
         return func.HttpResponse(status_code=405, headers={"Allow": "POST", CORRELATION_HEADER: call.correlation_id})
-    from shared.mcp.endpoint import buffered  # here, not at import: indexing must not load the mcp SDK
-
     body = read_body(req, call.deps.settings.max_request_bytes)
+    gone = asyncio.Event()  # set by the edge when the client leaves: the SDK then stops the tool
     streamed = await wiring.mcp_endpoint().handle_stream(
-        req.method, req.url, dict(req.headers), body, call.caller, call.correlation_id, orchestrations=call.runs()
+        req.method,
+        req.url,
+        dict(req.headers),
+        body,
+        call.caller,
+        call.correlation_id,
+        orchestrations=call.runs(),
+        disconnected=gone,
     )
-    reply = await buffered(streamed)  # until the edge can stream: the SSE events arrive, all at the end
-    headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
-    headers[CORRELATION_HEADER] = call.correlation_id
-    return func.HttpResponse(reply.body, status_code=reply.status, headers=headers)
+    # The edge sets its own correlation id and length framing; an SSE body is sent as the SDK writes it.
+    headers = {
+        k: v
+        for k, v in streamed.headers.items()
+        if k.lower() not in ("content-length", "transfer-encoding", CORRELATION_HEADER.lower())
+    }
+
+    async def on_disconnect() -> None:
+        gone.set()
+
+    return call.stream(streamed.status, headers, streamed.chunks, on_disconnect=on_disconnect)

@@ -1,7 +1,7 @@
 """`GET /api/openapi.json` (the OpenAPI 3.1 document) and `GET /api/docs` (a page that renders it, no CDN).
 
-Both need the function key on Azure (like every route but health) and no principal: the document
-describes the API, it holds no data. The page is one self-contained file whose script is pinned by hash
+Both are public (anonymous at the host, no principal): the document describes the API, it holds no data.
+The page is one self-contained file whose script is pinned by hash
 in its Content-Security-Policy, so nothing but that script runs and it can reach only this app.
 """
 
@@ -38,7 +38,7 @@ def _page() -> tuple[bytes, str]:
 
 
 @bp.function_name("openapi_document")
-@bp.route(route="openapi.json", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="openapi.json", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 @endpoint(anonymous=True)
 async def openapi_document(call: Call) -> func.HttpResponse:
     """The OpenAPI 3.1 document of every REST route and per-tool function, generated from their pydantic models."""
@@ -48,14 +48,14 @@ async def openapi_document(call: Call) -> func.HttpResponse:
         document_bytes(wiring.catalogue()),
         status_code=200,
         mimetype="application/json",
-        # private: the document is served behind the function key, so only the caller's own browser may keep
-        # it; a shared cache (a proxy, a CDN) must not hand it to someone without the key.
+        # private: the document is public, but it follows the deployment (its capabilities and routes), so only
+        # the caller's own browser keeps it for a while; a shared cache must not serve it across deployments.
         headers={CORRELATION_HEADER: call.correlation_id, "Cache-Control": "private, max-age=300"},
     )
 
 
 @bp.function_name("api_docs")
-@bp.route(route="docs", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="docs", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 @endpoint(anonymous=True)
 async def api_docs(call: Call) -> func.HttpResponse:
     """A page for people that renders /api/openapi.json (served by the app: no CDN), with a "Send" per operation."""

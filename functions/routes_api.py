@@ -26,7 +26,8 @@ async def serve_route(call: Call, name: str) -> func.HttpResponse:
     from shared.tools.routes import FUNCTION_KEY_PARAM, Answer, FileAnswer, RouteCall, parse_params
 
     route = _route(name)
-    # `?code=` is the function key (the host has checked it and passes it on, as Azure does): not a parameter.
+    # `?code=` is the function key: app routes are anonymous at the host, but a client configured before may
+    # still send one, which the host passes on (as Azure does). Not a parameter.
     query = {k: v for k, v in call.req.params.items() if k != FUNCTION_KEY_PARAM}
     params = parse_params(route, dict(call.req.route_params), query)
     body = route_body(call.req, route, call.deps.settings)
@@ -112,6 +113,6 @@ def route_functions(entries: list[dict[str, Any]]) -> df.Blueprint:
         if entry.get("runs"):
             function = bp.durable_client_input(client_name="client")(function)
         bp.function_name(entry["function_name"])(
-            bp.route(route=entry["path"], methods=[entry["method"]], auth_level=func.AuthLevel.FUNCTION)(function)
+            bp.route(route=entry["path"], methods=[entry["method"]], auth_level=func.AuthLevel.ANONYMOUS)(function)
         )
     return bp

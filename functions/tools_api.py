@@ -14,7 +14,7 @@ bp = df.Blueprint()
 
 
 @bp.function_name("tools_document")
-@bp.route(route="tools", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="tools", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 @endpoint()
 async def tools_document(call: Call) -> func.HttpResponse:
     """List every tool with its description, annotations, input and output JSON Schemas and HTTP path."""
@@ -57,7 +57,7 @@ def tool_functions(entries: list[dict[str, str]]) -> df.Blueprint:
     tools = df.Blueprint()
     for entry in entries:
         tools.function_name(entry["function_name"])(
-            tools.route(route=f"tools/{entry['name']}", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)(
+            tools.route(route=f"tools/{entry['name']}", methods=["POST"], auth_level=func.AuthLevel.ANONYMOUS)(
                 tools.durable_client_input(client_name="client")(_tool_function(entry["name"], entry["function_name"]))
             )
         )
@@ -65,7 +65,7 @@ def tool_functions(entries: list[dict[str, str]]) -> df.Blueprint:
 
 
 @bp.function_name("tools_by_name")
-@bp.route(route="tools/{name}", methods=["POST"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="tools/{name}", methods=["POST"], auth_level=func.AuthLevel.ANONYMOUS)
 @bp.durable_client_input(client_name="client")
 @endpoint(durable=True)
 async def tools_by_name(call: Call) -> func.HttpResponse:

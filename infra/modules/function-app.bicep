@@ -141,9 +141,15 @@ var schedulerSettings = useScheduler ? {
   DURABLE_TASK_SCHEDULER_CONNECTION_STRING: 'Endpoint=${schedulerEndpoint};Authentication=ManagedIdentity;ClientID=${identityClientId}'
 } : {}
 
+// HTTP streams (azurefunctions-extensions-http-fastapi, functions/http.py) need the worker to index at init on
+// Python 3.12 and older (the runtime above is 3.11); 3.13 does it anyway. Without it every HTTP function fails.
+var runtimeSettings = {
+  PYTHON_ENABLE_INIT_INDEXING: '1'
+}
+
 // Settings the deployment owns come last, so `appSettings` cannot turn dev mode on, trust App Service
 // headers without Easy Auth in front, or point the app at other stores.
-var owned = union(identitySettings, entraSettings, schedulerSettings)
+var owned = union(runtimeSettings, identitySettings, entraSettings, schedulerSettings)
 
 resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
   parent: site

@@ -143,24 +143,30 @@ def test_appservice_headers_only_when_trusted(appservice_host: HostProcess, prod
     assert whoami(appservice_host, {**headers, "x-ms-client-principal": "%%%"}).status_code == 401
 
 
-def test_function_keys_are_enforced_when_configured(keyed_host: HostProcess) -> None:
-    url = f"{keyed_host.base_url}/api/tools/health.check"
-    assert httpx.post(url, json={}).status_code == 401
-    assert httpx.post(url, json={}, headers={"x-functions-key": "nope"}).status_code == 401
-    assert httpx.post(url, json={}, headers={"x-functions-key": "host-key-1"}).status_code == 200
-    assert httpx.post(url, json={}, params={"code": "master-key-1"}).status_code == 200
-    assert httpx.post(url, json={}, headers={"x-functions-key": "mcp-only-key"}).status_code == 401
+def test_app_routes_are_anonymous_at_the_host_even_with_keys_configured(keyed_host: HostProcess) -> None:
+    """The function key guards only the host's own endpoints (tests/e2e/durable/test_management_keys.py):
+    every app route is anonymous at the host, so a caller without it reaches the app, which authenticates
+    the call itself (dev mode on this host; with it off, the app's 401 envelope: the tests above)."""
+    base = keyed_host.base_url
+    for headers in ({}, {"x-functions-key": "nope"}, {"x-functions-key": "host-key-1"}):
+        assert httpx.post(f"{base}/api/tools/health.check", json={}, headers=headers).status_code == 200
+    for path in ("/api/tools", "/api/openapi.json", "/api/docs", "/api/health"):
+        assert httpx.get(f"{base}{path}").status_code == 200, path
     mcp = httpx.post(
-        f"{keyed_host.base_url}/api/mcp",
-        headers={
-            "x-functions-key": "mcp-only-key",
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-06-18",
-        },
+        f"{base}/api/mcp",
+        headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"},
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
     )
     assert mcp.status_code == 200
-    assert httpx.get(f"{keyed_host.base_url}/api/health").status_code == 200  # anonymous stays open
+
+
+def test_without_credentials_the_app_answers_not_the_host(prod_host: HostProcess) -> None:
+    """No bare 401 from the host: the app's envelope and its challenge, on per-tool HTTP and MCP alike."""
+    for path in ("/api/tools/health.check", "/api/mcp"):
+        r = httpx.post(f"{prod_host.base_url}{path}", json={}, headers={"accept": "application/json"})
+        assert r.status_code == 401, path
+        assert r.json()["error"]["code"] == "UNAUTHORIZED", path
+        assert r.headers["www-authenticate"].startswith("Bearer"), path
 
 
 def test_routes_are_open_without_configured_keys(host: HostProcess) -> None:

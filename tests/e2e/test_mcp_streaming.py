@@ -73,6 +73,34 @@ async def test_a_silent_wait_still_reports_with_heartbeats(probe_host: HostProce
     assert all(m.startswith("probing /slow (") for _, m in beats)
 
 
+async def test_progress_reaches_the_client_while_the_tool_still_waits(probe_host: HostProcess, site) -> None:
+    """The edge streams: the probe's target answers only once the client has seen 8 heartbeats, so a buffered
+    reply (notifications only with the result) would never release it. No clock in the test: the order proves it.
+    The heartbeats carry the server's seconds waited, one a second at least (unit: test_steady_progress)."""
+    beats: list[str] = []
+    released_by_progress = asyncio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if message is not None and message.endswith(" s)"):
+            beats.append(message)
+        if len(beats) >= 8 and not site.gate.is_set():
+            released_by_progress.set()
+            site.gate.set()
+
+    site.gate.clear()
+    args = {**collect_args(site.url), "url_paths": ["/gate"], "timeout_ms": 15000}
+    try:
+        async with Client(f"{probe_host.base_url}/api/mcp", mode="legacy") as client:
+            result = await client.call_tool("collect.run", args, progress_callback=on_progress)
+    finally:
+        site.gate.set()  # never leave the target's thread waiting for another test
+    assert released_by_progress.is_set(), "no heartbeat reached the client before the tool ended"
+    assert result.is_error is False, result.content
+    assert result.structured_content["state"] == "completed"
+    waited = [int(m.rsplit("(", 1)[1].split()[0]) for m in beats]
+    assert waited == sorted(set(waited))  # each heartbeat a later second of the same wait
+
+
 @pytest.mark.parametrize(
     ("mode", "log_level", "expected"),
     [("legacy", None, True), ("2026-07-28", None, False), ("2026-07-28", "info", True), ("2026-07-28", "error", False)],

@@ -211,10 +211,10 @@ def test_the_document_is_valid_openapi_3_1(which: str, request: pytest.FixtureRe
 
 
 def test_the_function_key_in_the_query_is_not_a_route_parameter(plugin_host: HostProcess) -> None:
-    # The host checks `?code=` and passes it on to the function, as Azure does.
+    # App routes are anonymous at the host, but a client configured before may still send the function key as
+    # `?code=`, which the host passes on to the function, as Azure does: it is not taken for a parameter.
     base, key = plugin_host.base_url, {"code": FUNCTION_KEY}
     dev = {k: v for k, v in _fresh_workspace().items() if k != "x-functions-key"}
-    assert httpx.post(f"{base}/api/throwaway/notes", json={"text": "k"}, headers=dev, timeout=30).status_code == 401
     made = httpx.post(f"{base}/api/throwaway/notes", params=key, json={"text": "keyed"}, headers=dev, timeout=30)
     assert made.status_code == 201, made.text
     url = f"{base}/api/throwaway/notes/{made.json()['note_id']}"

@@ -46,12 +46,10 @@ def test_make_run_enforces_a_generated_key(app_env: dict[str, str], tmp_path: Pa
         assert (data_dir / "keys.json").stat().st_mode & 0o077 == 0  # readable by the owner only
         base = host.base_url
         assert httpx.get(f"{base}/api/health", timeout=30).status_code == 200
-        assert httpx.get(f"{base}/api/tools", timeout=30).status_code == 401
-        assert httpx.get(f"{base}/api/tools", headers={"x-functions-key": "wrong"}, timeout=30).status_code == 401
-        assert httpx.get(f"{base}/api/tools", headers={"x-functions-key": function_key}, timeout=30).status_code == 200
-        assert httpx.get(f"{base}/api/tools", params={"code": function_key}, timeout=30).status_code == 200
-        init = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        assert httpx.post(f"{base}/api/mcp", json=init, timeout=30).status_code == 401
+        # App routes are anonymous at the host (the app authenticates; here dev mode): the function key is
+        # neither needed nor checked. The generated keys guard the host's own endpoints.
+        assert httpx.get(f"{base}/api/tools", timeout=30).status_code == 200
+        assert httpx.get(f"{base}/api/tools", headers={"x-functions-key": "wrong"}, timeout=30).status_code == 200
         mgmt = f"{base}/runtime/webhooks/durabletask/instances"
         assert httpx.get(mgmt, timeout=30).status_code == 401
         assert (

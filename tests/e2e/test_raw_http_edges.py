@@ -137,8 +137,8 @@ def test_a_body_within_the_limit_still_arrives(host: HostProcess) -> None:
 
 
 def test_no_keyed_answer_may_be_kept_by_a_shared_cache(host: HostProcess) -> None:
-    """Every route but health needs the function key: an answer a proxy or CDN kept (`public`, or nothing said
-    on a GET) could be served to a caller without it. The OpenAPI document was `public, max-age=300`."""
+    """Answers are for one caller (their credentials): an answer a proxy or CDN kept (`public`, or nothing said
+    on a GET) could be served to another. The OpenAPI document was `public, max-age=300`."""
     for method, path, body in (
         ("GET", "/api/openapi.json", None),
         ("GET", "/api/docs", None),

@@ -24,7 +24,8 @@ GENERATED = json.loads(infra_spec.INFRA_APP_PATH.read_text())
 # Settings the platform (not the app's Settings class) reads, which the bicep may set.
 PLATFORM_SETTINGS = re.compile(
     r"^(AzureWebJobsStorage__(accountName|credential|clientId)|APPLICATIONINSIGHTS_(CONNECTION|AUTHENTICATION)_STRING"
-    r"|AZURE_CLIENT_ID|AzureFunctionsJobHost__[A-Za-z_]+|DURABLE_TASK_SCHEDULER_CONNECTION_STRING)$"
+    r"|AZURE_CLIENT_ID|AzureFunctionsJobHost__[A-Za-z_]+|DURABLE_TASK_SCHEDULER_CONNECTION_STRING"
+    r"|PYTHON_ENABLE_INIT_INDEXING)$"
 )
 
 

@@ -4,6 +4,7 @@ routes, methods, auth levels, bindings) is exactly what the offline host serves.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,25 @@ def test_the_worker_accepts_every_function(worker: dict) -> None:
         assert fn["script_file"] == "function_app.py", fn
         assert fn["properties"] == {"worker_indexed": "True"}, fn
         assert set(fn["bindings"]) == {b["name"] for b in fn["raw_bindings"]}, fn
+
+
+def test_the_worker_serves_http_streams(worker: dict) -> None:
+    # The app imports azurefunctions.extensions.http.fastapi (functions/http.py): the worker indexes every
+    # HTTP function with its Request/Response types and starts its internal HTTP server for them.
+    assert worker["capabilities"]["HttpUri"].startswith("http://127.0.0.1:"), worker["capabilities"]
+    assert worker["capabilities"]["RequiresRouteParameters"] == "true"
+
+
+def test_one_request_answers_through_the_workers_http_streams() -> None:
+    # One invocation as the host makes it under HTTP streams: the InvocationRequest to the worker and the
+    # request to its internal server; the answer is the app's edge's own (status, headers, body).
+    report = index_in_real_worker(ROOT, env={"FIREBREAK_MCP_ALLOWED_HOSTS": "127.0.0.1"}, call="openapi_document")
+    call = report["call"]
+    assert call["invocation"] == "Success", call
+    assert call["status"] == 200, call
+    assert call["headers"]["Content-Type"].startswith("application/json"), call["headers"]
+    assert "X-Correlation-ID" in call["headers"]
+    assert json.loads(call["body"])["openapi"].startswith("3.1"), call["body"][:200]
 
 
 def test_indexed_functions_equal_the_offline_index(worker: dict) -> None:

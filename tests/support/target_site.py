@@ -18,6 +18,8 @@ from pathlib import Path
 class Site:
     url: str
     requests: list[dict] = field(default_factory=list)
+    # /gate answers once this is set (or after 60 s): a test decides when a probe's wait ends.
+    gate: threading.Event = field(default_factory=threading.Event)
 
 
 def self_signed(directory: Path, *, with_ip: bool = True) -> tuple[Path, Path]:
@@ -58,7 +60,8 @@ def self_signed(directory: Path, *, with_ip: bool = True) -> tuple[Path, Path]:
 
 @contextmanager
 def target_site(tls_dir: Path | None = None) -> Iterator[tuple[Site, Path | None]]:
-    """Routes: /health (fast), /slow?ms=N (sleeps N ms before answering), /boom (500); records path and headers."""
+    """Routes: /health (fast), /slow?ms=N (sleeps N ms before answering), /gate (answers once `site.gate` is set),
+    /boom (500); records path and headers."""
     site = Site(url="")
 
     class Handler(BaseHTTPRequestHandler):
@@ -70,6 +73,8 @@ def target_site(tls_dir: Path | None = None) -> Iterator[tuple[Site, Path | None
             if self.path.startswith("/slow"):
                 ms = int(self.path.split("ms=", 1)[1].split("&", 1)[0]) if "ms=" in self.path else 300
                 time.sleep(ms / 1000)
+            elif self.path.startswith("/gate"):
+                site.gate.wait(60)
             elif self.path.startswith("/boom"):
                 status = 500
             try:

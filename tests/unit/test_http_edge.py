@@ -6,8 +6,9 @@ from __future__ import annotations
 import azure.functions as func
 import pytest
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
+from fastapi import Request
 
-from functions.http import PayloadTooLarge, error_response, read_body
+from functions.http import PayloadTooLarge, error_response, http_request_view, read_body, read_request_body
 from shared.core.errors import ServiceUnavailable
 from shared.storage.outage import store_outage
 
@@ -95,3 +96,51 @@ def test_an_answer_lost_after_the_request_was_sent_does_not_claim_nothing_change
     assert "may or may not" in sent.message
     assert never_sent.details["may_have_applied"] is False
     assert "nothing was changed" in never_sent.message
+
+
+def _streamed_request(chunks: list[bytes], headers: dict[str, str]) -> tuple[Request, list[int]]:
+    """A starlette Request (what the worker's HTTP streams hand over) whose body arrives in `chunks`;
+    the list returned counts the chunks the edge pulled."""
+    pulled: list[int] = []
+
+    async def receive() -> dict:
+        pulled.append(1)
+        i = len(pulled) - 1
+        if i < len(chunks):
+            return {"type": "http.request", "body": chunks[i], "more_body": i < len(chunks) - 1}
+        return {"type": "http.disconnect"}
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/x",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+    }
+    return Request(scope, receive), pulled
+
+
+async def test_a_streamed_body_over_the_limit_stops_being_read_at_the_limit() -> None:
+    request, pulled = _streamed_request([b"x" * 8] * 1000, {})  # chunked: no declared length
+    with pytest.raises(PayloadTooLarge):
+        await read_request_body(request, 20)
+    assert len(pulled) == 3  # 24 bytes > 20: the other 997 chunks are never read
+
+
+async def test_a_declared_length_over_the_limit_reads_nothing() -> None:
+    request, pulled = _streamed_request([b"x" * 8], {"content-length": "21"})
+    with pytest.raises(PayloadTooLarge):
+        await read_request_body(request, 20)
+    assert pulled == []
+
+
+async def test_the_handlers_view_has_the_body_headers_query_and_route_parameters() -> None:
+    request, _ = _streamed_request([b'{"a":', b"1}"], {"X-One": "1", "content-type": "application/json"})
+    request.scope["query_string"] = b"q=2"
+    request.scope["path_params"] = {"name": "tool.x"}
+    view = http_request_view(request, await read_request_body(request, 100))
+    assert view.get_json() == {"a": 1}
+    assert view.headers["x-one"] == "1"
+    assert view.params["q"] == "2"
+    assert view.route_params == {"name": "tool.x"}
+    assert view.method == "POST"

@@ -30,8 +30,12 @@ async def test_tasks_and_chat_need_key_and_credentials_and_stay_with_the_workspa
     as_a = {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {key_a}"}
     as_b = {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {key_b}"}
     dev_only = {"x-functions-key": FUNCTION_KEY, "x-dev-workspace": "ws-review-keyed-a", "x-dev-user": "alice"}
-    for path in ("/api/tasks", "/api/chat/sessions", "/api/docs", "/api/openapi.json"):
-        assert call(keyed_host, "GET", path, {"authorization": f"Bearer {key_a}"}).status_code == 401, path
+    # App routes are anonymous at the host: the API key alone answers, the public docs need nothing at all.
+    for path in ("/api/tasks", "/api/chat/sessions"):
+        assert call(keyed_host, "GET", path, {"authorization": f"Bearer {key_a}"}).status_code == 200, path
+        assert call(keyed_host, "GET", path, {}).status_code == 401, path
+    for path in ("/api/docs", "/api/openapi.json"):
+        assert call(keyed_host, "GET", path, {}).status_code == 200, path
     for path in ("/api/tasks", "/api/chat/sessions"):
         r = call(keyed_host, "GET", path, dev_only)
         assert r.status_code == 401, (path, r.text)

@@ -1,5 +1,6 @@
-"""The NeuBird tools on a host configured like Azure: dev mode off, function keys enforced, workspaces known
-only from their API keys. The dev headers mean nothing there, a missing key is 401 before any NeuBird call,
+"""The NeuBird tools on a host configured like Azure: dev mode off, function keys configured (they guard only
+the host's own endpoints: app routes are anonymous at the host), workspaces known only from their API keys.
+The dev headers mean nothing there, a missing API key is 401 from the app before any NeuBird call,
 and a session one workspace created is NOT_FOUND for another, over per-tool HTTP and over MCP alike.
 """
 
@@ -44,11 +45,11 @@ async def test_keys_decide_who_calls_and_sessions_stay_with_their_workspace(
     key_b = (await deps.api_keys.mint(b_ws, "bob", "keyed-b")).key
     as_a = {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {key_a}"}
     as_b = {"x-functions-key": FUNCTION_KEY, "authorization": f"Bearer {key_b}"}
-    upstream = fake.calls("POST /v1/user/login"), fake.calls("GET /v1/project")
 
-    # No function key: the host refuses before the app runs. A function key without credentials, or with
-    # the dev headers only, is 401 from the app: dev mode is off.
-    assert _post(keyed_host, "neubird_list_projects", {}, {"authorization": f"Bearer {key_a}"}).status_code == 401
+    # App routes are anonymous at the host: the API key alone is enough, no function key. A function key
+    # without credentials, or with the dev headers only, is 401 from the app: dev mode is off.
+    assert _post(keyed_host, "neubird_list_projects", {}, {"authorization": f"Bearer {key_a}"}).status_code == 200
+    upstream = fake.calls("POST /v1/user/login"), fake.calls("GET /v1/project")
     for headers in ({"x-functions-key": FUNCTION_KEY}, {"x-functions-key": FUNCTION_KEY, "x-dev-workspace": a_ws}):
         r = _post(keyed_host, "neubird_list_projects", {}, headers)
         assert r.status_code == 401, r.text
