@@ -55,25 +55,22 @@ async def close_worker_deps(_app: web.Application) -> None:
 
 
 def local_usage(base: str, function_key: str, keys_file: Path, stop: str = "make stop") -> str:
-    """How to call the keyed local host: curl and the MCP clients' configuration (printed by `make run`)."""
+    """How to call the local host (printed by `make run`): the app's routes are anonymous at the host, as on Azure,
+    and the app authenticates every call itself (dev mode answers without credentials; otherwise a workspace API
+    key or an Entra token). The keys file now guards only the host's own Durable management API."""
     mcp = f"{base}/api/mcp"
-    header = {"x-functions-key": function_key}
-    vscode = {"servers": {"firebreak": {"type": "http", "url": mcp, "headers": header}}}
-    cursor = {"mcpServers": {"firebreak": {"url": mcp, "headers": header}}}
+    vscode = {"servers": {"firebreak": {"type": "http", "url": mcp}}}
     return "\n".join(
         [
             "",
-            f"Function key (kept in {keys_file}; delete that file to rotate it): every route but /api/health needs it.",
-            f"  curl:         curl -H 'x-functions-key: {function_key}' {base}/api/tools",
+            "Every /api route takes the app's own credentials (dev mode: none; else 'Authorization: Bearer fbk_...').",
+            f"  curl:         curl {base}/api/tools",
             f"  VS Code (.vscode/mcp.json):  {json.dumps(vscode)}",
-            f"  Cursor (.cursor/mcp.json):   {json.dumps(cursor)}",
+            f"  Claude Code:  claude mcp add --transport http firebreak {mcp}",
+            f"  MCP Inspector: npx @modelcontextprotocol/inspector --cli {mcp} --transport http --method tools/list",
             (
-                f"  Claude Code:  claude mcp add --transport http firebreak {mcp}"
-                f" --header 'x-functions-key: {function_key}'"
-            ),
-            (
-                f"The Durable management API ({base}/runtime/webhooks/durabletask/...)"
-                " takes the system key from the same file."
+                f"The Durable management API ({base}/runtime/webhooks/durabletask/...) takes the system key kept in"
+                f" {keys_file}."
             ),
             f"Stop the emulators afterwards with '{stop}' (it saves this stack's Cosmos data first).",
             "",

@@ -53,3 +53,11 @@ def test_the_host_takes_the_data_directorys_stack_settings(tmp_path: Path, monke
 def test_the_banner_gives_the_exact_stop_command(tmp_path: Path) -> None:
     text = devhost_main.local_usage("http://127.0.0.1:7072", "k", tmp_path / "keys.json", "make stop DATA=.local2")
     assert "'make stop DATA=.local2'" in text
+
+
+def test_the_banner_no_longer_asks_for_a_function_key_on_app_routes(tmp_path: Path) -> None:
+    # App routes are anonymous at the host (issue #29): pasting a function key is no longer part of connecting.
+    text = devhost_main.local_usage("http://127.0.0.1:7072", "secret-fn-key", tmp_path / "keys.json")
+    assert "secret-fn-key" not in text
+    assert "x-functions-key" not in text
+    assert "/runtime/webhooks/durabletask/" in text
