@@ -81,7 +81,7 @@ param cosmosServerless bool = true
 param cosmosAutoscaleMaxThroughput int = 1000
 
 // ---- Identity -------------------------------------------------------------------------------------
-@description('App Service authentication (Easy Auth) with Entra ID in front of the app; needs entraClientId (without it Easy Auth stays off). Off: callers use function keys with workspace API keys or Entra tokens the app validates itself.')
+@description('App Service authentication (Easy Auth) with Entra ID in front of the app; needs entraClientId (without it Easy Auth stays off). Off (recommended: it would refuse workspace API keys on /api/mcp and replace the app\'s 401 envelope and MCP challenge): the app validates Entra tokens and API keys itself; app routes are anonymous at the host.')
 param easyAuthEnabled bool = false
 
 @description('Entra ID application (client) id of the app registration: the token audience (Easy Auth and the app\'s own validation).')
