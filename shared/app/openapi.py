@@ -413,7 +413,13 @@ def _platform_paths(cat: Catalogue) -> dict[str, dict[str, Any]]:
                 "summary": "OAuth 2.0 Protected Resource Metadata (RFC 9728): the resource, its authorization servers.",
                 "tags": ["platform"],
                 "security": _ANONYMOUS,
-                "responses": {"200": {"description": "The metadata", "content": _json(obj)}},
+                "responses": {
+                    "200": {"description": "The metadata", "content": _json(obj)},
+                    "404": {
+                        "description": "Entra ID sign-in is not configured (use a workspace API key)",
+                        "content": _json({"$ref": _REF.format(model="Error")}),
+                    },
+                },
             }
         }
     return paths
