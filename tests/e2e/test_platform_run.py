@@ -30,7 +30,9 @@ def make_run_host_args(data_dir: Path) -> list[str]:
     return args[:i] + args[i + 2 :]  # the test host takes a free port instead of 7071
 
 
-def test_make_run_keeps_a_generated_system_key_and_leaves_app_routes_to_the_app(app_env: dict[str, str], tmp_path: Path) -> None:
+def test_make_run_keeps_a_generated_system_key_and_leaves_app_routes_to_the_app(
+    app_env: dict[str, str], tmp_path: Path
+) -> None:
     data_dir = tmp_path / "local"
     args = make_run_host_args(data_dir)
     assert "--keys-file" in args
