@@ -42,10 +42,10 @@ def _page() -> tuple[bytes, str]:
 @endpoint(anonymous=True)
 async def openapi_document(call: Call) -> func.HttpResponse:
     """The OpenAPI 3.1 document of every REST route and per-tool function, generated from their pydantic models."""
-    from shared.app.openapi import document_bytes
+    from shared.app.openapi import document_bytes, entra_sign_in
 
     return func.HttpResponse(
-        document_bytes(wiring.catalogue()),
+        document_bytes(wiring.catalogue(), entra_sign_in(wiring.settings())),
         status_code=200,
         mimetype="application/json",
         # private: the document is public, but it follows the deployment (its capabilities and routes), so only

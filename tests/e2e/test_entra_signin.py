@@ -90,6 +90,15 @@ def test_metadata_is_served_from_settings(signin: SignInHost) -> None:
     }
 
 
+def test_the_served_openapi_document_names_the_tenants_sign_in_urls(signin: SignInHost) -> None:
+    r = httpx.get(signin.resource.removesuffix("/mcp") + "/openapi.json", timeout=30)
+    assert r.status_code == 200
+    flow = r.json()["components"]["securitySchemes"]["entraId"]["flows"]["authorizationCode"]
+    authority = signin.entra.issuer.removesuffix("/v2.0")
+    assert flow["authorizationUrl"] == f"{authority}/oauth2/v2.0/authorize"
+    assert flow["tokenUrl"] == f"{authority}/oauth2/v2.0/token"
+
+
 def test_metadata_is_404_in_the_envelope_when_entra_is_off(host: HostProcess) -> None:
     r = httpx.get(f"{host.base_url}/api/.well-known/oauth-protected-resource", timeout=30)
     assert r.status_code == 404
