@@ -6,7 +6,7 @@ import asyncio
 
 from shared.core.redaction import redact_text
 from shared.investigations.activities.payloads import CallDone, CallRequest
-from shared.investigations.activities.runtime import _on_azure, runtime
+from shared.investigations.activities.runtime import runtime
 from shared.investigations.activities.state import stored_catalogue
 from shared.investigations.mcp_servers import call_tool
 from shared.investigations.models import CallEntry
@@ -20,7 +20,7 @@ async def call(run: ActiveRun, args: CallRequest, deps: Deps) -> CallDone:
     n, planned = args.n, args
     raw = await rt.deps.blobs.get(rt.blob("tools.json"))
     catalogue = await stored_catalogue(rt, raw)
-    mcp = rt.settings.mcp(running_on_azure=_on_azure(rt.deps))
+    mcp = rt.settings.mcp(running_on_azure=rt.deps.settings.running_on_azure)
     result = await call_tool(
         mcp.servers,
         catalogue,

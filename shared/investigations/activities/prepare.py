@@ -9,7 +9,7 @@ from typing import Any, Literal
 from shared.core.errors import Conflict, NotFound
 from shared.identity.models import Principal
 from shared.investigations.activities.payloads import Prepared, StoredPlan
-from shared.investigations.activities.runtime import Runtime, _on_azure, elapsed_ms, llm_config, runtime
+from shared.investigations.activities.runtime import Runtime, elapsed_ms, llm_config, runtime
 from shared.investigations.alerts import Alert
 from shared.investigations.loop import status
 from shared.investigations.mcp_servers import list_tools
@@ -109,7 +109,7 @@ async def _runbook(rt: Runtime, alert: Alert) -> RunbookInfo:
 
 
 async def _tools(rt: Runtime) -> ToolsOffered:
-    mcp = rt.settings.mcp(running_on_azure=_on_azure(rt.deps))
+    mcp = rt.settings.mcp(running_on_azure=rt.deps.settings.running_on_azure)
     catalogue = await list_tools(
         mcp.servers,
         guard=rt.mcp_guard,

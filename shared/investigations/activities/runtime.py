@@ -45,11 +45,6 @@ def runtime(run: ActiveRun, deps: Deps) -> Runtime:
     return Runtime(deps, section, store, *guards, run)
 
 
-def _on_azure(deps: Deps) -> bool:
-    """The hosting plan's markers, read when settings loaded (shared/core/hosting.py)."""
-    return deps.settings.running_on_azure
-
-
 def llm_config(deps: Deps) -> llm.LlmConfig | None:
     """The model to ask, or None for the rule path (the platform's LLM settings)."""
     return llm.LlmConfig.from_settings(deps.settings)
