@@ -96,7 +96,7 @@ TEST_WORKERS ?= 2
 test:
 	$(MAKE) --no-print-directory -j4 setup worker-venv infra-venv
 	$(MAKE) --no-print-directory lock-check lint
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 test-unit: setup worker-venv
 	$(PY) -m pytest -q tests/unit
