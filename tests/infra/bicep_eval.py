@@ -52,6 +52,8 @@ class Evaluator:
             return self._name_or_text(node)
         if isinstance(node, dict) and "function" in node:
             function = node["function"]
+            if function["type"] not in self._functions:
+                raise NotImplementedError(f"function {function['type']} is not in this evaluator")
             arguments = [self.evaluate(v) for v in function["parameters"].values() if v is not None]
             return self._functions[function["type"]](arguments)
         if isinstance(node, dict) and "operator" in node:
