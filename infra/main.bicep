@@ -7,10 +7,47 @@ targetScope = 'resourceGroup'
 
 @minLength(2)
 @maxLength(16)
-@description('Short name of this deployment (dev, prod, ...): it goes into every resource name.')
+@description('Short name of this deployment (dev, prod, ...): it goes into every resource name, lower-cased, with `_` and `.` as `-` and `(` `)` dropped (what azd accepts in an environment name).')
 param environmentName string
 
-@description('Region of every resource (one where the Flex Consumption plan is offered).')
+// The regions Flex Consumption is offered in, as Azure-Samples/remote-mcp-functions-python lists them (infra/main.bicep,
+// 2026-11-27). The list grows: check `az functionapp list-flexconsumption-locations -o table` and add a region here
+// (azd offers only these when it asks for a location).
+@allowed([
+  'australiaeast'
+  'australiasoutheast'
+  'brazilsouth'
+  'canadacentral'
+  'centralindia'
+  'centralus'
+  'eastasia'
+  'eastus'
+  'eastus2'
+  'eastus2euap'
+  'francecentral'
+  'germanywestcentral'
+  'italynorth'
+  'japaneast'
+  'koreacentral'
+  'northcentralus'
+  'northeurope'
+  'norwayeast'
+  'southafricanorth'
+  'southcentralus'
+  'southeastasia'
+  'southindia'
+  'spaincentral'
+  'swedencentral'
+  'uaenorth'
+  'uksouth'
+  'ukwest'
+  'westcentralus'
+  'westeurope'
+  'westus'
+  'westus2'
+  'westus3'
+])
+@description('Region of every resource: one where the Flex Consumption plan is offered.')
 param location string = resourceGroup().location
 
 @description('Tags on every resource.')
@@ -21,9 +58,11 @@ param tags object = {}
 @description('Memory of each Flex Consumption instance, in MB (the perf parsers want 2048 for large artifacts).')
 param instanceMemoryMB int = 2048
 
-@minValue(1)
+// 40 is the lowest maximum Flex Consumption accepts (learn.microsoft.com/azure/azure-functions/event-driven-scaling,
+// "Flex Consumption plan"); a lower value is refused when the app is created.
+@minValue(40)
 @maxValue(1000)
-@description('Most instances the app scales out to (also caps what one burst of requests can cost).')
+@description('Most instances the app scales out to, per function group (also caps what one burst of requests can cost). At least 40.')
 param maximumInstanceCount int = 40
 
 @minValue(0)
@@ -35,7 +74,7 @@ param alwaysReadyHttpInstances int = 0
 @description('HTTP requests one instance serves at once before the platform adds an instance.')
 param httpPerInstanceConcurrency int = 16
 
-@description('Zone-redundant Flex Consumption plan (only in regions that offer it).')
+@description('Zone-redundant Flex Consumption plan (only in regions that offer it). Choose it with storageSku Standard_ZRS/GZRS and cosmosZoneRedundant.')
 param zoneRedundant bool = false
 
 @allowed(['Standard_LRS', 'Standard_ZRS', 'Standard_GRS', 'Standard_GZRS'])
@@ -80,6 +119,13 @@ param cosmosServerless bool = true
 @description('Autoscale maximum RU/s of the database when cosmosServerless is false.')
 param cosmosAutoscaleMaxThroughput int = 1000
 
+@description('Zone-redundant Cosmos DB account in its region (isZoneRedundant; only in regions with availability zones, and fixed once the account exists).')
+param cosmosZoneRedundant bool = false
+
+// ---- Key Vault ------------------------------------------------------------------------------------
+@description('Key Vault purge protection. true (prod): a deleted vault and its secrets cannot be purged for 90 days, and once on it cannot be turned off. false (dev): `azd down --purge` then `azd up` can reuse the name. Soft delete stays on either way.')
+param keyVaultPurgeProtection bool = true
+
 // ---- Identity -------------------------------------------------------------------------------------
 @description('App Service authentication (Easy Auth) with Entra ID in front of the app; needs entraClientId (without it Easy Auth stays off). Off (recommended: it would refuse workspace API keys on /api/mcp and replace the app\'s 401 envelope and MCP challenge): the app validates Entra tokens and API keys itself; app routes are anonymous at the host.')
 param easyAuthEnabled bool = false
@@ -94,7 +140,7 @@ param entraTenantId string = tenant().tenantId
 param operatorPrincipalId string = ''
 
 @allowed(['User', 'Group', 'ServicePrincipal'])
-@description('Kind of operatorPrincipalId.')
+@description('Kind of operatorPrincipalId (azd sets AZURE_PRINCIPAL_TYPE: User, or ServicePrincipal when signed in as one).')
 param operatorPrincipalType string = 'User'
 
 // ---- Secrets (kept in Key Vault; the app reads them as Key Vault references) -----------------------
@@ -126,17 +172,24 @@ param s3SecretAccessKey string = ''
 @description('MCP servers the investigations may call (FIREBREAK_INVESTIGATIONS_MCP_SERVERS; may hold auth headers). Empty: none.')
 param investigationsMcpServers string = ''
 
+// The token comes from environmentName as given (so 'Prod' and 'prod' stay apart); the names use `env`, the one
+// form every resource type accepts: lower case letters, digits and hyphens. Each name is cut to its type's limit
+// (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules) and ends with the token, so
+// a cut never merges two environments. A short lower-case environmentName gives the same names as before.
 var token = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
+var env = toLower(replace(replace(replace(replace(environmentName, '_', '-'), '.', '-'), '(', ''), ')', ''))
+// Storage (lower case letters and digits) and Key Vault (no `--`, ends with a letter or digit): no hyphens.
+var envAlnum = replace(env, '-', '')
 var names = {
-  identity: 'id-firebreak-${environmentName}-${token}'
-  logAnalytics: 'log-firebreak-${environmentName}-${token}'
-  appInsights: 'appi-firebreak-${environmentName}-${token}'
-  storage: take('stfb${token}${toLower(replace(environmentName, '-', ''))}', 24)
-  cosmos: 'cosmos-firebreak-${environmentName}-${token}'
-  keyVault: take('kv-${token}-${replace(environmentName, '-', '')}', 24)
-  plan: 'plan-firebreak-${environmentName}-${token}'
-  functionApp: 'func-firebreak-${environmentName}-${token}'
-  scheduler: take('dts-firebreak-${environmentName}-${token}', 64)
+  identity: 'id-firebreak-${take(env, 16)}-${token}' // 3-128
+  logAnalytics: 'log-firebreak-${take(env, 16)}-${token}' // 4-63
+  appInsights: 'appi-firebreak-${take(env, 16)}-${token}' // 1-260
+  storage: take('stfb${token}${envAlnum}', 24) // 3-24, globally unique
+  cosmos: 'cosmos-firebreak-${take(env, 13)}-${token}' // 3-44, globally unique
+  keyVault: empty(envAlnum) ? 'kv-${token}' : take('kv-${token}-${envAlnum}', 24) // 3-24, globally unique
+  plan: 'plan-firebreak-${take(env, 16)}-${token}' // 1-60
+  functionApp: 'func-firebreak-${take(env, 16)}-${token}' // 2-60, globally unique (host name)
+  scheduler: 'dts-firebreak-${take(env, 16)}-${token}' // 3-64
 }
 var deploymentContainerName = 'app-package-${take(token, 12)}'
 // The app's Blob container (FIREBREAK_BLOB_CONTAINER): artifacts, reports and large payloads.
@@ -185,6 +238,7 @@ module cosmos 'modules/cosmos.bicep' = {
     name: names.cosmos
     location: location
     tags: tags
+    zoneRedundant: cosmosZoneRedundant
     databaseName: app.cosmosDatabase
     containers: app.containers
     serverless: cosmosServerless
@@ -213,6 +267,7 @@ module keyVault 'modules/keyvault.bicep' = {
     location: location
     tags: tags
     principalId: identity.outputs.principalId
+    purgeProtection: keyVaultPurgeProtection
     secrets: { entries: secretEntries }
   }
 }

@@ -8,6 +8,10 @@ param databaseName string
 @description('The app\'s containers from generated/app.json: name and the container resource (id, partition key, indexing policy, TTL).')
 param containers array
 param serverless bool = true
+// Cosmos DB sets zone redundancy when a region is added to the account (here: when the account is created); an
+// existing region keeps what it was created with, so a redeploy that flips this is refused.
+@description('Spread the account\'s replicas over the region\'s availability zones (regions with zones only).')
+param zoneRedundant bool = false
 param autoscaleMaxThroughput int = 1000
 param principalId string
 param operatorPrincipalId string = ''
@@ -23,7 +27,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
   properties: {
     databaseAccountOfferType: 'Standard'
     locations: [
-      { locationName: location, failoverPriority: 0, isZoneRedundant: false }
+      { locationName: location, failoverPriority: 0, isZoneRedundant: zoneRedundant }
     ]
     consistencyPolicy: { defaultConsistencyLevel: 'Session' }
     capabilities: serverless ? [{ name: 'EnableServerless' }] : []

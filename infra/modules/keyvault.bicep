@@ -1,4 +1,4 @@
-// Key Vault for the app's secrets (RBAC authorization, purge protection). A secret parameter left empty
+// Key Vault for the app's secrets (RBAC authorization, soft delete, purge protection when asked). A secret parameter left empty
 // creates nothing; a given one becomes a secret here and main.bicep sets a Key Vault reference as its app
 // setting, which the platform resolves with the app's identity (Key Vault Secrets User). No secret value is
 // ever an app setting or a deployment output.
@@ -6,6 +6,10 @@ param name string
 param location string
 param tags object
 param principalId string
+// Once on, purge protection cannot be turned off (the service refuses false on a vault that has it), so a prod
+// vault keeps it for good; dev leaves it off so a deleted environment's vault can be purged and its name reused.
+@description('Purge protection: a deleted vault and its secrets cannot be purged during the retention period.')
+param purgeProtection bool = true
 @description('{ entries: [{ name, value }] }: each secret\'s name in the vault and its value (main.bicep leaves out the ones not given).')
 @secure()
 param secrets object = {}
@@ -22,7 +26,8 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
     enableRbacAuthorization: true
     enableSoftDelete: true
     softDeleteRetentionInDays: 90
-    enablePurgeProtection: true
+    // null, not false: the service accepts only true or an absent value for this property.
+    enablePurgeProtection: purgeProtection ? true : null
     publicNetworkAccess: 'Enabled'
     networkAcls: { defaultAction: 'Allow', bypass: 'AzureServices' }
   }
