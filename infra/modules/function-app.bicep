@@ -27,6 +27,8 @@ param alwaysReadyHttpInstances int = 0
 @minValue(0)
 @description('Always-ready instances for the Durable group (orchestrations, activities); 1 in production.')
 param alwaysReadyDurableInstances int = 0
+// The one HTTP concurrency knob on Flex: the platform sends an instance at most this many requests, so host.json's
+// http.maxConcurrentRequests/maxOutstandingRequests (100/200) never bound anything and are gone from it.
 @description('HTTP requests one instance handles at once (the handlers are async; Flex\'s default for 2048 MB is 16).')
 param httpPerInstanceConcurrency int = 16
 @description('Zone-redundant plan (only in regions where Flex Consumption offers it).')
