@@ -272,18 +272,6 @@ module keyVault 'modules/keyvault.bicep' = {
   }
 }
 
-// App setting -> Key Vault reference for each secret given (the platform resolves it with the identity).
-var vaultRef = '@Microsoft.KeyVault(VaultName=${keyVault.outputs.name};SecretName='
-var secretReferences = union(
-  empty(runSecretsKey) ? {} : { FIREBREAK_SECRETS_KEY: '${vaultRef}run-secrets-key)' },
-  empty(neubirdPassword) ? {} : { FIREBREAK_NEUBIRD_PASSWORD: '${vaultRef}neubird-password)' },
-  empty(llmApiKey) ? {} : { FIREBREAK_LLM_API_KEY: '${vaultRef}llm-api-key)' },
-  empty(githubToken) ? {} : { FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: '${vaultRef}github-token)' },
-  empty(s3AccessKeyId) ? {} : { FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID: '${vaultRef}s3-access-key-id)' },
-  empty(s3SecretAccessKey) ? {} : { FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY: '${vaultRef}s3-secret-access-key)' },
-  empty(investigationsMcpServers) ? {} : { FIREBREAK_INVESTIGATIONS_MCP_SERVERS: '${vaultRef}investigations-mcp-servers)' }
-)
-
 module scheduler 'modules/durable-task-scheduler.bicep' = if (durableBackend == 'durableTaskScheduler') {
   name: 'durable-task-scheduler'
   params: {
@@ -314,7 +302,8 @@ module functionApp 'modules/function-app.bicep' = {
     appInsightsConnectionString: monitoring.outputs.connectionString
     cosmosEndpoint: cosmos.outputs.endpoint
     cosmosDatabase: app.cosmosDatabase
-    secretSettings: secretReferences
+    // Every secret setting is a reference to this vault, given or not (function-app.bicep says why).
+    keyVaultName: keyVault.outputs.name
     instanceMemoryMB: instanceMemoryMB
     maximumInstanceCount: maximumInstanceCount
     alwaysReadyHttpInstances: alwaysReadyHttpInstances

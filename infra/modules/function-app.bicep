@@ -1,4 +1,4 @@
-// The Function App on the Flex Consumption plan (Linux, Python 3.11) and its app settings. The host and the
+// The Function App on the Flex Consumption plan (Linux, Python 3.11 or 3.13) and its app settings. The host and the
 // app reach Storage, Cosmos DB, Key Vault, Application Insights and (optionally) the Durable Task Scheduler
 // with the user-assigned identity: no connection string with a key is ever an app setting.
 param planName string
@@ -14,12 +14,21 @@ param appBlobContainerName string
 param appInsightsConnectionString string
 param cosmosEndpoint string
 param cosmosDatabase string
-@description('App setting name -> Key Vault reference (keyvault.bicep\'s output).')
-param secretSettings object
+@description('The Key Vault holding the app\'s secrets (keyvault.bicep): every secret setting is a reference to it.')
+param keyVaultName string
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int = 2048
 param maximumInstanceCount int = 40
 param alwaysReadyHttpInstances int = 0
+// Microsoft's guidance for Durable Functions on the Azure Storage provider on Flex: one always-ready instance
+// for the `durable` group (orchestrator, activity and entity triggers) in production, so a queued
+// orchestration does not wait for a cold start (learn.microsoft.com/azure/azure-functions/durable/
+// durable-functions-azure-storage-provider#flex-consumption-plan).
+@minValue(0)
+@description('Always-ready instances for the Durable group (orchestrations, activities); 1 in production.')
+param alwaysReadyDurableInstances int = 0
+// The one HTTP concurrency knob on Flex: the platform sends an instance at most this many requests, so host.json's
+// http.maxConcurrentRequests/maxOutstandingRequests (100/200) never bound anything and are gone from it.
 @description('HTTP requests one instance handles at once (the handlers are async; Flex\'s default for 2048 MB is 16).')
 param httpPerInstanceConcurrency int = 16
 @description('Zone-redundant plan (only in regions where Flex Consumption offers it).')
@@ -33,15 +42,41 @@ param taskHubName string
 @allowed(['azureStorage', 'durableTaskScheduler'])
 param durableBackend string = 'azureStorage'
 param schedulerEndpoint string = ''
+// Easy Auth stays off by default: the app validates Entra tokens itself (shared/identity: issuer, audience,
+// scope, allowed clients) and answers workspace API keys, its own 401 envelope and the MCP challenge, all of
+// which Easy Auth in front would replace or refuse.
 param easyAuthEnabled bool = false
 param entraClientId string = ''
 param entraTenantId string = ''
+@description('Client (application) ids whose tokens Easy Auth admits (the MCP clients, the phone app). Empty: only the app\'s own registration (an empty list would admit every client in the tenant).')
+param easyAuthAllowedClientApplications array = []
+@description('Object ids of the users, service principals or managed identities Easy Auth admits. Empty (and no groups): any signed-in principal of an admitted client.')
+param easyAuthAllowedPrincipals array = []
+@description('Object ids of the groups Easy Auth admits (the token must carry the groups claim).')
+param easyAuthAllowedGroups array = []
+@description('Scopes Easy Auth\'s Protected Resource Metadata names (preview). Empty: api://<entraClientId>/user_impersonation, the app\'s default FIREBREAK_ENTRA_SCOPE.')
+param easyAuthScopes array = []
+@allowed(['3.11', '3.13'])
+@description('Python of the Flex Consumption runtime.')
+param pythonVersion string = '3.11'
+// Preview on Flex Consumption, and only HTTP (not Durable) triggers are covered so far
+// (learn.microsoft.com/azure/azure-functions/opentelemetry-howto): an option, off by default.
+@description('Host and worker telemetry as OpenTelemetry (host.json telemetryMode by app setting). Needs the app to configure the Azure Monitor distro: with it on, the host stops forwarding the worker\'s logs.')
+param openTelemetryEnabled bool = false
 
 var useScheduler = durableBackend == 'durableTaskScheduler'
 // Easy Auth needs the app registration: without a client id it stays off, and with it off the app never
 // trusts X-MS-CLIENT-PRINCIPAL headers (anyone could send them).
 var easyAuthOn = easyAuthEnabled && !empty(entraClientId)
 var entraIssuer = '${environment().authentication.loginEndpoint}${entraTenantId}/v2.0'
+// An empty allowedApplications list means any client in the tenant: without a list, only the app itself.
+var easyAuthClientApplications = empty(easyAuthAllowedClientApplications) ? [entraClientId] : easyAuthAllowedClientApplications
+var easyAuthDefaultScope = 'api://${entraClientId}/user_impersonation'
+
+var alwaysReady = union(
+  alwaysReadyHttpInstances > 0 ? [{ name: 'http', instanceCount: alwaysReadyHttpInstances }] : [],
+  alwaysReadyDurableInstances > 0 ? [{ name: 'durable', instanceCount: alwaysReadyDurableInstances }] : []
+)
 
 resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   name: planName
@@ -90,10 +125,10 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         instanceMemoryMB: instanceMemoryMB
         maximumInstanceCount: maximumInstanceCount
-        alwaysReady: alwaysReadyHttpInstances > 0 ? [{ name: 'http', instanceCount: alwaysReadyHttpInstances }] : []
+        alwaysReady: alwaysReady
         triggers: { http: { perInstanceConcurrency: httpPerInstanceConcurrency } }
       }
-      runtime: { name: 'python', version: '3.11' }
+      runtime: { name: 'python', version: pythonVersion }
     }
   }
 }
@@ -134,27 +169,82 @@ var entraSettings = empty(entraClientId) ? {} : {
 }
 
 // The Durable Task Scheduler: host.json's storage provider is switched by the host's own override settings
-// (AzureFunctionsJobHost__<path>), so one package runs on either backend.
+// (AzureFunctionsJobHost__<path>), so one package runs on either backend. Both connection properties point at
+// the scheduler: the Durable scale extension reads `connectionName` before `connectionStringName`
+// (TriggerMetadataExtensions.ResolveConnectionName in Azure/azure-functions-durable-extension), and host.json's
+// `connectionName` names the Storage account. host.json's bundle range starts at 4.30.0, the first
+// non-preview bundle with the azureManaged provider.
 var schedulerSettings = useScheduler ? {
   AzureFunctionsJobHost__extensions__durableTask__storageProvider__type: 'azureManaged'
+  AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
   AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
   DURABLE_TASK_SCHEDULER_CONNECTION_STRING: 'Endpoint=${schedulerEndpoint};Authentication=ManagedIdentity;ClientID=${identityClientId}'
 } : {}
 
 // HTTP streams (azurefunctions-extensions-http-fastapi, functions/http.py) need the worker to index at init on
-// Python 3.12 and older (the runtime above is 3.11); 3.13 does it anyway. Without it every HTTP function fails.
+// Python 3.12 and older (pythonVersion 3.11); 3.13 indexes at init anyway, where the setting is harmless.
+// Without it on 3.11 every HTTP function fails.
 var runtimeSettings = {
   PYTHON_ENABLE_INIT_INDEXING: '1'
 }
 
+// Every secret the app reads is a Key Vault reference, written on every deployment whether or not its secure
+// parameter was given this time. The `appsettings` resource replaces all settings, so a reference written only
+// when the value is given would vanish on a redeploy without it, though the vault still holds the secret (and
+// runs sealed with the old key could no longer be opened). A reference to a secret never stored resolves to
+// nothing: the platform leaves the literal @Microsoft.KeyVault(...) and the app treats it as unset.
+// (Reading the current settings with list() and merging them, as AVM's retainCurrentAppSettings does, would
+// also carry forward settings this template removed, such as the scheduler overrides after switching back.)
+// The secret names are main.bicep's `secretEntries`; tests/infra/test_function_app.py keeps the two equal.
+var vaultRef = '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName='
+var secretReferences = {
+  FIREBREAK_SECRETS_KEY: '${vaultRef}run-secrets-key)'
+  FIREBREAK_NEUBIRD_PASSWORD: '${vaultRef}neubird-password)'
+  FIREBREAK_LLM_API_KEY: '${vaultRef}llm-api-key)'
+  FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: '${vaultRef}github-token)'
+  FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID: '${vaultRef}s3-access-key-id)'
+  FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY: '${vaultRef}s3-secret-access-key)'
+  FIREBREAK_INVESTIGATIONS_MCP_SERVERS: '${vaultRef}investigations-mcp-servers)'
+}
+
+// Safety switches on Azure that no caller may turn: stdio MCP servers would run processes inside the host.
+var safetySettings = {
+  FIREBREAK_INVESTIGATIONS_MCP_ALLOW_STDIO: 'false'
+}
+
+// Easy Auth's Protected Resource Metadata (preview, App Service "Configure built-in MCP server authorization"):
+// the scopes an MCP client asks for, served by the platform at /.well-known/oauth-protected-resource.
+var easyAuthSettings = easyAuthOn ? {
+  WEBSITE_AUTH_PRM_DEFAULT_WITH_SCOPES: join(empty(easyAuthScopes) ? [easyAuthDefaultScope] : easyAuthScopes, ',')
+} : {}
+
+// telemetryMode by the host's override setting (ScriptHostBuilderExtensions reads AzureFunctionsJobHost:
+// telemetryMode from configuration), so the same package runs in either mode. PYTHON_ENABLE_OPENTELEMETRY lets
+// the worker carry the host's trace context into the app's own OpenTelemetry (the Azure Monitor distro the app
+// configures with the identity); the host exports with APPLICATIONINSIGHTS_AUTHENTICATION_STRING in both modes.
+var openTelemetrySettings = openTelemetryEnabled ? {
+  AzureFunctionsJobHost__telemetryMode: 'OpenTelemetry'
+  PYTHON_ENABLE_OPENTELEMETRY: 'true'
+} : {}
+
 // Settings the deployment owns come last, so `appSettings` cannot turn dev mode on, trust App Service
-// headers without Easy Auth in front, or point the app at other stores.
-var owned = union(runtimeSettings, identitySettings, entraSettings, schedulerSettings)
+// headers without Easy Auth in front, allow stdio MCP servers, replace a secret reference with a plain value,
+// or point the app at other stores.
+var owned = union(
+  runtimeSettings,
+  identitySettings,
+  entraSettings,
+  schedulerSettings,
+  secretReferences,
+  safetySettings,
+  easyAuthSettings,
+  openTelemetrySettings
+)
 
 resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
   parent: site
   name: 'appsettings'
-  properties: union(defaults, appSettings, secretSettings, owned)
+  properties: union(defaults, appSettings, owned)
 }
 
 // Deployments go through Entra ID (az login), never basic publishing credentials.
@@ -195,6 +285,15 @@ resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthOn) {
         }
         validation: {
           allowedAudiences: [entraClientId, 'api://${entraClientId}']
+          // Without a policy Easy Auth admits any client and any principal of the tenant. The policy checks the
+          // token's appid/azp and oid/groups; a valid token outside it gets 403.
+          defaultAuthorizationPolicy: {
+            allowedApplications: easyAuthClientApplications
+            allowedPrincipals: {
+              identities: easyAuthAllowedPrincipals
+              groups: easyAuthAllowedGroups
+            }
+          }
         }
       }
     }

@@ -25,7 +25,7 @@ GENERATED = json.loads(infra_spec.INFRA_APP_PATH.read_text())
 PLATFORM_SETTINGS = re.compile(
     r"^(AzureWebJobsStorage__(accountName|credential|clientId)|APPLICATIONINSIGHTS_(CONNECTION|AUTHENTICATION)_STRING"
     r"|AZURE_CLIENT_ID|AzureFunctionsJobHost__[A-Za-z_]+|DURABLE_TASK_SCHEDULER_CONNECTION_STRING"
-    r"|PYTHON_ENABLE_INIT_INDEXING)$"
+    r"|PYTHON_ENABLE_INIT_INDEXING|PYTHON_ENABLE_OPENTELEMETRY|WEBSITE_AUTH_PRM_DEFAULT_WITH_SCOPES)$"
 )
 
 
@@ -45,10 +45,9 @@ def _host_refs() -> set[str]:
 
 
 def _bicep_settings() -> dict[str, Any]:
-    """Every app setting function-app.bicep can set (all branches), plus main.bicep's Key Vault references."""
+    """Every app setting function-app.bicep can set (all branches), its Key Vault references included."""
     settings = bicep.body(bicep.resources(APP, "Microsoft.Web/sites/config")["settings"])
-    entries = bicep.object_entries(APP, settings["properties"])
-    return {**entries, **bicep.object_entries(MAIN, "secretReferences")}
+    return bicep.object_entries(APP, settings["properties"])
 
 
 BICEP_SETTINGS = _bicep_settings()
@@ -154,7 +153,7 @@ def test_no_key_or_connection_string_is_an_app_setting() -> None:
         "FIREBREAK_COSMOS_KEY",
         "FIREBREAK_BLOB_CONNECTION_STRING",
     }
-    references = bicep.object_entries(MAIN, "secretReferences")
+    references = bicep.object_entries(APP, "secretReferences")
     assert set(references) == secrets, "each secret the app reads has a secure parameter and a Key Vault reference"
     for name, value in references.items():
         assert value.startswith("${vaultRef}"), name
@@ -307,7 +306,8 @@ def test_flex_consumption_python_311_with_its_deployment_container() -> None:
     plan = bicep.body(bicep.resources(APP, "Microsoft.Web/serverfarms")["plan"])
     assert plan["sku"] == {"name": "FC1", "tier": "FlexConsumption"}
     config = bicep.body(bicep.resources(APP, "Microsoft.Web/sites")["site"])["properties"]["functionAppConfig"]
-    assert config["runtime"] == {"name": "python", "version": "3.11"}
+    assert config["runtime"] == {"name": "python", "version": "pythonVersion"}
+    assert APP["parameters"]["pythonVersion"]["default"] == "3.11"
     assert config["scaleAndConcurrency"]["instanceMemoryMB"] == "instanceMemoryMB"
     assert config["scaleAndConcurrency"]["maximumInstanceCount"] == "maximumInstanceCount"
     assert config["deployment"]["storage"]["authentication"]["type"] == "UserAssignedIdentity"

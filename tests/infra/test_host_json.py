@@ -52,7 +52,10 @@ def test_the_settings_a_deployment_depends_on() -> None:
     hours, minutes, seconds = (int(p) for p in leaves["functionTimeout"].split(":"))
     assert 0 < hours * 3600 + minutes * 60 + seconds <= 30 * 60
     assert leaves["extensions/durableTask/tracing/traceInputsAndOutputs"] is False
-    for key in ("extensions/http/maxConcurrentRequests", "extensions/durableTask/maxConcurrentActivityFunctions"):
+    for key in ("extensions/durableTask/maxConcurrentActivityFunctions",):
         assert isinstance(leaves[key], int)
         assert leaves[key] > 0
+    # Flex Consumption limits HTTP concurrency per instance itself (function-app.bicep perInstanceConcurrency);
+    # host.json's http limits would only mislead (tests/infra/test_function_app.py checks they are gone).
+    assert "extensions/http/maxConcurrentRequests" not in leaves
     assert leaves["logging/logLevel/Host.Results"] == "Information"
