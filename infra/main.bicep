@@ -1,4 +1,4 @@
-// Firebreak on Azure: one Function App (Flex Consumption, Python 3.11) with everything it reads and writes.
+// Firebreak on Azure: one Function App (Flex Consumption, Python 3.11 or 3.13) with everything it reads and writes.
 // Deploy into a resource group:
 //   az deployment group create -g <rg> -f infra/main.bicep -p infra/params/prod.parameters.json
 // or `azd up` (azure.yaml; infra/main.parameters.json maps azd's environment onto these parameters).
@@ -69,6 +69,17 @@ param maximumInstanceCount int = 40
 @description('Always-ready instances for the HTTP group (0 = scale to zero; 1 removes cold starts at a price).')
 param alwaysReadyHttpInstances int = 0
 
+@minValue(0)
+@description('Always-ready instances for the Durable group (orchestrations and activities; Microsoft\'s guidance for the Azure Storage backend on Flex: 1 in production).')
+param alwaysReadyDurableInstances int = 0
+
+@allowed(['3.11', '3.13'])
+@description('Python of the Flex Consumption runtime.')
+param pythonVersion string = '3.11'
+
+@description('Host and worker telemetry as OpenTelemetry (preview on Flex; HTTP triggers only so far). The app configures the Azure Monitor distro itself when Application Insights is set.')
+param openTelemetryEnabled bool = false
+
 @minValue(1)
 @maxValue(1000)
 @description('HTTP requests one instance serves at once before the platform adds an instance.')
@@ -129,6 +140,18 @@ param keyVaultPurgeProtection bool = true
 // ---- Identity -------------------------------------------------------------------------------------
 @description('App Service authentication (Easy Auth) with Entra ID in front of the app; needs entraClientId (without it Easy Auth stays off). Off (recommended: it would refuse workspace API keys on /api/mcp and replace the app\'s 401 envelope and MCP challenge): the app validates Entra tokens and API keys itself; app routes are anonymous at the host.')
 param easyAuthEnabled bool = false
+
+@description('With Easy Auth: client (application) ids whose tokens it admits (MCP clients, the phone app). Empty: only the app\'s own registration.')
+param easyAuthAllowedClientApplications array = []
+
+@description('With Easy Auth: object ids of the users, service principals or managed identities it admits. Empty (and no groups): any signed-in principal of an admitted client.')
+param easyAuthAllowedPrincipals array = []
+
+@description('With Easy Auth: object ids of the groups it admits (the token must carry the groups claim).')
+param easyAuthAllowedGroups array = []
+
+@description('With Easy Auth: scopes its Protected Resource Metadata names. Empty: api://<entraClientId>/user_impersonation.')
+param easyAuthScopes array = []
 
 @description('Entra ID application (client) id of the app registration: the token audience (Easy Auth and the app\'s own validation).')
 param entraClientId string = ''
@@ -307,6 +330,9 @@ module functionApp 'modules/function-app.bicep' = {
     instanceMemoryMB: instanceMemoryMB
     maximumInstanceCount: maximumInstanceCount
     alwaysReadyHttpInstances: alwaysReadyHttpInstances
+    alwaysReadyDurableInstances: alwaysReadyDurableInstances
+    pythonVersion: pythonVersion
+    openTelemetryEnabled: openTelemetryEnabled
     zoneRedundant: zoneRedundant
     httpPerInstanceConcurrency: httpPerInstanceConcurrency
     corsAllowedOrigins: corsAllowedOrigins
@@ -318,6 +344,10 @@ module functionApp 'modules/function-app.bicep' = {
     durableBackend: durableBackend
     schedulerEndpoint: durableBackend == 'durableTaskScheduler' ? scheduler.outputs.endpoint : ''
     easyAuthEnabled: easyAuthEnabled
+    easyAuthAllowedClientApplications: easyAuthAllowedClientApplications
+    easyAuthAllowedPrincipals: easyAuthAllowedPrincipals
+    easyAuthAllowedGroups: easyAuthAllowedGroups
+    easyAuthScopes: easyAuthScopes
     entraClientId: entraClientId
     entraTenantId: entraTenantId
   }
@@ -325,7 +355,7 @@ module functionApp 'modules/function-app.bicep' = {
 
 @description('The Function App\'s base URL.')
 output functionAppUrl string = functionApp.outputs.url
-@description('The MCP endpoint (Streamable HTTP): add ?code=<function key> or the x-functions-key header.')
+@description('The MCP endpoint (Streamable HTTP): callers send an Entra token or a workspace API key as a bearer token; no function key.')
 output mcpEndpointUrl string = '${functionApp.outputs.url}/api/mcp'
 @description('The Cosmos DB endpoint (FIREBREAK_COSMOS_ENDPOINT for `make api-key` against this deployment).')
 output cosmosEndpoint string = cosmos.outputs.endpoint

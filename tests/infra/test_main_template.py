@@ -307,6 +307,14 @@ def test_zone_choices_agree_in_each_parameter_file(path: Path) -> None:
     assert given.get("cosmosZoneRedundant", False) is storage_zonal
 
 
+def test_prod_keeps_one_durable_instance_ready_and_wires_it_to_the_app() -> None:
+    # Microsoft's guidance for the Azure Storage backend on Flex: an always-ready `durable` group in production,
+    # so queued orchestrations are polled without waiting for a scale-from-zero.
+    assert _value(PROD, "alwaysReadyDurableInstances") == 1
+    wired = bicep.module_params(MAIN["modules"]["functionApp"])
+    assert wired["alwaysReadyDurableInstances"] == "alwaysReadyDurableInstances"
+
+
 # ---- Options: Flex regions, the subscription template, what azd uses ----------------------------------------
 
 
