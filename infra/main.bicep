@@ -171,11 +171,13 @@ module storage 'modules/storage.bicep' = {
     name: names.storage
     location: location
     tags: tags
-    containerNames: [deploymentContainerName, appBlobContainerName]
+    // The package container is in deploymentStorage (its own account: see that module below).
+    containerNames: [appBlobContainerName]
     sku: storageSku
     principalId: identity.outputs.principalId
     operatorPrincipalId: operatorPrincipalId
     operatorPrincipalType: operatorPrincipalType
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
   }
 }
 
@@ -191,6 +193,7 @@ module cosmos 'modules/cosmos.bicep' = {
     autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
     principalId: identity.outputs.principalId
     operatorPrincipalId: operatorPrincipalId
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
   }
 }
 
@@ -214,6 +217,7 @@ module keyVault 'modules/keyvault.bicep' = {
     tags: tags
     principalId: identity.outputs.principalId
     secrets: { entries: secretEntries }
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
   }
 }
 
@@ -274,10 +278,98 @@ module functionApp 'modules/function-app.bicep' = {
     durableBackend: durableBackend
     schedulerEndpoint: durableBackend == 'durableTaskScheduler' ? scheduler.outputs.endpoint : ''
     easyAuthEnabled: easyAuthEnabled
-    entraClientId: entraClientId
+    entraClientId: createEntraApp ? entraApp.outputs.clientId : entraClientId
     entraTenantId: entraTenantId
+    deploymentIdentityId: deploymentIdentity.outputs.id
+    deploymentBlobEndpoint: deploymentStorage.outputs.blobEndpoint
+    virtualNetworkSubnetId: vnetEnabled ? network.outputs.appSubnetId : ''
   }
 }
+
+// ==== issue #30 (infra-network): deployment package isolation, diagnostics, private network, app registration ====
+
+@description('Private network: a VNet with the app\'s integration subnet, private endpoints for Storage, Cosmos DB and Key Vault, and public network access off on them. Deploy and operate (make api-key, the data plane) from inside the network then.')
+param vnetEnabled bool = false
+
+@description('Create the MCP server\'s Entra app registration with the deployment (Microsoft Graph Bicep extension; the deployer needs Graph rights, e.g. Application Developer). Its client id then replaces entraClientId.')
+param createEntraApp bool = false
+
+@description('With createEntraApp: client ids of MCP clients pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones).')
+param entraPreAuthorizedClientIds array = []
+
+var isolationNames = {
+  deploymentIdentity: 'id-firebreak-deploy-${environmentName}-${token}'
+  // The app account's name with a suffix, so it follows that name's rules (24 lower-case letters and digits).
+  deploymentStorage: '${take(names.storage, 21)}pkg'
+  vnet: 'vnet-firebreak-${environmentName}-${token}'
+}
+
+// The identity the platform writes and reads the deployment package with; the app's code uses `identity`.
+module deploymentIdentity 'modules/identity.bicep' = {
+  name: 'deployment-identity'
+  params: {
+    name: isolationNames.deploymentIdentity
+    location: location
+    tags: tags
+  }
+}
+
+module deploymentStorage 'modules/deployment-storage.bicep' = {
+  name: 'deployment-storage'
+  params: {
+    name: isolationNames.deploymentStorage
+    location: location
+    tags: tags
+    containerName: deploymentContainerName
+    sku: storageSku
+    principalId: deploymentIdentity.outputs.principalId
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
+  }
+}
+
+module network 'modules/network.bicep' = if (vnetEnabled) {
+  name: 'network'
+  params: {
+    name: isolationNames.vnet
+    location: location
+    tags: tags
+    storageAccountId: storage.outputs.id
+    deploymentStorageAccountId: deploymentStorage.outputs.id
+    cosmosAccountId: resourceId('Microsoft.DocumentDB/databaseAccounts', cosmos.outputs.name)
+    keyVaultId: resourceId('Microsoft.KeyVault/vaults', keyVault.outputs.name)
+  }
+}
+
+module diagnostics 'modules/diagnostics.bicep' = {
+  name: 'diagnostics'
+  params: {
+    workspaceId: monitoring.outputs.logAnalyticsId
+    keyVaultName: keyVault.outputs.name
+    storageAccountName: storage.outputs.name
+    deploymentStorageAccountName: deploymentStorage.outputs.name
+    cosmosAccountName: cosmos.outputs.name
+    functionAppName: functionApp.outputs.name
+  }
+}
+
+module entraApp 'modules/entra-app.bicep' = if (createEntraApp) {
+  name: 'entra-app'
+  params: {
+    appUniqueName: 'firebreak-mcp-${environmentName}-${token}'
+    displayName: 'Firebreak MCP (${environmentName})'
+    managedIdentityPrincipalId: identity.outputs.principalId
+    preAuthorizedClientIds: entraPreAuthorizedClientIds
+  }
+}
+
+@description('The Entra application (client) id MCP clients request tokens for (created, or entraClientId).')
+output entraAppClientId string = createEntraApp ? entraApp.outputs.clientId : entraClientId
+@description('The storage account holding the deployment package (only the deployment identity and the operator can write it).')
+output deploymentStorageAccountName string = deploymentStorage.outputs.name
+
+// ==== end of issue #30 (infra-network) ====
 
 @description('The Function App\'s base URL.')
 output functionAppUrl string = functionApp.outputs.url

@@ -36,6 +36,13 @@ param schedulerEndpoint string = ''
 param easyAuthEnabled bool = false
 param entraClientId string = ''
 param entraTenantId string = ''
+// ---- issue #30 (infra-network): the deployment package's own account and identity, VNet integration ----
+@description('Resource id of the deployment identity: the only one with a role on the package container (deployment-storage.bicep).')
+param deploymentIdentityId string
+@description('Blob endpoint of the deployment storage account (the package is not in the app\'s account).')
+param deploymentBlobEndpoint string
+@description('The app subnet (network.bicep) with vnetEnabled; empty: no VNet integration.')
+param virtualNetworkSubnetId string = ''
 
 var useScheduler = durableBackend == 'durableTaskScheduler'
 // Easy Auth needs the app registration: without a client id it stays off, and with it off the app never
@@ -59,18 +66,23 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   kind: 'functionapp,linux'
   identity: {
     type: 'UserAssigned'
-    userAssignedIdentities: { '${identityId}': {} }
+    // The deployment identity must be assigned for the platform to use it (functionAppConfig below).
+    userAssignedIdentities: { '${identityId}': {}, '${deploymentIdentityId}': {} }
   }
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
     clientCertEnabled: false
     keyVaultReferenceIdentity: identityId
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     siteConfig: {
       minTlsVersion: '1.2'
       scmMinTlsVersion: '1.2'
       ftpsState: 'Disabled'
       http20Enabled: true
+      // Key Vault references through a private endpoint: Linux apps must route all outbound traffic through
+      // the VNet (learn.microsoft.com/azure/app-service/app-service-key-vault-references#access-network-restricted-vaults).
+      vnetRouteAllEnabled: !empty(virtualNetworkSubnetId)
       cors: {
         allowedOrigins: corsAllowedOrigins
         supportCredentials: false
@@ -80,10 +92,10 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       deployment: {
         storage: {
           type: 'blobContainer'
-          value: '${blobEndpoint}${deploymentContainerName}'
+          value: '${deploymentBlobEndpoint}${deploymentContainerName}'
           authentication: {
             type: 'UserAssignedIdentity'
-            userAssignedIdentityResourceId: identityId
+            userAssignedIdentityResourceId: deploymentIdentityId
           }
         }
       }

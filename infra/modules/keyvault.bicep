@@ -9,6 +9,9 @@ param principalId string
 @description('{ entries: [{ name, value }] }: each secret\'s name in the vault and its value (main.bicep leaves out the ones not given).')
 @secure()
 param secrets object = {}
+@allowed(['Enabled', 'Disabled'])
+@description('Disabled with vnetEnabled: reached through its private endpoint (network.bicep).')
+param publicNetworkAccess string = 'Enabled'
 
 var keyVaultSecretsUser = '4633458b-17de-408a-b874-0445c86b69e6'
 
@@ -23,7 +26,7 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
     enableSoftDelete: true
     softDeleteRetentionInDays: 90
     enablePurgeProtection: true
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     networkAcls: { defaultAction: 'Allow', bypass: 'AzureServices' }
   }
 }
