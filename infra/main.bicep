@@ -294,6 +294,9 @@ param vnetEnabled bool = false
 @description('Create the MCP server\'s Entra app registration with the deployment (Microsoft Graph Bicep extension; the deployer needs Graph rights, e.g. Application Developer). Its client id then replaces entraClientId.')
 param createEntraApp bool = false
 
+@description('Send the Functions host\'s FunctionAppLogs to Log Analytics with a diagnostic setting (set false if the Flex Consumption plan refuses it; Application Insights keeps the host logs either way).')
+param functionAppDiagnosticsEnabled bool = true
+
 @description('With createEntraApp: client ids of MCP clients pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones).')
 param entraPreAuthorizedClientIds array = []
 
@@ -351,6 +354,7 @@ module diagnostics 'modules/diagnostics.bicep' = {
     deploymentStorageAccountName: deploymentStorage.outputs.name
     cosmosAccountName: cosmos.outputs.name
     functionAppName: functionApp.outputs.name
+    functionAppLogs: functionAppDiagnosticsEnabled
   }
 }
 

@@ -20,7 +20,10 @@ param operatorPrincipalType string = 'User'
 @description('Disabled with vnetEnabled: the package is then read through the private endpoint (network.bicep).')
 param publicNetworkAccess string = 'Enabled'
 
-// Contributor, not Owner: writing and reading the package needs no ACLs and no user delegation keys.
+// Contributor, not Owner: writing and reading the package needs no ACLs and no user delegation keys. It is
+// also the role `az functionapp create --deployment-storage-auth-type UserAssignedIdentity` grants the
+// deployment identity (Azure/azure-cli, command_modules/appservice/_constants.py:
+// STORAGE_BLOB_DATA_CONTRIBUTOR_ROLE_ID), there on the whole account; here only on the container.
 var blobDataContributor = 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
 
 resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {

@@ -9,6 +9,8 @@ param storageAccountName string
 param deploymentStorageAccountName string
 param cosmosAccountName string
 param functionAppName string
+@description('The host\'s FunctionAppLogs as a diagnostic setting on the site. Flex Consumption\'s support for it is not verified without a subscription: false lets a deployment that refuses it go through (Application Insights still has the logs).')
+param functionAppLogs bool = true
 
 var settingName = 'to-log-analytics'
 var storageLogs = [
@@ -125,7 +127,7 @@ resource cosmosLogs 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' =
 }
 
 // The host's log (FunctionAppLogs); the app's own telemetry goes to Application Insights.
-resource functionAppLogs 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+resource functionAppLogSetting 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = if (functionAppLogs) {
   name: settingName
   scope: functionApp
   properties: {

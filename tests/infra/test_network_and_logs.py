@@ -168,9 +168,13 @@ def test_cosmos_data_plane_logs_go_to_resource_specific_tables() -> None:
     assert setting["properties"]["logAnalyticsDestinationType"] == "Dedicated"
 
 
-def test_function_app_logs_are_sent() -> None:
+def test_function_app_logs_are_sent_unless_switched_off() -> None:
     (setting,) = _settings_on("functionApp")
     assert "FunctionAppLogs" in _categories(setting)
+    resource = bicep.module("diagnostics")["resources"]["functionAppLogSetting"]
+    assert bicep.condition(resource) == "functionAppLogs"
+    assert MAIN["parameters"]["functionAppDiagnosticsEnabled"]["default"] is True
+    assert passed("diagnostics")["functionAppLogs"] == "functionAppDiagnosticsEnabled"
 
 
 def test_diagnostics_covers_the_resources_main_deploys() -> None:
