@@ -75,14 +75,15 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     clientCertEnabled: false
     keyVaultReferenceIdentity: identityId
     virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
+    // Key Vault references through a private endpoint: Linux apps must route all outbound traffic through the
+    // VNet (learn.microsoft.com/azure/app-service/app-service-key-vault-references#access-network-restricted-vaults).
+    // A site property: the platform refuses siteConfig.vnetRouteAllEnabled ("modify the Site.VnetRouteAllEnabled property").
+    vnetRouteAllEnabled: !empty(virtualNetworkSubnetId)
     siteConfig: {
       minTlsVersion: '1.2'
       scmMinTlsVersion: '1.2'
       ftpsState: 'Disabled'
       http20Enabled: true
-      // Key Vault references through a private endpoint: Linux apps must route all outbound traffic through
-      // the VNet (learn.microsoft.com/azure/app-service/app-service-key-vault-references#access-network-restricted-vaults).
-      vnetRouteAllEnabled: !empty(virtualNetworkSubnetId)
       cors: {
         allowedOrigins: corsAllowedOrigins
         supportCredentials: false

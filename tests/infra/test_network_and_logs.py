@@ -250,7 +250,8 @@ def test_public_network_access_follows_the_switch() -> None:
 def test_the_app_joins_the_subnet_and_routes_key_vault_references_through_it() -> None:
     properties = site()["properties"]
     assert bicep.mentions(properties["virtualNetworkSubnetId"], "virtualNetworkSubnetId")
-    assert bicep.mentions(properties["siteConfig"]["vnetRouteAllEnabled"], "virtualNetworkSubnetId")
+    assert bicep.mentions(properties["vnetRouteAllEnabled"], "virtualNetworkSubnetId")
+    assert "vnetRouteAllEnabled" not in properties["siteConfig"], "a site property in current API versions"
     subnet = bicep.module_params(module_call("functionApp"))["virtualNetworkSubnetId"]
     assert bicep.mentions(subnet, "vnetEnabled")
     assert any(dotted(v) == "network.outputs.appSubnetId" for v in bicep.walk(subnet))
