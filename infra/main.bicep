@@ -300,9 +300,10 @@ param functionAppDiagnosticsEnabled bool = true
 @description('With createEntraApp: client ids of MCP clients pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones).')
 param entraPreAuthorizedClientIds array = []
 
+// Derived from the app's names, so they follow those names' rules (a storage account: 24 lower-case letters
+// and digits) and always differ from them.
 var isolationNames = {
-  deploymentIdentity: 'id-firebreak-deploy-${environmentName}-${token}'
-  // The app account's name with a suffix, so it follows that name's rules (24 lower-case letters and digits).
+  deploymentIdentity: '${names.identity}-deploy'
   deploymentStorage: '${take(names.storage, 21)}pkg'
   vnet: 'vnet-firebreak-${environmentName}-${token}'
 }
@@ -370,6 +371,8 @@ module entraApp 'modules/entra-app.bicep' = if (createEntraApp) {
 
 @description('The Entra application (client) id MCP clients request tokens for (created, or entraClientId).')
 output entraAppClientId string = createEntraApp ? entraApp.outputs.clientId : entraClientId
+@description('With createEntraApp: the registration\'s identifier URI; clients request `<uri>/user_impersonation`.')
+output entraAppIdentifierUri string = createEntraApp ? entraApp.outputs.identifierUri : ''
 @description('The storage account holding the deployment package (only the deployment identity and the operator can write it).')
 output deploymentStorageAccountName string = deploymentStorage.outputs.name
 

@@ -266,6 +266,10 @@ def test_the_app_registration_is_an_option_off_by_default() -> None:
     assert MAIN["parameters"]["createEntraApp"]["default"] is False
     assert bicep.condition(module_call("entraApp")) == "createEntraApp"
     assert passed("entraApp")["managedIdentityPrincipalId"] == "identity.outputs.principalId"
+    # The created registration is the token audience the app (and Easy Auth) checks.
+    audience = bicep.module_params(module_call("functionApp"))["entraClientId"]
+    assert bicep.mentions(audience, "createEntraApp")
+    assert any(dotted(v) == "entraApp.outputs.clientId" for v in bicep.walk(audience))
 
 
 def test_the_graph_extension_is_declared_and_configured() -> None:
