@@ -166,6 +166,19 @@ param operatorPrincipalId string = ''
 @description('Kind of operatorPrincipalId (azd sets AZURE_PRINCIPAL_TYPE: User, or ServicePrincipal when signed in as one).')
 param operatorPrincipalType string = 'User'
 
+// ---- Network, logs, app registration --------------------------------------------------------------
+@description('Private network: a VNet with the app\'s integration subnet, private endpoints for Storage, Cosmos DB and Key Vault, and public network access off on them. Deploy and operate (make api-key, the data plane) from inside the network then.')
+param vnetEnabled bool = false
+
+@description('Create the MCP server\'s Entra app registration with the deployment (Microsoft Graph Bicep extension; the deployer needs Graph rights, e.g. Application Developer). Its client id then replaces entraClientId.')
+param createEntraApp bool = false
+
+@description('Send the Functions host\'s FunctionAppLogs to Log Analytics with a diagnostic setting (set false if the Flex Consumption plan refuses it; Application Insights keeps the host logs either way).')
+param functionAppDiagnosticsEnabled bool = true
+
+@description('With createEntraApp: client ids of MCP clients pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones).')
+param entraPreAuthorizedClientIds array = []
+
 // ---- Secrets (kept in Key Vault; the app reads them as Key Vault references) -----------------------
 @secure()
 @description('Base64 of 32 random bytes (`openssl rand -base64 32`): seals run secrets at rest. Empty: runs that need sealing answer NOT_CONFIGURED.')
@@ -213,6 +226,10 @@ var names = {
   plan: 'plan-firebreak-${take(env, 16)}-${token}' // 1-60
   functionApp: 'func-firebreak-${take(env, 16)}-${token}' // 2-60, globally unique (host name)
   scheduler: 'dts-firebreak-${take(env, 16)}-${token}' // 3-64
+  // The deployment package's own identity and account (only they can write the code the app runs).
+  deploymentIdentity: 'id-firebreak-${take(env, 16)}-${token}-deploy' // 3-128
+  deploymentStorage: '${take('stfb${token}${envAlnum}', 21)}pkg' // 3-24, globally unique, never the app's
+  vnet: 'vnet-firebreak-${take(env, 16)}-${token}' // 2-64
 }
 var deploymentContainerName = 'app-package-${take(token, 12)}'
 // The app's Blob container (FIREBREAK_BLOB_CONTAINER): artifacts, reports and large payloads.
@@ -247,11 +264,13 @@ module storage 'modules/storage.bicep' = {
     name: names.storage
     location: location
     tags: tags
-    containerNames: [deploymentContainerName, appBlobContainerName]
+    // The package container is in deploymentStorage (its own account: see that module below).
+    containerNames: [appBlobContainerName]
     sku: storageSku
     principalId: identity.outputs.principalId
     operatorPrincipalId: operatorPrincipalId
     operatorPrincipalType: operatorPrincipalType
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
   }
 }
 
@@ -268,6 +287,7 @@ module cosmos 'modules/cosmos.bicep' = {
     autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
     principalId: identity.outputs.principalId
     operatorPrincipalId: operatorPrincipalId
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
   }
 }
 
@@ -292,6 +312,7 @@ module keyVault 'modules/keyvault.bicep' = {
     principalId: identity.outputs.principalId
     purgeProtection: keyVaultPurgeProtection
     secrets: { entries: secretEntries }
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
   }
 }
 
@@ -348,10 +369,84 @@ module functionApp 'modules/function-app.bicep' = {
     easyAuthAllowedPrincipals: easyAuthAllowedPrincipals
     easyAuthAllowedGroups: easyAuthAllowedGroups
     easyAuthScopes: easyAuthScopes
-    entraClientId: entraClientId
+    entraClientId: createEntraApp ? entraApp.outputs.clientId : entraClientId
     entraTenantId: entraTenantId
+    deploymentIdentityId: deploymentIdentity.outputs.id
+    deploymentBlobEndpoint: deploymentStorage.outputs.blobEndpoint
+    virtualNetworkSubnetId: vnetEnabled ? network.outputs.appSubnetId : ''
   }
 }
+
+// ---- Deployment package isolation, diagnostics, private network, app registration ------------------------
+
+// The identity the platform writes and reads the deployment package with; the app's code uses `identity`.
+module deploymentIdentity 'modules/identity.bicep' = {
+  name: 'deployment-identity'
+  params: {
+    name: names.deploymentIdentity
+    location: location
+    tags: tags
+  }
+}
+
+module deploymentStorage 'modules/deployment-storage.bicep' = {
+  name: 'deployment-storage'
+  params: {
+    name: names.deploymentStorage
+    location: location
+    tags: tags
+    containerName: deploymentContainerName
+    sku: storageSku
+    principalId: deploymentIdentity.outputs.principalId
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
+  }
+}
+
+module network 'modules/network.bicep' = if (vnetEnabled) {
+  name: 'network'
+  params: {
+    name: names.vnet
+    location: location
+    tags: tags
+    storageAccountId: storage.outputs.id
+    deploymentStorageAccountId: deploymentStorage.outputs.id
+    cosmosAccountId: resourceId('Microsoft.DocumentDB/databaseAccounts', cosmos.outputs.name)
+    keyVaultId: resourceId('Microsoft.KeyVault/vaults', keyVault.outputs.name)
+  }
+}
+
+module diagnostics 'modules/diagnostics.bicep' = {
+  name: 'diagnostics'
+  params: {
+    workspaceId: monitoring.outputs.logAnalyticsId
+    keyVaultName: keyVault.outputs.name
+    storageAccountName: storage.outputs.name
+    deploymentStorageAccountName: deploymentStorage.outputs.name
+    cosmosAccountName: cosmos.outputs.name
+    functionAppName: functionApp.outputs.name
+    functionAppLogs: functionAppDiagnosticsEnabled
+  }
+}
+
+module entraApp 'modules/entra-app.bicep' = if (createEntraApp) {
+  name: 'entra-app'
+  params: {
+    appUniqueName: 'firebreak-mcp-${env}-${token}'
+    displayName: 'Firebreak MCP (${env})'
+    managedIdentityPrincipalId: identity.outputs.principalId
+    preAuthorizedClientIds: entraPreAuthorizedClientIds
+  }
+}
+
+@description('The Entra application (client) id MCP clients request tokens for (created, or entraClientId).')
+output entraAppClientId string = createEntraApp ? entraApp.outputs.clientId : entraClientId
+@description('With createEntraApp: the registration\'s identifier URI; clients request `<uri>/user_impersonation`.')
+output entraAppIdentifierUri string = createEntraApp ? entraApp.outputs.identifierUri : ''
+@description('The storage account holding the deployment package (only the deployment identity and the operator can write it).')
+output deploymentStorageAccountName string = deploymentStorage.outputs.name
+
 
 @description('The Function App\'s base URL.')
 output functionAppUrl string = functionApp.outputs.url

@@ -165,6 +165,19 @@ param operatorPrincipalId string = ''
 @description('Kind of operatorPrincipalId (azd sets AZURE_PRINCIPAL_TYPE: User, or ServicePrincipal when signed in as one).')
 param operatorPrincipalType string = 'User'
 
+// ---- Network, logs, app registration --------------------------------------------------------------
+@description('Private network: a VNet with the app\'s integration subnet, private endpoints for Storage, Cosmos DB and Key Vault, and public network access off on them. Deploy and operate (make api-key, the data plane) from inside the network then.')
+param vnetEnabled bool = false
+
+@description('Create the MCP server\'s Entra app registration with the deployment (Microsoft Graph Bicep extension; the deployer needs Graph rights, e.g. Application Developer). Its client id then replaces entraClientId.')
+param createEntraApp bool = false
+
+@description('Send the Functions host\'s FunctionAppLogs to Log Analytics with a diagnostic setting (set false if the Flex Consumption plan refuses it; Application Insights keeps the host logs either way).')
+param functionAppDiagnosticsEnabled bool = true
+
+@description('With createEntraApp: client ids of MCP clients pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones).')
+param entraPreAuthorizedClientIds array = []
+
 // ---- Secrets (kept in Key Vault; the app reads them as Key Vault references) -----------------------
 @secure()
 @description('Base64 of 32 random bytes (`openssl rand -base64 32`): seals run secrets at rest. Empty: runs that need sealing answer NOT_CONFIGURED.')
@@ -232,6 +245,10 @@ module app 'main.bicep' = {
     cosmosZoneRedundant: cosmosZoneRedundant
     keyVaultPurgeProtection: keyVaultPurgeProtection
     easyAuthEnabled: easyAuthEnabled
+    vnetEnabled: vnetEnabled
+    createEntraApp: createEntraApp
+    functionAppDiagnosticsEnabled: functionAppDiagnosticsEnabled
+    entraPreAuthorizedClientIds: entraPreAuthorizedClientIds
     easyAuthAllowedClientApplications: easyAuthAllowedClientApplications
     easyAuthAllowedPrincipals: easyAuthAllowedPrincipals
     easyAuthAllowedGroups: easyAuthAllowedGroups
@@ -264,3 +281,9 @@ output functionAppName string = app.outputs.functionAppName
 output keyVaultName string = app.outputs.keyVaultName
 @description('The Storage account (Blob and the Durable task hub).')
 output storageAccountName string = app.outputs.storageAccountName
+@description('The Entra application (client) id MCP clients request tokens for (created, or entraClientId).')
+output entraAppClientId string = app.outputs.entraAppClientId
+@description('With createEntraApp: the registration\'s identifier URI; clients request `<uri>/user_impersonation`.')
+output entraAppIdentifierUri string = app.outputs.entraAppIdentifierUri
+@description('The storage account holding the deployment package (only the deployment identity and the operator can write it).')
+output deploymentStorageAccountName string = app.outputs.deploymentStorageAccountName

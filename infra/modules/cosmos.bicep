@@ -15,6 +15,9 @@ param zoneRedundant bool = false
 param autoscaleMaxThroughput int = 1000
 param principalId string
 param operatorPrincipalId string = ''
+@allowed(['Enabled', 'Disabled'])
+@description('Disabled with vnetEnabled: reached through its private endpoint (network.bicep).')
+param publicNetworkAccess string = 'Enabled'
 
 // Cosmos DB Built-in Data Contributor (a data-plane role: sqlRoleAssignments, not Azure RBAC).
 var dataContributor = '00000000-0000-0000-0000-000000000002'
@@ -34,7 +37,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     backupPolicy: {
       type: 'Continuous'
       continuousModeProperties: { tier: 'Continuous7Days' }

@@ -63,6 +63,13 @@ param pythonVersion string = '3.11'
 // (learn.microsoft.com/azure/azure-functions/opentelemetry-howto): an option, off by default.
 @description('Host and worker telemetry as OpenTelemetry (host.json telemetryMode by app setting). Needs the app to configure the Azure Monitor distro: with it on, the host stops forwarding the worker\'s logs.')
 param openTelemetryEnabled bool = false
+// ---- issue #30 (infra-network): the deployment package's own account and identity, VNet integration ----
+@description('Resource id of the deployment identity: the only one with a role on the package container (deployment-storage.bicep).')
+param deploymentIdentityId string
+@description('Blob endpoint of the deployment storage account (the package is not in the app\'s account).')
+param deploymentBlobEndpoint string
+@description('The app subnet (network.bicep) with vnetEnabled; empty: no VNet integration.')
+param virtualNetworkSubnetId string = ''
 
 var useScheduler = durableBackend == 'durableTaskScheduler'
 // Easy Auth needs the app registration: without a client id it stays off, and with it off the app never
@@ -94,13 +101,19 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   kind: 'functionapp,linux'
   identity: {
     type: 'UserAssigned'
-    userAssignedIdentities: { '${identityId}': {} }
+    // The deployment identity must be assigned for the platform to use it (functionAppConfig below).
+    userAssignedIdentities: { '${identityId}': {}, '${deploymentIdentityId}': {} }
   }
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
     clientCertEnabled: false
     keyVaultReferenceIdentity: identityId
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
+    // Key Vault references through a private endpoint: Linux apps must route all outbound traffic through the
+    // VNet (learn.microsoft.com/azure/app-service/app-service-key-vault-references#access-network-restricted-vaults).
+    // A site property: the platform refuses siteConfig.vnetRouteAllEnabled ("modify the Site.VnetRouteAllEnabled property").
+    vnetRouteAllEnabled: !empty(virtualNetworkSubnetId)
     siteConfig: {
       minTlsVersion: '1.2'
       scmMinTlsVersion: '1.2'
@@ -115,10 +128,10 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       deployment: {
         storage: {
           type: 'blobContainer'
-          value: '${blobEndpoint}${deploymentContainerName}'
+          value: '${deploymentBlobEndpoint}${deploymentContainerName}'
           authentication: {
             type: 'UserAssignedIdentity'
-            userAssignedIdentityResourceId: identityId
+            userAssignedIdentityResourceId: deploymentIdentityId
           }
         }
       }

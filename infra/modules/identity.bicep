@@ -1,5 +1,6 @@
-// The app's user-assigned managed identity. User-assigned (not system-assigned) so every role assignment
-// exists before the app first starts, and the identity outlives a re-created app.
+// A user-assigned managed identity: the app's (every data role the code needs) and, a second one, the
+// deployment identity (only the package container, deployment-storage.bicep). User-assigned (not
+// system-assigned) so every role assignment exists before the app first starts, and it outlives a re-created app.
 param name string
 param location string
 param tags object

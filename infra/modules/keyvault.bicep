@@ -13,6 +13,9 @@ param purgeProtection bool = true
 @description('{ entries: [{ name, value }] }: each secret\'s name in the vault and its value (main.bicep leaves out the ones not given).')
 @secure()
 param secrets object = {}
+@allowed(['Enabled', 'Disabled'])
+@description('Disabled with vnetEnabled: reached through its private endpoint (network.bicep).')
+param publicNetworkAccess string = 'Enabled'
 
 var keyVaultSecretsUser = '4633458b-17de-408a-b874-0445c86b69e6'
 
@@ -28,7 +31,7 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
     softDeleteRetentionInDays: 90
     // null, not false: the service accepts only true or an absent value for this property.
     enablePurgeProtection: purgeProtection ? true : null
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     networkAcls: { defaultAction: 'Allow', bypass: 'AzureServices' }
   }
 }

@@ -45,3 +45,5 @@ resource publisher 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
 
 output connectionString string = appInsights.properties.ConnectionString
 output id string = appInsights.id
+@description('The Log Analytics workspace the diagnostic settings send to (diagnostics.bicep).')
+output logAnalyticsId string = logAnalytics.id

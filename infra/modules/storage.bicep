@@ -1,20 +1,26 @@
-// The Storage account: the app's Blob container (artifacts, reports, payloads), the Flex Consumption
-// deployment package container, and the Durable Functions task hub (queues and tables) on the Azure Storage
-// backend. Shared keys are off: the host and the app reach it with the managed identity only.
+// The Storage account: the app's Blob container (artifacts, reports, payloads), the Functions host's own
+// containers and the Durable Functions task hub (queues and tables) on the Azure Storage backend. Shared keys
+// are off: the host and the app reach it with the managed identity only. The deployment package is NOT here
+// (deployment-storage.bicep): the app's identity holds account-wide blob rights on this account.
 param name string
 param location string
 param tags object
-@description('Blob containers to create (the deployment package and the app\'s own).')
+@description('Blob containers to create (the app\'s own; the host creates its containers itself).')
 param containerNames array
 @allowed(['Standard_LRS', 'Standard_ZRS', 'Standard_GRS', 'Standard_GZRS'])
 param sku string = 'Standard_LRS'
 param principalId string
 param operatorPrincipalId string = ''
 param operatorPrincipalType string = 'User'
+@allowed(['Enabled', 'Disabled'])
+@description('Disabled with vnetEnabled: the app then reaches blob, queue and table through private endpoints (network.bicep).')
+param publicNetworkAccess string = 'Enabled'
 
 var roles = {
-  // Blob: the app's container and the deployment package; Owner also grants user delegation keys, which
-  // sign the perf upload URLs without an account key.
+  // Blob, account-wide: the host creates its containers (azure-webjobs-hosts, -secrets, Durable's leases
+  // and large messages), which no container-scoped role allows; Owner is what Microsoft documents for
+  // identity-based AzureWebJobsStorage, and it also grants user delegation keys, which sign the perf
+  // upload URLs without an account key.
   blobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
   // Durable Functions' Azure Storage backend: control and work-item queues, history and instance tables.
   queueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
@@ -34,9 +40,9 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     defaultToOAuthAuthentication: true
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     networkAcls: {
-      defaultAction: 'Allow'
+      defaultAction: publicNetworkAccess == 'Disabled' ? 'Deny' : 'Allow'
       bypass: 'AzureServices'
     }
     encryption: {

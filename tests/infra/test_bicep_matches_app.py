@@ -313,7 +313,8 @@ def test_flex_consumption_python_311_with_its_deployment_container() -> None:
     assert config["deployment"]["storage"]["authentication"]["type"] == "UserAssignedIdentity"
     assert MAIN["parameters"]["alwaysReadyHttpInstances"]["default"] == 0, "always-ready is off by default"
     containers = bicep.module_params(MAIN["modules"]["storage"])["containerNames"]
-    assert containers == ["deploymentContainerName", "appBlobContainerName"]
+    # The package container is in its own account (deployment-storage.bicep; tests/infra/test_network_and_logs.py).
+    assert containers == ["appBlobContainerName"]
     assert MAIN["variables"]["appBlobContainerName"]["value"] == Settings.model_fields["blob_container"].default
     # Flex Consumption sets the runtime itself and refuses these.
     assert not {"FUNCTIONS_WORKER_RUNTIME", "FUNCTIONS_EXTENSION_VERSION", "WEBSITE_RUN_FROM_PACKAGE"} & set(

@@ -42,7 +42,9 @@ def _scan(workdir: Path) -> dict[str, Any]:
     if not CHECKOV.exists():
         raise AssertionError(f"{CHECKOV} is missing: run `make infra-venv` (make test does)")
     scan = workdir / "scan"
-    shutil.copytree(bicep.INFRA, scan / "infra")
+    # checkov's pycep (0.5, pinned with it) cannot read the `extension` keyword of the Microsoft Graph template, and
+    # checkov has no check for Graph resources; tests/infra/test_network_and_logs.py reads it with the newer pycep.
+    shutil.copytree(bicep.INFRA, scan / "infra", ignore=shutil.ignore_patterns("entra-app.bicep"))
     (scan / "canary").mkdir()
     (scan / "canary" / "bad.bicep").write_text(CANARY)
     done = subprocess.run(

@@ -76,6 +76,9 @@ NAME_RULES: dict[str, tuple[int, int, str]] = {
     "logAnalytics": (4, 63, r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"),
     "appInsights": (1, 260, r"[^%&\\?/]*[^%&\\?/ .]"),
     "scheduler": (3, 64, r"[a-z]([a-z0-9-]*[a-z0-9])?"),
+    "deploymentIdentity": (3, 128, r"[a-z0-9][a-z0-9_-]*"),
+    "deploymentStorage": (3, 24, r"[a-z0-9]+"),
+    "vnet": (2, 64, r"[a-z0-9]([a-z0-9._-]*[a-z0-9_])?"),
 }
 # What azd accepts as an environment name (letters, digits, - _ . ( )) at the template's 16-character limit.
 HOSTILE_NAMES = [
