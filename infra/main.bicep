@@ -303,6 +303,18 @@ var secretEntries = union(
   empty(investigationsMcpServers) ? [] : [{ name: 'investigations-mcp-servers', value: investigationsMcpServers }]
 )
 
+// The secret settings given on this deployment: function-app.bicep writes their references (and keeps the ones
+// an earlier deployment wrote).
+var givenSecretSettings = union(
+  empty(runSecretsKey) ? {} : { FIREBREAK_SECRETS_KEY: true },
+  empty(neubirdPassword) ? {} : { FIREBREAK_NEUBIRD_PASSWORD: true },
+  empty(llmApiKey) ? {} : { FIREBREAK_LLM_API_KEY: true },
+  empty(githubToken) ? {} : { FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: true },
+  empty(s3AccessKeyId) ? {} : { FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID: true },
+  empty(s3SecretAccessKey) ? {} : { FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY: true },
+  empty(investigationsMcpServers) ? {} : { FIREBREAK_INVESTIGATIONS_MCP_SERVERS: true }
+)
+
 module keyVault 'modules/keyvault.bicep' = {
   name: 'keyvault'
   params: {
@@ -348,6 +360,7 @@ module functionApp 'modules/function-app.bicep' = {
     cosmosDatabase: app.cosmosDatabase
     // Every secret setting is a reference to this vault, given or not (function-app.bicep says why).
     keyVaultName: keyVault.outputs.name
+    givenSecretSettings: givenSecretSettings
     instanceMemoryMB: instanceMemoryMB
     maximumInstanceCount: maximumInstanceCount
     alwaysReadyHttpInstances: alwaysReadyHttpInstances

@@ -16,6 +16,8 @@ param cosmosEndpoint string
 param cosmosDatabase string
 @description('The Key Vault holding the app\'s secrets (keyvault.bicep): every secret setting is a reference to it.')
 param keyVaultName string
+@description('Secret app settings whose secure parameter was given on this deployment, as { NAME: true } (main.bicep\'s givenSecretSettings).')
+param givenSecretSettings object = {}
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int = 2048
 param maximumInstanceCount int = 40
@@ -201,24 +203,30 @@ var runtimeSettings = {
   PYTHON_ENABLE_INIT_INDEXING: '1'
 }
 
-// Every secret the app reads is a Key Vault reference, written on every deployment whether or not its secure
-// parameter was given this time. The `appsettings` resource replaces all settings, so a reference written only
-// when the value is given would vanish on a redeploy without it, though the vault still holds the secret (and
-// runs sealed with the old key could no longer be opened). A reference to a secret never stored resolves to
-// nothing: the platform leaves the literal @Microsoft.KeyVault(...) and the app treats it as unset.
-// (Reading the current settings with list() and merging them, as AVM's retainCurrentAppSettings does, would
-// also carry forward settings this template removed, such as the scheduler overrides after switching back.)
+// A secret setting is a Key Vault reference, written when its secure parameter is given on this deployment OR
+// the site already has the setting (an earlier deployment wrote it). The `appsettings` resource replaces all
+// settings, so a reference written only when the value is given would vanish on a redeploy without it, though
+// the vault still holds the secret (and runs sealed with the old key could no longer be opened). Writing all
+// seven always would leave references to secrets never stored: unresolved for ever, and health would report
+// them. Only the secret settings are read back from the site (not all of them, as AVM's
+// retainCurrentAppSettings does), so a setting this template drops, such as the scheduler overrides after
+// switching back, still goes. To remove a secret: delete the app setting, then the vault secret.
 // The secret names are main.bicep's `secretEntries`; tests/infra/test_function_app.py keeps the two equal.
 var vaultRef = '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName='
-var secretReferences = {
-  FIREBREAK_SECRETS_KEY: '${vaultRef}run-secrets-key)'
-  FIREBREAK_NEUBIRD_PASSWORD: '${vaultRef}neubird-password)'
-  FIREBREAK_LLM_API_KEY: '${vaultRef}llm-api-key)'
-  FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: '${vaultRef}github-token)'
-  FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID: '${vaultRef}s3-access-key-id)'
-  FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY: '${vaultRef}s3-secret-access-key)'
-  FIREBREAK_INVESTIGATIONS_MCP_SERVERS: '${vaultRef}investigations-mcp-servers)'
-}
+// Runtime value (list* is evaluated when the settings resource deploys, after the site exists: on the first
+// deployment it holds only the platform's defaults).
+var currentSettings = list('${site.id}/config/appsettings', '2024-04-01').properties
+// The setting names to write: given now, or already on the site (object keys; the values are not used).
+var knownSecretSettings = union(currentSettings, givenSecretSettings)
+var secretReferences = union(
+  contains(knownSecretSettings, 'FIREBREAK_SECRETS_KEY') ? { FIREBREAK_SECRETS_KEY: '${vaultRef}run-secrets-key)' } : {},
+  contains(knownSecretSettings, 'FIREBREAK_NEUBIRD_PASSWORD') ? { FIREBREAK_NEUBIRD_PASSWORD: '${vaultRef}neubird-password)' } : {},
+  contains(knownSecretSettings, 'FIREBREAK_LLM_API_KEY') ? { FIREBREAK_LLM_API_KEY: '${vaultRef}llm-api-key)' } : {},
+  contains(knownSecretSettings, 'FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN') ? { FIREBREAK_INVESTIGATIONS_GITHUB_TOKEN: '${vaultRef}github-token)' } : {},
+  contains(knownSecretSettings, 'FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID') ? { FIREBREAK_INVESTIGATIONS_S3_ACCESS_KEY_ID: '${vaultRef}s3-access-key-id)' } : {},
+  contains(knownSecretSettings, 'FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY') ? { FIREBREAK_INVESTIGATIONS_S3_SECRET_ACCESS_KEY: '${vaultRef}s3-secret-access-key)' } : {},
+  contains(knownSecretSettings, 'FIREBREAK_INVESTIGATIONS_MCP_SERVERS') ? { FIREBREAK_INVESTIGATIONS_MCP_SERVERS: '${vaultRef}investigations-mcp-servers)' } : {}
+)
 
 // Safety switches on Azure that no caller may turn: stdio MCP servers would run processes inside the host.
 var safetySettings = {

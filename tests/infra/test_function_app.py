@@ -87,19 +87,33 @@ def test_easy_auth_stays_off_by_default_with_the_reason_written_down() -> None:
 # ---- Defect 3: a redeploy without the secure parameters keeps every secret --------------------------------
 
 
-def test_every_secret_setting_is_a_key_vault_reference_whatever_was_given() -> None:
-    """The reference does not depend on the secure parameter of this deployment: a redeploy without it still
-    writes the reference to the secret the vault kept (a secret never stored resolves to nothing, which the
-    app treats as unset)."""
-    references = bicep.variable(APP, "secretReferences")
-    assert isinstance(references, dict), "an object literal: no condition on a parameter"
-    assert "operator" not in references
-    assert "function" not in references
-    for name, value in references.items():
-        assert re.fullmatch(r"\$\{vaultRef\}[a-z0-9-]+\)", value), name
+def test_a_secret_reference_is_written_when_given_now_or_already_on_the_site() -> None:
+    """A redeploy without the secure parameter keeps the reference an earlier deployment wrote (the vault still
+    holds the secret); a secret never given gets no reference (it would stay unresolved for ever)."""
     assert bicep.variable(APP, "vaultRef") == "@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName="
-    assert "secretSettings" not in APP["parameters"], "no caller-built (conditional) reference object any more"
-    assert _param("keyVaultName")["type"] == "string"
+    current = bicep.variable(APP, "currentSettings")
+    listed = current["operator"]["operands"]["operand_1"]["function"]
+    assert listed["type"] == "list"
+    assert listed["parameters"]["arg_1"] == "${site.id}/config/appsettings"
+    known = bicep.variable(APP, "knownSecretSettings")["function"]
+    assert known["type"] == "union"
+    assert list(known["parameters"].values()) == ["currentSettings", "givenSecretSettings"]
+    arguments = list(bicep.variable(APP, "secretReferences")["function"]["parameters"].values())
+    assert len(arguments) == len(_references())
+    for argument in arguments:
+        conditional = argument["operator"]["operands"]
+        condition = conditional["condition"]["function"]
+        (name,) = conditional["true_value"]
+        assert condition["type"] == "contains"
+        assert condition["parameters"] == {"container": "knownSecretSettings", "item_to_find": name}
+        assert conditional["false_value"] == {}
+        assert re.fullmatch(r"\$\{vaultRef\}[a-z0-9-]+\)", conditional["true_value"][name]), name
+
+
+def test_main_marks_each_given_secret_by_its_setting_name() -> None:
+    given = bicep.object_entries(MAIN, "givenSecretSettings")
+    assert set(given) == set(_references())
+    assert bicep.module_params(MAIN["modules"]["functionApp"])["givenSecretSettings"] == "givenSecretSettings"
 
 
 def test_the_references_name_the_secrets_main_bicep_stores() -> None:
@@ -123,7 +137,7 @@ def test_secret_references_are_owned_by_the_deployment() -> None:
 
 
 def _references() -> dict[str, str]:
-    references: dict[str, str] = bicep.variable(APP, "secretReferences")
+    references: dict[str, str] = bicep.object_entries(APP, "secretReferences")
     return references
 
 
