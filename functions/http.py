@@ -3,8 +3,9 @@ limits, correlation ids, the error envelope, and streamed answers.
 
 HTTP streams in the Python worker are app-wide: importing the app's web extension (`functions/http_streams.py`,
 here) makes every HTTP function take a Starlette `Request` and return a Starlette `Response` (a
-`func.HttpRequest` annotation then fails indexing). `endpoint` is the one place that happens: handlers still get a `func.HttpRequest`
-view (`call.req`) and return a `func.HttpResponse`, or `call.stream(...)` for a body sent as it is made.
+`func.HttpRequest` annotation then fails indexing). `endpoint` is the one place that happens: handlers still
+get a `func.HttpRequest` view (`call.req`) and return a `func.HttpResponse`, or `call.stream(...)` for a body
+sent as it is made.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import azure.durable_functions as df
 import azure.functions as func
-
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -27,7 +27,6 @@ from starlette.types import Receive, Scope, Send
 # Importing the web extension turns the worker's HTTP streams on (app-wide). The worker resolves the
 # wrappers' annotations (typing.get_type_hints): real names at run time.
 import functions.http_streams  # noqa: F401
-
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 from shared.core.request_checks import require_json_content_type

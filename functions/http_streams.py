@@ -42,17 +42,17 @@ class RouteParamsSynchronizer(base.RequestSynchronizer):  # type: ignore[misc]
 
 # Registrations, not types to annotate with: the functions take a Starlette Request and return a Starlette
 # Response (or a subclass); the worker checks the annotations with issubclass against these `*_type`s.
-class RequestType(metaclass=base.RequestTrackerMeta):
+class RequestType(metaclass=base.RequestTrackerMeta):  # type: ignore[metaclass]
     request_type = StarletteRequest
     synchronizer = RouteParamsSynchronizer()
 
 
-class ResponseType(metaclass=base.ResponseTrackerMeta):
+class ResponseType(metaclass=base.ResponseTrackerMeta):  # type: ignore[metaclass]
     label = base.ResponseLabels.STANDARD
     response_type = StarletteResponse
 
 
-class StreamingResponseType(metaclass=base.ResponseTrackerMeta):
+class StreamingResponseType(metaclass=base.ResponseTrackerMeta):  # type: ignore[metaclass]
     label = base.ResponseLabels.STREAMING
     response_type = StarletteStreamingResponse
 
@@ -82,4 +82,3 @@ class WebServer(base.WebServer):  # type: ignore[misc]
         import uvicorn
 
         await uvicorn.Server(uvicorn.Config(self.web_app, host=self.hostname, port=self.port)).serve()
-

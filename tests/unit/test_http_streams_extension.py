@@ -80,7 +80,10 @@ def test_the_hosts_route_parameters_replace_the_servers() -> None:
 
 
 def test_the_worker_accepts_the_types_the_functions_use() -> None:
-    from azurefunctions.extensions.base import RequestTrackerMeta, ResponseTrackerMeta
+    from azurefunctions.extensions.base import (  # type: ignore[import-untyped]
+        RequestTrackerMeta,
+        ResponseTrackerMeta,
+    )
 
     assert RequestTrackerMeta.check_type(Request)
     assert ResponseTrackerMeta.check_type(Response)
