@@ -23,7 +23,7 @@ from benchmarks.first_call_child import FIRST_CALL_MARK
 from devhost.stack import ROOT
 
 # Budgets from the runs of 2026-11-27 on the shared 2-core machine (docs/reference.md, Performance): index
-# 1.10-1.28, first answer 8.6-10.0 (10.6 before issue #30's web extension); each fails at about a third over
+# 1.08-1.28, first answer 8.0-10.0 (10.6-11.7 before issue #30's web extension); each fails a quarter to a third over
 # the worst of those. The first answer is mostly the app's own import on the first request (the capability
 # catalogue with the MCP SDK and ~800 pydantic models), named in `heaviest_first_call_imports`.
 INDEX_BUDGET = 1.6
