@@ -1,10 +1,11 @@
 """The HTTP edge: one decorator that resolves the caller and the dependencies once, JSON bodies with
 limits, correlation ids, the error envelope, and streamed answers.
 
-HTTP streams in the Python worker are app-wide: importing `azurefunctions.extensions.http.fastapi` (here)
-makes every HTTP function take its `Request` and return its `Response` (a `func.HttpRequest` annotation
-then fails indexing). `endpoint` is the one place that happens: handlers still get a `func.HttpRequest`
-view (`call.req`) and return a `func.HttpResponse`, or `call.stream(...)` for a body sent as it is made.
+HTTP streams in the Python worker are app-wide: importing the app's web extension (`functions/http_streams.py`,
+here) makes every HTTP function take a Starlette `Request` and return a Starlette `Response` (a
+`func.HttpRequest` annotation then fails indexing). `endpoint` is the one place that happens: handlers still
+get a `func.HttpRequest` view (`call.req`) and return a `func.HttpResponse`, or `call.stream(...)` for a body
+sent as it is made.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import azure.durable_functions as df
 import azure.functions as func
-
-# Importing the extension turns the worker's HTTP streams on (app-wide); its Request and Response are
-# fastapi's. The worker resolves the wrappers' annotations (typing.get_type_hints): real names at run time.
-import azurefunctions.extensions.http.fastapi  # type: ignore[import-untyped]  # noqa: F401
-from fastapi import Request, Response
-from fastapi.responses import StreamingResponse
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+# Importing the web extension turns the worker's HTTP streams on (app-wide). The worker resolves the
+# wrappers' annotations (typing.get_type_hints): real names at run time.
+import functions.http_streams  # noqa: F401
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 from shared.core.request_checks import require_json_content_type
@@ -269,7 +269,7 @@ def endpoint(
             return response
 
         # The worker matches bindings by parameter name: the signature must be (req) or (req, client), and
-        # the annotations must be the streaming extension's Request/Response (it checks them at indexing).
+        # the annotations must be Starlette Request/Response the web extension registers (checked at indexing).
         wrapper: Callable[..., Awaitable[Response]]
         if durable:
 
@@ -327,7 +327,7 @@ async def read_request_body(request: Request, limit: int) -> bytes:
 
 
 def to_response(reply: Reply) -> Response:
-    """A handler's `func.HttpResponse` as the extension's Response (a Response passes as it is)."""
+    """A handler's `func.HttpResponse` as a Starlette Response (a Response passes as it is)."""
     if isinstance(reply, Response):
         return reply
     headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}

@@ -29,10 +29,22 @@ def test_indexed_tools_are_the_registered_tools() -> None:
 
 
 def test_indexing_does_not_import_the_sdks() -> None:
-    # pydantic is no longer on this list: HTTP streams need azurefunctions.extensions.http.fastapi imported at
-    # indexing (the worker detects them there and checks the functions' fastapi Request/Response types), and
-    # fastapi imports pydantic (issue #29).
-    heavy = ("mcp", "azure.cosmos", "azure.storage.blob", "openai", "jwt")
+    # HTTP streams are on at indexing through functions/http_streams.py, on Starlette alone: fastapi (which
+    # brought pydantic, issue #29) and uvicorn (the worker imports it when it starts its server) stay out
+    # (issue #30), and so does telemetry's SDK when it is not configured (azure.durable_functions itself
+    # imports the opentelemetry API).
+    heavy: tuple[str, ...] = (
+        "mcp",
+        "azure.cosmos",
+        "azure.storage.blob",
+        "openai",
+        "jwt",
+        "pydantic",
+        "fastapi",
+        "uvicorn",
+        "opentelemetry.sdk",
+        "azure.monitor",
+    )
     probe = (
         "import sys, function_app; function_app.app.get_functions();"
         f" print(sorted(m for m in {heavy!r} if m in sys.modules))"
