@@ -167,7 +167,7 @@ def to_func_request(request: web.Request, body: bytes) -> func.HttpRequest:
 
 def takes_asgi_request(info: FunctionInfo) -> bool:
     """Whether the function's trigger parameter is a starlette Request: an app on the worker's HTTP streams
-    (azurefunctions-extensions-http-fastapi), served as ASGI; otherwise it gets a func.HttpRequest."""
+    (functions/http_streams.py), served as ASGI; otherwise it gets a func.HttpRequest."""
     try:
         hints = typing.get_type_hints(info.user_function)
     except Exception:  # an annotation that does not resolve: the classic model, as the worker would index it
