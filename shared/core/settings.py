@@ -20,6 +20,7 @@ from shared.core.hosting import ON_AZURE, running_on_azure
 from shared.core.keyvault_references import without_unresolved
 from shared.core.llm_settings import LlmSettings
 from shared.core.settings_section import SectionT, SettingsError, SettingsSection
+from shared.core.telemetry_settings import TelemetrySettings
 
 __all__ = ["LlmSettings", "SectionT", "Settings", "SettingsError", "SettingsSection"]
 
@@ -58,7 +59,7 @@ class Settings(SettingsSection):
     }
 
     # The platform's own sections, read with every Settings (capabilities' sections come from the catalogue).
-    platform_sections: ClassVar[tuple[type[SettingsSection], ...]] = (LlmSettings,)
+    platform_sections: ClassVar[tuple[type[SettingsSection], ...]] = (LlmSettings, TelemetrySettings)
 
     # Read by hand in from_env, plus every name the platform's sections read: the catalogue's clash check
     # takes this list with Settings' own fields, so no capability reads an LLM variable by accident.
