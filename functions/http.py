@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 # Importing the web extension turns the worker's HTTP streams on (app-wide). The worker resolves the
 # wrappers' annotations (typing.get_type_hints): real names at run time.
 import functions.http_streams  # noqa: F401
+from shared.core import telemetry
 from shared.core.errors import AppError, InvalidRequest, envelope, internal_error
 from shared.core.logging import CORRELATION_HEADER, new_correlation_id, reset_correlation_id, set_correlation_id
 from shared.core.request_checks import require_json_content_type
@@ -85,8 +86,11 @@ async def guarded(req: func.HttpRequest, handler: Callable[[str], Awaitable[Repl
     correlation_id = new_correlation_id(req.headers.get(CORRELATION_HEADER))
     token = set_correlation_id(correlation_id)
     try:
-        check_request(req)
-        return await handler(correlation_id)
+        check_request(req)  # loads the settings on a worker's first request: telemetry is configured from here on
+        with telemetry.request_span(req.method, req.url, correlation_id) as span:
+            reply = await handler(correlation_id)
+            span.set_attribute("http.response.status_code", reply.status_code)
+            return reply
     except AppError as exc:
         return error_response(exc, correlation_id)
     except Exception as exc:

@@ -165,12 +165,16 @@ def _activity(name: str, orchestrator: str) -> Callable[[dict[str, Any]], Awaita
     async def activity(job: dict) -> Any:  # type: ignore[type-arg]  # the worker accepts only a plain class on a binding
         _, spec = wiring.catalogue().activities[name]
         args = spec.receive(name, job.get("args"))  # a mismatch fails here, naming the fields, before any read
+        from shared.core import telemetry
         from shared.runs.service import RunService
 
         deps = wiring.deps()
 
         run = await RunService.from_deps(deps).active(job["run_id"], orchestrator)
-        return spec.reply(name, await spec.code(run, args, deps))
+        # The activity's span carries the request's correlation id (from the run record, not the input).
+        ids = {"firebreak.run_id": run.run_id, telemetry.CORRELATION_ID: run.correlation_id}
+        with telemetry.span(f"activity {name}", ids):
+            return spec.reply(name, await spec.code(run, args, deps))
 
     activity.__name__ = name
     activity.__doc__ = f"Activity {name} of {orchestrator}: loads the run by id, then runs the capability's code."

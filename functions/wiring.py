@@ -7,6 +7,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import SpanProcessor
+
     from shared.app.wiring import ReadinessCache
     from shared.core.settings import Settings
     from shared.mcp.endpoint import McpEndpoint
@@ -15,12 +17,19 @@ if TYPE_CHECKING:
 
 
 _catalogue: Catalogue | None = None
+_span_processors: tuple[SpanProcessor, ...] = ()
 
 
 def use_catalogue(cat: Catalogue) -> None:
     """Serve another catalogue than the app's (a test app with an extra capability); call before any request."""
     global _catalogue
     _catalogue = cat
+
+
+def use_span_processors(*processors: SpanProcessor) -> None:
+    """Run these before the Application Insights exporter (a test app's in-memory exporter); before any request."""
+    global _span_processors
+    _span_processors = processors
 
 
 def catalogue() -> Catalogue:
@@ -37,9 +46,12 @@ def catalogue() -> Catalogue:
 def settings() -> Settings:
     from shared.app.wiring import load_settings
     from shared.core.logging import configure_logging
+    from shared.core.telemetry import configure as configure_telemetry
+    from shared.core.telemetry_settings import TelemetrySettings
 
     s = load_settings(cat=catalogue())
     configure_logging(s.log_level)
+    configure_telemetry(s.section(TelemetrySettings), _span_processors)
     return s
 
 

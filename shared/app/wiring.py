@@ -25,7 +25,11 @@ def load_settings(env: Mapping[str, str] | None = None, cat: Catalogue | None = 
 
 def readiness_cache(deps: Callable[[], Deps], settings: Settings) -> ReadinessCache:
     """The worker's cached readiness checks behind the anonymous health route (health's store round trips)."""
-    return ReadinessCache(lambda: check_stores(deps()), ready_ttl=settings.section(HealthSettings).cache_seconds)
+    return ReadinessCache(
+        lambda: check_stores(deps()),
+        ready_ttl=settings.section(HealthSettings).cache_seconds,
+        unresolved_settings=len(settings.unresolved_references),
+    )
 
 
 def build_deps(

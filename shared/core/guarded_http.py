@@ -22,8 +22,9 @@ import zlib
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
+from opentelemetry.trace import SpanKind
 
-from shared.core import charsets
+from shared.core import charsets, telemetry
 from shared.core.outbound import OutboundGuard, Target
 
 _INFLATED = ("gzip", "deflate")
@@ -135,6 +136,20 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         self._inner = httpx2.AsyncHTTPTransport(verify=tls_context(), limits=limits)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        # The span names the host and the setting the URL came from, never the URL's path or query (an MCP
+        # server's URL may carry its key) nor a header.
+        attributes = {
+            "http.request.method": request.method,
+            "server.address": request.url.host,
+            "server.port": request.url.port,
+            "firebreak.outbound.setting": self._field,
+        }
+        with telemetry.span(f"{request.method} {request.url.host}", attributes, kind=SpanKind.CLIENT) as span:
+            response = await self._send(request)
+            span.set_attribute("http.response.status_code", response.status_code)
+            return response
+
+    async def _send(self, request: httpx2.Request) -> httpx2.Response:
         target = await self._guard.resolve(str(request.url), self._field)
         if self._on_target is not None:
             self._on_target(target)

@@ -16,8 +16,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.trace import SpanKind
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from shared.core import telemetry
 from shared.core.errors import UpstreamError
 from shared.core.llm_settings import DEFAULT_AZURE_API_VERSION, LlmKind, infer_kind
 from shared.core.settings import Settings
@@ -224,13 +226,19 @@ class LlmClient:
             extra["temperature"] = cfg.temperature
         chars = sum(len(str(m.get("content") or "")) for m in messages)
         try:
-            async with asyncio.timeout(cfg.deadline_seconds):
-                response = await self.sdk.chat.completions.create(
-                    model=cfg.model,
-                    messages=[_message(m) for m in messages],
-                    max_completion_tokens=cfg.max_completion_tokens,
-                    **extra,
-                )
+            # The span names the model and purpose, never a prompt or an answer.
+            attributes = {"gen_ai.request.model": cfg.model, "firebreak.llm.purpose": purpose}
+            with telemetry.span(f"llm {purpose}", attributes, kind=SpanKind.CLIENT) as span:
+                async with asyncio.timeout(cfg.deadline_seconds):
+                    response = await self.sdk.chat.completions.create(
+                        model=cfg.model,
+                        messages=[_message(m) for m in messages],
+                        max_completion_tokens=cfg.max_completion_tokens,
+                        **extra,
+                    )
+                if response.usage is not None:
+                    span.set_attribute("gen_ai.usage.input_tokens", response.usage.prompt_tokens or 0)
+                    span.set_attribute("gen_ai.usage.output_tokens", response.usage.completion_tokens or 0)
         except (TimeoutError, openai.APITimeoutError):
             raise _unavailable("timeout", f"the LLM did not answer within {cfg.deadline_seconds:g}s") from None
         except openai.APIStatusError as exc:

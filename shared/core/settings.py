@@ -17,8 +17,10 @@ from pydantic import BaseModel, Field, field_validator
 
 from shared.core.allow_list import parse_entries
 from shared.core.hosting import ON_AZURE, running_on_azure
+from shared.core.keyvault_references import without_unresolved
 from shared.core.llm_settings import LlmSettings
 from shared.core.settings_section import SectionT, SettingsError, SettingsSection
+from shared.core.telemetry_settings import TelemetrySettings
 
 __all__ = ["LlmSettings", "SectionT", "Settings", "SettingsError", "SettingsSection"]
 
@@ -57,7 +59,7 @@ class Settings(SettingsSection):
     }
 
     # The platform's own sections, read with every Settings (capabilities' sections come from the catalogue).
-    platform_sections: ClassVar[tuple[type[SettingsSection], ...]] = (LlmSettings,)
+    platform_sections: ClassVar[tuple[type[SettingsSection], ...]] = (LlmSettings, TelemetrySettings)
 
     # Read by hand in from_env, plus every name the platform's sections read: the catalogue's clash check
     # takes this list with Settings' own fields, so no capability reads an LLM variable by accident.
@@ -71,7 +73,7 @@ class Settings(SettingsSection):
     )
 
     # Not read from a variable of their own: set by from_env (never by an app setting).
-    derived_fields: ClassVar[frozenset[str]] = frozenset({"sections", "running_on_azure"})
+    derived_fields: ClassVar[frozenset[str]] = frozenset({"sections", "running_on_azure", "unresolved_references"})
 
     sections: tuple[SettingsSection, ...] = Field(
         (), exclude=True, description="The platform's and the capabilities' sections (not read from the environment)."
@@ -81,6 +83,12 @@ class Settings(SettingsSection):
         exclude=True,
         description="Set when settings load from the hosting plan's variables (shared/core/hosting.py); refuses "
         "dev mode and stdio MCP servers.",
+    )
+    unresolved_references: tuple[str, ...] = Field(
+        (),
+        exclude=True,
+        description="Names of the app settings that arrived as unresolved Key Vault references (read as unset; "
+        "health.check names them). Names only: never the reference text.",
     )
 
     environment: str = Field("azure", description="'local' for the offline stack, 'azure' when deployed.")
@@ -339,7 +347,8 @@ class Settings(SettingsSection):
         The one place the process environment is read (`env` defaults to it): everything else is given
         the Settings this returns.
         """
-        env = os.environ if env is None else env
+        # An unresolved Key Vault reference is unset everywhere below (the hand-read fallbacks too), and named.
+        env, unresolved = without_unresolved(os.environ if env is None else env)
         values = cls.values_from_env(env)
         # Platform names that Azure sets or that users know from the docs.
         if "blob_account_url" not in values and env.get("AzureWebJobsStorage__blobServiceUri"):
@@ -350,6 +359,7 @@ class Settings(SettingsSection):
         kinds = (*cls.platform_sections, *(s for s in sections if s not in cls.platform_sections))
         values["sections"] = tuple(section.from_env(env) for section in kinds)
         values["running_on_azure"] = running_on_azure(env)
+        values["unresolved_references"] = unresolved
         settings = cls.validated(values)
         settings.refuse_unsafe(running_on_azure=settings.running_on_azure)
         return settings

@@ -13,6 +13,8 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from shared.core.keyvault_references import is_unresolved_reference
+
 SectionT = TypeVar("SectionT", bound="SettingsSection")
 
 
@@ -50,12 +52,14 @@ class SettingsSection(BaseModel):
 
     @classmethod
     def values_from_env(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        """The section's raw values; an unresolved Key Vault reference counts as unset (keyvault_references.py)."""
         values: dict[str, Any] = {}
         for name, key in cls.env_names().items():
-            if key in env:
+            alias = cls.env_aliases.get(name)
+            if key in env and not is_unresolved_reference(env[key]):
                 values[name] = env[key]
-            elif name in cls.env_aliases and env.get(cls.env_aliases[name]):
-                values[name] = env[cls.env_aliases[name]]
+            elif alias and env.get(alias) and not is_unresolved_reference(env[alias]):
+                values[name] = env[alias]
         return values
 
     @classmethod

@@ -37,7 +37,9 @@ class IntegrationStatus(ToolOutput):
 
 
 class HealthReport(ToolOutput):
-    status: Literal["ok", "degraded"] = Field(description="'ok' when every store answered, else 'degraded'.")
+    status: Literal["ok", "degraded"] = Field(
+        description="'ok' when every store answered and every app setting resolved, else 'degraded'."
+    )
     version: str
     build_commit: str
     environment: str
@@ -49,12 +51,22 @@ class HealthReport(ToolOutput):
         default_factory=list, description="Outside services capabilities use (NeuBird, ...): configured or not."
     )
     versions: dict[str, str] = Field(default_factory=dict, description="Python and package versions.")
+    settings: list[str] = Field(
+        default_factory=list,
+        description="App settings that need attention, each by name with what to check: a Key Vault reference the "
+        "platform could not resolve is read as unset (features that need it answer NOT_CONFIGURED).",
+    )
     next_action: str = Field(description="What to do about this report.")
 
 
 class ReadinessReport(ToolOutput):
     status: Literal["ready", "starting"]
     stores: list[StoreCheck]
+    unresolved_settings: int = Field(
+        0,
+        description="How many app settings are Key Vault references the platform could not resolve (read as "
+        "unset): health.check names them. A count only: this route is anonymous.",
+    )
 
 
 class WhoAmIRequest(ToolInput):

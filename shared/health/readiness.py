@@ -26,8 +26,10 @@ class ReadinessCache:
         monotonic: Callable[[], float] = time.monotonic,
         ready_ttl: float = READY_TTL_S,
         failed_ttl: float = FAILED_TTL_S,
+        unresolved_settings: int = 0,
     ) -> None:
         self._probe = probe
+        self._unresolved_settings = unresolved_settings
         self._monotonic = monotonic
         self._ready_ttl, self._failed_ttl = ready_ttl, min(failed_ttl, ready_ttl)
         self._checks: list[StoreCheck] | None = None
@@ -37,7 +39,11 @@ class ReadinessCache:
     async def report(self) -> ReadinessReport:
         """`ready` once every store check answers, else `starting`, with each check (cached as `stores`)."""
         stores = await self.stores()
-        return ReadinessReport(status="ready" if all(s.ok for s in stores) else "starting", stores=stores)
+        return ReadinessReport(
+            status="ready" if all(s.ok for s in stores) else "starting",
+            stores=stores,
+            unresolved_settings=self._unresolved_settings,
+        )
 
     async def stores(self) -> list[StoreCheck]:
         if self._checks is not None and self._monotonic() < self._expires:

@@ -7,6 +7,7 @@ import time
 from functools import lru_cache
 from importlib import metadata
 
+from shared.core.keyvault_references import unresolved_message
 from shared.health.checks import readiness_checks
 from shared.health.models import DependencyStatus, HealthReport, IntegrationStatus, StoreCheck
 from shared.tools.checks import CheckResult, run_checks
@@ -60,9 +61,10 @@ async def integrations(deps: Deps) -> list[IntegrationStatus]:
 async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthReport:
     s = deps.settings
     stores = await check_stores(deps)
-    ok = all(c.ok for c in stores)
+    stores_ok = all(c.ok for c in stores)
+    unresolved = [unresolved_message(name) for name in s.unresolved_references]
     return HealthReport(
-        status="ok" if ok else "degraded",
+        status="ok" if stores_ok and not unresolved else "degraded",
         version=s.build_version,
         build_commit=s.build_commit,
         environment=s.environment,
@@ -72,12 +74,21 @@ async def health_report(deps: Deps, *, include_versions: bool = True) -> HealthR
         llm=DependencyStatus(configured=s.llm_configured, mode="llm" if s.llm_configured else "rule_based"),
         integrations=await integrations(deps),
         versions=package_versions() if include_versions else {},
-        next_action=(
-            "All stores answered; proceed."
-            if ok
-            else (
-                "A store is down: check the failing store's error, its endpoint settings and the emulators"
-                " (make run starts them)."
-            )
-        ),
+        settings=unresolved,
+        next_action=_next_action(stores_ok, unresolved),
     )
+
+
+def _next_action(stores_ok: bool, unresolved: list[str]) -> str:
+    if not stores_ok:
+        return (
+            "A store is down: check the failing store's error, its endpoint settings and the emulators"
+            " (make run starts them)."
+        )
+    if unresolved:
+        return (
+            "Stores answered, but app settings listed in `settings` are unresolved Key Vault references and read as"
+            " unset: fix the role or the secret name, then restart the app (the platform resolves references at"
+            " start)."
+        )
+    return "All stores answered; proceed."

@@ -12,7 +12,11 @@ toolset = ToolSet("health")
 
 def _render(report: HealthReport) -> str:
     stores = ", ".join(f"{c.name} {'ok' if c.ok else 'DOWN: ' + (c.error or '?')}" for c in report.stores)
-    return f"Firebreak {report.version} ({report.build_commit}) is {report.status}: {stores}; LLM {report.llm.mode}."
+    settings = "".join(f"; {problem}" for problem in report.settings)
+    return (
+        f"Firebreak {report.version} ({report.build_commit}) is {report.status}: {stores}; LLM {report.llm.mode}"
+        f"{settings}."
+    )
 
 
 @toolset.tool("health.check", title="Check Firebreak health", read_only=True, idempotent=True, render=_render)

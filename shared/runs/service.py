@@ -358,5 +358,9 @@ class ActiveRunRecord:
     def plan(self) -> dict[str, Any]:
         return self._doc.plan
 
+    @property
+    def correlation_id(self) -> str | None:
+        return self._doc.correlation_id
+
     async def secrets(self) -> dict[str, Any]:
         return await self._service.open_secrets(self._doc)

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from shared.core import telemetry
 from shared.core.errors import AppError, ValidationFailed, envelope, internal_error, validation_failed_from_pydantic
 from shared.core.logging import is_safe_correlation_id
 from shared.identity.models import Principal
@@ -113,7 +114,23 @@ class ToolOutcome:
 
 
 async def invoke(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolOutcome:
-    """Run `tool` with raw `arguments` for `ctx.principal`; never raises for a tool's own failure."""
+    """Run `tool` with raw `arguments` for `ctx.principal`; never raises for a tool's own failure.
+
+    In a span with the tool's name, the transport and the correlation id; never the arguments (they can carry
+    a caller's secrets), and a failure's code, never its message."""
+    attributes = {
+        "firebreak.tool.name": tool.name,
+        "firebreak.tool.transport": ctx.transport,
+        telemetry.CORRELATION_ID: ctx.correlation_id,
+    }
+    with telemetry.span(f"tool {tool.name}", attributes) as span:
+        outcome = await _invoke(tool, arguments, ctx)
+        if outcome.error is not None:
+            telemetry.failed(span, outcome.error.code)
+        return outcome
+
+
+async def _invoke(tool: Tool, arguments: Any, ctx: ToolContext) -> ToolOutcome:
     started = time.perf_counter()
     error: AppError | None = None
     output: BaseModel | None = None

@@ -32,6 +32,12 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("shared.storage.blob", "azure.storage.blob", HEAVY_BLOB),
     ("shared.storage.blob", "azure.identity.aio", IDENTITY),
     ("shared.storage.cosmos", "azure.identity.aio", IDENTITY),
+    (
+        "shared.core.telemetry",
+        "azure.monitor.opentelemetry",
+        "deferred heavy SDK: the distro (about a second), only when Application Insights is configured",
+    ),
+    ("shared.core.telemetry", "azure.identity", IDENTITY),
     ("shared.memory.embeddings", "wordllama", "deferred heavy dependency: the offline model, first semantic search"),
     ("shared.memory.embeddings", "openai", "deferred heavy optional dependency: only with an embeddings endpoint"),
     ("shared.chat.assistant.intents", "zoneinfo", NOT_REVIEWED),
