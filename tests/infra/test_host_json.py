@@ -52,6 +52,9 @@ def test_the_settings_a_deployment_depends_on() -> None:
     hours, minutes, seconds = (int(p) for p in leaves["functionTimeout"].split(":"))
     assert 0 < hours * 3600 + minutes * 60 + seconds <= 30 * 60
     assert leaves["extensions/durableTask/tracing/traceInputsAndOutputs"] is False
+    # Durable's own spans follow the request that started the run (W3C trace context); inputs stay out of them.
+    assert leaves["extensions/durableTask/tracing/distributedTracingEnabled"] is True
+    assert leaves["extensions/durableTask/tracing/version"] == "V2"
     for key in ("extensions/durableTask/maxConcurrentActivityFunctions",):
         assert isinstance(leaves[key], int)
         assert leaves[key] > 0

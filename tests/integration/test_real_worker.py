@@ -50,7 +50,7 @@ def test_the_worker_accepts_every_function(worker: dict) -> None:
 
 
 def test_the_worker_serves_http_streams(worker: dict) -> None:
-    # The app imports azurefunctions.extensions.http.fastapi (functions/http.py): the worker indexes every
+    # The app imports its web extension (functions/http_streams.py, via functions/http.py): the worker indexes every
     # HTTP function with its Request/Response types and starts its internal HTTP server for them.
     assert worker["capabilities"]["HttpUri"].startswith("http://127.0.0.1:"), worker["capabilities"]
     assert worker["capabilities"]["RequiresRouteParameters"] == "true"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import azure.functions as func
 import pytest
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
-from fastapi import Request
+from starlette.requests import Request
 
 from functions.http import PayloadTooLarge, error_response, http_request_view, read_body, read_request_body
 from shared.core.errors import ServiceUnavailable
