@@ -12,7 +12,7 @@ from shared.investigations.rules.state import CallRecord, Finding
 from shared.investigations.rules.toolshape import Role
 
 EXEC_FORMAT = re.compile(r"exec format error")
-_ARCH = re.compile(r"(?m)(?:kubernetes\.io/arch[=:]\s?|^\s*Architecture:\s+)(amd64|arm64|arm|ppc64le|s390x|386)\b")
+_ARCH = re.compile(r"(?m)(?:kubernetes\.io/arch[=:]\s?|^[ \t]*Architecture:\s+)(amd64|arm64|arm|ppc64le|s390x|386)\b")
 
 
 def node_arch(describe: str) -> tuple[str, str]:

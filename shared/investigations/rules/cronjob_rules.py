@@ -13,7 +13,7 @@ from shared.investigations.rules.state import Finding
 from shared.investigations.rules.state_rules import alert_time
 from shared.investigations.rules.toolshape import Role
 
-_TIMEOUT_OFF = re.compile(r"(?im)^\s*([A-Z][A-Z0-9_]{0,60}TIMEOUT[A-Z0-9_]{0,30}):\s+0\s*$")
+_TIMEOUT_OFF = re.compile(r"(?im)^[ \t]*([A-Z][A-Z0-9_]{0,60}TIMEOUT[A-Z0-9_]{0,30}):\s+0\s*$")
 
 
 def hung_runs(ctx: Context) -> list[Finding]:

@@ -12,7 +12,7 @@ from shared.investigations.rules.toolshape import Role
 
 _CORDONED = re.compile(r"(?im)^Unschedulable:\s+true|node\.kubernetes\.io/unschedulable|SchedulingDisabled")
 _EVICTION_REFUSED = re.compile(r"(?i)violate the pod's disruption budget|disruption budget .{0,80}(?:needs|allows)")
-_ALLOWED = re.compile(r"(?im)^\s*(?:Allowed disruptions|disruptionsAllowed|\"disruptionsAllowed\"):\s*(\d+)")
+_ALLOWED = re.compile(r"(?im)^[ \t]*(?:Allowed disruptions|disruptionsAllowed|\"disruptionsAllowed\"):\s*(\d+)")
 
 
 def cordoned(describe: str) -> bool:

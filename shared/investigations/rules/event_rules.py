@@ -102,7 +102,7 @@ def _bound_claims(ctx: Context, message: str) -> str:
         if (
             s.kind == "PersistentVolumeClaim"
             and not s.rec.is_error
-            and re.search(r"(?m)^Status:\s+Bound|^\s*phase:\s*Bound", s.rec.output[:50_000])
+            and re.search(r"(?m)^Status:\s+Bound|^[ \t]*phase:\s*Bound", s.rec.output[:50_000])
         ):
             return f"; its claim {s.name} is Bound (provisioning worked): the mount on the node is what fails"
     return ""
@@ -150,7 +150,7 @@ def probe(rec: CallRecord, e: parse.Event, pod_rec: CallRecord | None) -> Findin
     spec = next((m for line in pod.splitlines() if (m := _PROBE_LINE.match(line)) and m.group(1) == kind), None)
     target = spec.group(3) if spec else ""  # http://:8080/healthz or :8080
     probe_port = (re.search(r":(\d{1,5})", target) or re.search(r"(\d{1,5})", target) or [None, ""])[1]
-    ports = set(re.findall(r"^\s*Port:\s+(\d{1,5})/", pod, re.MULTILINE))
+    ports = set(re.findall(r"^[ \t]*Port:\s+(\d{1,5})/", pod, re.MULTILINE))
     status = re.search(r"statuscode: (\d{3})", e.message)
     line = next((ln.strip() for ln in pod.splitlines() if spec and ln.strip().startswith(kind + ":")), "")
     evidence = [ev(rec, e.message)] + ([ev(pod_rec, line or spec.group(0).strip())] if spec and pod_rec else [])

@@ -33,7 +33,7 @@ def filesystem_alert(alert: dict[str, Any]) -> str | None:
     return str(labels.get("mountpoint") or "")
 
 
-_DISK_PRESSURE = re.compile(r"(?m)^\s*DiskPressure\s+True")
+_DISK_PRESSURE = re.compile(r"(?m)^[ \t]*DiskPressure\s+True")
 
 
 def disk_pressure(node_describe: str) -> bool:

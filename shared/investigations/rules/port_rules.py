@@ -12,13 +12,13 @@ from shared.investigations.rules.state import CallRecord, Finding
 from shared.investigations.rules.toolshape import Role
 
 _TARGET = re.compile(r"(?m)^TargetPort:\s+(\d{1,5})/")
-_YAML_TARGET = re.compile(r"(?m)^\s*targetPort:\s*['\"]?(\d{1,5})\b")
+_YAML_TARGET = re.compile(r"(?m)^[ \t]*targetPort:\s*['\"]?(\d{1,5})\b")
 _LISTENING = re.compile(
     r"(?i)(?:listening|listen|serving|started|running|bound)\b[^\n]{0,40}?(?:port|on|at)\s*[:=]?\s*"
     r"(?:[\w.\[\]-]{0,40}:)?(\d{2,5})\b"
 )
 _PORTS = re.compile(r"(\d{1,5})/(?:TCP|UDP|SCTP)")
-_YAML_PORT = re.compile(r"(?m)^\s*-?\s*containerPort:\s*['\"]?(\d{1,5})\b")
+_YAML_PORT = re.compile(r"(?m)^[ \t]*-?[ \t]*containerPort:\s*['\"]?(\d{1,5})\b")
 # `- Local:   http://localhost:3000`, `listening on [::]:8080`, `url: http://0.0.0.0:9000`.
 _URL_PORT = re.compile(
     r"(?i)(?:local|listening|listen|serving|url|address|bound)\b[^\n]{0,30}?"

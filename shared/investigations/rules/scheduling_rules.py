@@ -89,7 +89,7 @@ def _scheduled_since(pod: str) -> bool:
     if not pod:
         return False
     return bool(
-        re.search(r"(?m)^\s*PodScheduled\s+True", pod[:100_000])
+        re.search(r"(?m)^[ \t]*PodScheduled\s+True", pod[:100_000])
         or re.search(r"(?m)^Node:\s+[a-z0-9][-a-z0-9.]*(?:/[\d.]+)?\s*$", pod[:20_000])
     ) and not re.search(r"(?m)^Status:\s+Pending", pod[:20_000])
 
