@@ -163,7 +163,8 @@ async def test_a_stream_broken_mid_turn_still_answers_by_polling(
         {"prompt": "Analyze my EKS cluster for security issues", "wait_for_completion": True},
         WS,
     )
-    assert out["status"] == "completed", out
+    # .get: an error envelope (the fixture's 1 s request timeout on a machine loaded by other work) shows itself.
+    assert out.get("status") == "completed", out
     assert out["investigation_results"]["final_answer"]
     assert out["investigation_results"]["chain_of_thoughts"]
     # The rest came from polling inspect (at least once), plus the one read that warms the completed cache.
