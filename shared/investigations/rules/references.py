@@ -95,6 +95,8 @@ def _references(text: str, obj: ObjRef) -> Refs:
         governing = _SERVICE_NAME.match(line) if obj.kind == "StatefulSet" else None
         if governing:
             add("Service", governing.group(1), obj.namespace, "governing service (serviceName)")
-        for kind, name, namespace in _message_refs(line, obj.namespace):
-            add(kind, name, namespace, "named in a message")
+        # Both message patterns need a quote, a cluster URL or a quota: most lines of a large output have none.
+        if '"' in line or ".svc" in line or "quota" in line:
+            for kind, name, namespace in _message_refs(line, obj.namespace):
+                add(kind, name, namespace, "named in a message")
     return Refs(links, selector)
