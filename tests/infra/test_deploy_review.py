@@ -96,7 +96,9 @@ def test_the_docs_say_the_deployment_identity_is_reachable_from_app_code(text: s
 
 def test_the_deployment_account_output_does_not_promise_isolation() -> None:
     description = next(
-        d["argument"] for d in MAIN["outputs"]["deploymentStorageAccountName"]["decorators"] if d["type"] == "description"
+        d["argument"]
+        for d in MAIN["outputs"]["deploymentStorageAccountName"]["decorators"]
+        if d["type"] == "description"
     )
     assert "only the deployment identity and the operator can write" not in description
     assert "managed identity endpoint" in description
