@@ -199,12 +199,17 @@ var identitySettings = {
   FIREBREAK_TRUST_APPSERVICE_AUTH: easyAuthOn ? 'true' : 'false'
 }
 
-// The resource is what the app's Protected Resource Metadata and challenge name (shared/identity/resource.py).
 var entraSettings = empty(entraClientId) ? {} : {
   FIREBREAK_ENTRA_TENANT_ID: entraTenantId
   FIREBREAK_ENTRA_AUDIENCE: entraClientId
-  FIREBREAK_ENTRA_RESOURCE: entraResource
 }
+// The resource the app's Protected Resource Metadata and challenge name (shared/identity/resource.py): the
+// registration's identifier URI, so scope and resource name the same URI (Entra requires it: AADSTS9010010). A
+// registration whose identifier URI is the MCP URL (docs/sign-in.md) names that in appSettings, and it stays.
+var ownsEntraResource = !empty(entraClientId) && !contains(appSettings, 'FIREBREAK_ENTRA_RESOURCE')
+var entraResourceSettings = ownsEntraResource ? {
+  FIREBREAK_ENTRA_RESOURCE: entraResource
+} : {}
 // The PRM's own URL comes from the public base URL. A custom domain is legitimate: a base URL the caller gives in
 // appSettings stays, otherwise the deployment sets the site's host name.
 var ownsPublicBaseUrl = !empty(entraClientId) && !contains(appSettings, 'FIREBREAK_PUBLIC_BASE_URL')
@@ -289,6 +294,7 @@ var owned = union(
   runtimeSettings,
   identitySettings,
   entraSettings,
+  entraResourceSettings,
   publicBaseUrlSettings,
   clientAllowListSettings,
   schedulerSettings,

@@ -204,7 +204,7 @@ def test_app_service_headers_are_trusted_only_behind_easy_auth() -> None:
     assert validation["unauthenticatedClientAction"] == "Return401"
     assert validation["excludedPaths"] == ["/api/health"]
     entra = bicep.object_entries(APP, "entraSettings")
-    assert set(entra) == {"FIREBREAK_ENTRA_TENANT_ID", "FIREBREAK_ENTRA_AUDIENCE", "FIREBREAK_ENTRA_RESOURCE"}
+    assert set(entra) == {"FIREBREAK_ENTRA_TENANT_ID", "FIREBREAK_ENTRA_AUDIENCE"}
     assert entra["FIREBREAK_ENTRA_AUDIENCE"] == "entraClientId"
 
 

@@ -126,7 +126,13 @@ def test_the_app_owns_its_resource_and_public_url_when_entra_is_configured() -> 
     resource = bicep.variable(APP, "entraResource")
     assert bicep.mentions(resource, "entraIdentifierUri")
     assert bicep.mentions(resource, "api://${entraClientId}")
-    assert OWNED["FIREBREAK_ENTRA_RESOURCE"] == "entraResource"
+    # A registration whose identifier URI is the MCP URL (docs/sign-in.md) names it in appSettings: that stays.
+    resource_settings = bicep.variable(APP, "entraResourceSettings")
+    assert resource_settings["operator"]["operands"]["false_value"] == {}
+    assert resource_settings["operator"]["operands"]["true_value"] == {"FIREBREAK_ENTRA_RESOURCE": "entraResource"}
+    assert bicep.mentions(bicep.variable(APP, "ownsEntraResource"), "FIREBREAK_ENTRA_RESOURCE")
+    assert bicep.mentions(bicep.variable(APP, "ownsEntraResource"), "entraClientId")
+    assert "entraResourceSettings" in bicep.walk(bicep.variable(APP, "owned"))
     # A custom domain is legitimate: the deployment sets the base URL only when the caller did not.
     base_url = bicep.variable(APP, "publicBaseUrlSettings")
     assert base_url["operator"]["operands"]["false_value"] == {}
