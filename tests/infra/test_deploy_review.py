@@ -66,10 +66,13 @@ def test_the_package_account_keeps_versions_to_find_and_roll_back_a_planted_pack
 
 
 def test_the_package_writes_stay_logged() -> None:
-    diagnostics = (bicep.MODULES / "diagnostics.bicep").read_text()
-    assert "StorageWrite" in diagnostics
-    assert "deploymentStorage" in diagnostics or "deployment" in diagnostics
-    assert "StorageBlobLogs" in DEPLOY_DOC, "docs/deploy.md names the query that finds package writes"
+    doc = bicep.module("diagnostics")
+    setting = bicep.body(bicep.resources(doc, "Microsoft.Insights/diagnosticSettings")["deploymentBlobLogs"])
+    assert setting["scope"] == "deploymentBlob"
+    assert setting["properties"]["logs"] == "storageLogs"
+    assert {"category": "StorageWrite", "enabled": True} in bicep.variable(doc, "storageLogs")
+    prose = " ".join(DEPLOY_DOC.split())
+    assert 'StorageBlobLogs | where AccountName == "<deploymentStorageAccountName>"' in prose, "the query to run"
 
 
 def test_owned_settings_name_only_the_apps_identity() -> None:
