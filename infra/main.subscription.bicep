@@ -25,7 +25,6 @@ param environmentName string
   'eastasia'
   'eastus'
   'eastus2'
-  'eastus2euap'
   'francecentral'
   'germanywestcentral'
   'italynorth'
@@ -149,7 +148,7 @@ param easyAuthAllowedPrincipals array = []
 @description('With Easy Auth: object ids of the groups it admits (the token must carry the groups claim).')
 param easyAuthAllowedGroups array = []
 
-@description('With Easy Auth: scopes its Protected Resource Metadata names. Empty: api://<entraClientId>/user_impersonation.')
+@description('With Easy Auth: scopes its Protected Resource Metadata names. Empty: <identifier URI>/user_impersonation (the created registration\'s URI, else api://<entraClientId>).')
 param easyAuthScopes array = []
 
 @description('Entra ID application (client) id of the app registration: the token audience (Easy Auth and the app\'s own validation).')
@@ -175,7 +174,7 @@ param createEntraApp bool = false
 @description('Send the Functions host\'s FunctionAppLogs to Log Analytics with a diagnostic setting (set false if the Flex Consumption plan refuses it; Application Insights keeps the host logs either way).')
 param functionAppDiagnosticsEnabled bool = true
 
-@description('With createEntraApp: client ids of MCP clients pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones).')
+@description('Client ids of MCP clients: with createEntraApp pre-authorised for user_impersonation (modules/entra-app.bicep names the well-known ones); always admitted by Easy Auth and the app with easyAuthAllowedClientApplications (FIREBREAK_ENTRA_ALLOWED_CLIENT_IDS).')
 param entraPreAuthorizedClientIds array = []
 
 // ---- Secrets (kept in Key Vault; the app reads them as Key Vault references) -----------------------
@@ -285,5 +284,5 @@ output storageAccountName string = app.outputs.storageAccountName
 output entraAppClientId string = app.outputs.entraAppClientId
 @description('With createEntraApp: the registration\'s identifier URI; clients request `<uri>/user_impersonation`.')
 output entraAppIdentifierUri string = app.outputs.entraAppIdentifierUri
-@description('The storage account holding the deployment package (only the deployment identity and the operator can write it).')
+@description('The storage account holding the deployment package: written by the deployment identity and the operator, separate from the identity the app\'s SDKs use; not unreachable from code running in the app (the managed identity endpoint hands out any identity attached to the site). Versioned; StorageWrite logs show who wrote it.')
 output deploymentStorageAccountName string = app.outputs.deploymentStorageAccountName

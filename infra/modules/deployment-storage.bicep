@@ -5,6 +5,11 @@
 // containers), so a package container there would be writable by the app: code that runs as the app could
 // plant the package the next cold start loads. Here only the deployment identity (functionAppConfig's
 // deployment storage authentication) and the operator hold a role, and only on the package container.
+// That identity is separate from the identity the app's SDKs use; it is not unreachable from code running in
+// the app: it is attached to the site (Flex needs that to use it), and the managed identity endpoint hands out a
+// token for any attached identity (learn.microsoft.com/azure/app-service/overview-managed-identity, REST
+// endpoint reference). So a planted package must be visible and reversible: blob versions here, and the
+// account's StorageWrite logs (diagnostics.bicep; docs/deploy.md names the query).
 param name string
 param location string
 param tags object
@@ -59,7 +64,8 @@ resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01'
   parent: account
   name: 'default'
   properties: {
-    // A bad package can be rolled back to the one before it.
+    // A bad or planted package can be rolled back to the one before it: every overwrite keeps a version.
+    isVersioningEnabled: true
     deleteRetentionPolicy: { enabled: true, days: 7 }
     containerDeleteRetentionPolicy: { enabled: true, days: 7 }
   }

@@ -38,7 +38,10 @@ resource registration 'Microsoft.Graph/applications@v1.0' = {
   uniqueName: appUniqueName
   displayName: displayName
   signInAudience: 'AzureADMyOrg'
-  identifierUris: ['api://${appUniqueName}-${uniqueString(subscription().id, resourceGroup().id, appUniqueName)}']
+  // api://<tenantId>/<string> is one of the secure patterns tenants with the identifier URI restriction accept
+  // (learn.microsoft.com/entra/identity-platform/identifier-uri-restrictions); api://<string> alone is refused
+  // there. Clients ask for `<this URI>/user_impersonation` (function-app.bicep's entraIdentifierUri).
+  identifierUris: ['api://${tenant().tenantId}/${appUniqueName}']
   api: {
     // v2 tokens: the audience (aud) is the client id, which the app validates (FIREBREAK_ENTRA_AUDIENCE).
     requestedAccessTokenVersion: 2

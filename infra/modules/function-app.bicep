@@ -50,13 +50,20 @@ param schedulerEndpoint string = ''
 param easyAuthEnabled bool = false
 param entraClientId string = ''
 param entraTenantId string = ''
+// Clients ask for `<identifier URI>/user_impersonation`; Entra resolves the scope against the registration's
+// identifierUris, so the URI the app, its PRM and Easy Auth name must be one of them (Azure-Samples/
+// remote-mcp-functions-python, infra/app/api.bicep, wires the created registration's identifierUri the same way).
+@description('An identifier URI of the app registration (entra-app.bicep\'s output with createEntraApp). Empty: api://<entraClientId>, the default URI of a hand-made registration.')
+param entraIdentifierUri string = ''
+@description('Client ids pre-authorised on the registration (main.bicep\'s entraPreAuthorizedClientIds): also admitted by Easy Auth and the app.')
+param entraPreAuthorizedClientIds array = []
 @description('Client (application) ids whose tokens Easy Auth admits (the MCP clients, the phone app). Empty: only the app\'s own registration (an empty list would admit every client in the tenant).')
 param easyAuthAllowedClientApplications array = []
 @description('Object ids of the users, service principals or managed identities Easy Auth admits. Empty (and no groups): any signed-in principal of an admitted client.')
 param easyAuthAllowedPrincipals array = []
 @description('Object ids of the groups Easy Auth admits (the token must carry the groups claim).')
 param easyAuthAllowedGroups array = []
-@description('Scopes Easy Auth\'s Protected Resource Metadata names (preview). Empty: api://<entraClientId>/user_impersonation, the app\'s default FIREBREAK_ENTRA_SCOPE.')
+@description('Scopes Easy Auth\'s Protected Resource Metadata names (preview). Empty: <identifier URI>/user_impersonation, the app\'s default FIREBREAK_ENTRA_SCOPE.')
 param easyAuthScopes array = []
 @allowed(['3.11', '3.13'])
 @description('Python of the Flex Consumption runtime.')
@@ -66,7 +73,7 @@ param pythonVersion string = '3.11'
 @description('Host and worker telemetry as OpenTelemetry (host.json telemetryMode by app setting). Needs the app to configure the Azure Monitor distro: with it on, the host stops forwarding the worker\'s logs.')
 param openTelemetryEnabled bool = false
 // ---- issue #30 (infra-network): the deployment package's own account and identity, VNet integration ----
-@description('Resource id of the deployment identity: the only one with a role on the package container (deployment-storage.bicep).')
+@description('Resource id of the deployment identity: the only identity with a role on the package container (deployment-storage.bicep).')
 param deploymentIdentityId string
 @description('Blob endpoint of the deployment storage account (the package is not in the app\'s account).')
 param deploymentBlobEndpoint string
@@ -78,9 +85,19 @@ var useScheduler = durableBackend == 'durableTaskScheduler'
 // trusts X-MS-CLIENT-PRINCIPAL headers (anyone could send them).
 var easyAuthOn = easyAuthEnabled && !empty(entraClientId)
 var entraIssuer = '${environment().authentication.loginEndpoint}${entraTenantId}/v2.0'
-// An empty allowedApplications list means any client in the tenant: without a list, only the app itself.
-var easyAuthClientApplications = empty(easyAuthAllowedClientApplications) ? [entraClientId] : easyAuthAllowedClientApplications
-var easyAuthDefaultScope = 'api://${entraClientId}/user_impersonation'
+// One client allow-list for both layers: the clients given for Easy Auth and the pre-authorised ones. Easy Auth
+// reads an empty allowedApplications list as any client in the tenant, so without a list it admits only the app
+// itself; the app (FIREBREAK_ENTRA_ALLOWED_CLIENT_IDS, shared/identity/entra.py) gets the same list when it has one.
+var allowedClientApplications = union(easyAuthAllowedClientApplications, entraPreAuthorizedClientIds)
+var easyAuthClientApplications = empty(allowedClientApplications) ? [entraClientId] : allowedClientApplications
+var entraResource = empty(entraIdentifierUri) ? 'api://${entraClientId}' : entraIdentifierUri
+var easyAuthDefaultScope = '${entraResource}/user_impersonation'
+// Easy Auth reads empty principal lists as no restriction or as nobody (unconfirmed): Microsoft's sample sends
+// `allowedPrincipals: {}`, so a list goes in only when it has entries.
+var allowedPrincipals = union(
+  empty(easyAuthAllowedPrincipals) ? {} : { identities: easyAuthAllowedPrincipals },
+  empty(easyAuthAllowedGroups) ? {} : { groups: easyAuthAllowedGroups }
+)
 
 var alwaysReady = union(
   alwaysReadyHttpInstances > 0 ? [{ name: 'http', instanceCount: alwaysReadyHttpInstances }] : [],
@@ -103,7 +120,10 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   kind: 'functionapp,linux'
   identity: {
     type: 'UserAssigned'
-    // The deployment identity must be assigned for the platform to use it (functionAppConfig below).
+    // The deployment identity must be assigned for the platform to use it (functionAppConfig below). It is then
+    // separate from the identity the SDKs of the app use, but not unreachable from code running in the app: the
+    // managed identity endpoint hands out any attached identity (learn.microsoft.com/azure/app-service/
+    // overview-managed-identity). Versions and StorageWrite logs on the package account are the mitigation.
     userAssignedIdentities: { '${identityId}': {}, '${deploymentIdentityId}': {} }
   }
   properties: {
@@ -112,13 +132,14 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     clientCertEnabled: false
     keyVaultReferenceIdentity: identityId
     virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
-    // Key Vault references through a private endpoint: Linux apps must route all outbound traffic through the
-    // VNet (learn.microsoft.com/azure/app-service/app-service-key-vault-references#access-network-restricted-vaults).
-    // A site property: the platform refuses siteConfig.vnetRouteAllEnabled ("modify the Site.VnetRouteAllEnabled property").
-    vnetRouteAllEnabled: !empty(virtualNetworkSubnetId)
+    // With a subnet, Flex sends all outbound traffic through the VNet (Key Vault references reach the vault's
+    // private endpoint through it and the privatelink zone); vnetRouteAllEnabled is not used on Flex
+    // ("Flex Consumption plan deprecations", learn.microsoft.com/azure/azure-functions/functions-app-settings).
     siteConfig: {
       minTlsVersion: '1.2'
       scmMinTlsVersion: '1.2'
+      // Flex ignores it (no FTPS on Flex; the ftp basicPublishingCredentialsPolicies below is what counts): set
+      // for the policy scanners that audit it (checkov CKV_AZURE_78, tests/infra/test_checkov.py).
       ftpsState: 'Disabled'
       http20Enabled: true
       cors: {
@@ -182,6 +203,24 @@ var entraSettings = empty(entraClientId) ? {} : {
   FIREBREAK_ENTRA_TENANT_ID: entraTenantId
   FIREBREAK_ENTRA_AUDIENCE: entraClientId
 }
+// The resource the app's Protected Resource Metadata and challenge name (shared/identity/resource.py): the
+// registration's identifier URI, so scope and resource name the same URI (Entra requires it: AADSTS9010010). A
+// registration whose identifier URI is the MCP URL (docs/sign-in.md) names that in appSettings, and it stays.
+var ownsEntraResource = !empty(entraClientId) && !contains(appSettings, 'FIREBREAK_ENTRA_RESOURCE')
+var entraResourceSettings = ownsEntraResource ? {
+  FIREBREAK_ENTRA_RESOURCE: entraResource
+} : {}
+// The PRM's own URL comes from the public base URL. A custom domain is legitimate: a base URL the caller gives in
+// appSettings stays, otherwise the deployment sets the site's host name.
+var ownsPublicBaseUrl = !empty(entraClientId) && !contains(appSettings, 'FIREBREAK_PUBLIC_BASE_URL')
+var publicBaseUrlSettings = ownsPublicBaseUrl ? {
+  FIREBREAK_PUBLIC_BASE_URL: 'https://${site.properties.defaultHostName}'
+} : {}
+// Without a list the app admits any client the tenant lets obtain a token for the API (settings.py).
+var ownsClientAllowList = !empty(entraClientId) && !empty(allowedClientApplications)
+var clientAllowListSettings = ownsClientAllowList ? {
+  FIREBREAK_ENTRA_ALLOWED_CLIENT_IDS: join(allowedClientApplications, ',')
+} : {}
 
 // The Durable Task Scheduler: host.json's storage provider is switched by the host's own override settings
 // (AzureFunctionsJobHost__<path>), so one package runs on either backend. Both connection properties point at
@@ -255,6 +294,9 @@ var owned = union(
   runtimeSettings,
   identitySettings,
   entraSettings,
+  entraResourceSettings,
+  publicBaseUrlSettings,
+  clientAllowListSettings,
   schedulerSettings,
   secretReferences,
   safetySettings,
@@ -305,15 +347,12 @@ resource auth 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthOn) {
           openIdIssuer: entraIssuer
         }
         validation: {
-          allowedAudiences: [entraClientId, 'api://${entraClientId}']
+          allowedAudiences: [entraClientId, entraResource]
           // Without a policy Easy Auth admits any client and any principal of the tenant. The policy checks the
           // token's appid/azp and oid/groups; a valid token outside it gets 403.
           defaultAuthorizationPolicy: {
             allowedApplications: easyAuthClientApplications
-            allowedPrincipals: {
-              identities: easyAuthAllowedPrincipals
-              groups: easyAuthAllowedGroups
-            }
+            allowedPrincipals: allowedPrincipals
           }
         }
       }

@@ -51,6 +51,11 @@ resource vnet 'Microsoft.Network/virtualNetworks@2023-11-01' = {
           delegations: [
             { name: 'flex-consumption', properties: { serviceName: 'Microsoft.App/environments' } }
           ]
+          // All outbound traffic of the app leaves here, to Entra, NeuBird, the LLM, GitHub, MCP servers, App
+          // Insights and the Durable Task Scheduler. Newer Microsoft.Network API versions make subnets private by
+          // default (learn.microsoft.com/azure/virtual-network/ip-services/default-outbound-access): explicit here.
+          // A NAT gateway (a stable egress IP) is the production option; not built here.
+          defaultOutboundAccess: true
         }
       }
       {

@@ -48,7 +48,8 @@ def test_easy_auth_admits_only_listed_client_applications_else_the_app_itself() 
     # Empty would mean "any client in the tenant" (the documented meaning of an empty list): it falls back to
     # the app's own registration instead.
     allowed = bicep.variable(APP, "easyAuthClientApplications")
-    assert bicep.mentions(allowed, "easyAuthAllowedClientApplications")
+    assert bicep.mentions(bicep.variable(APP, "allowedClientApplications"), "easyAuthAllowedClientApplications")
+    assert bicep.mentions(allowed, "allowedClientApplications")
     assert bicep.mentions(allowed, "entraClientId")
     assert allowed["operator"]["type"] == "conditional"
 
@@ -58,7 +59,8 @@ def test_easy_auth_restricts_principals_when_given() -> None:
         assert _param(name)["type"] == "array", name
         assert _param(name)["default"] == [], name
     policy = _auth()["properties"]["identityProviders"]["azureActiveDirectory"]["validation"]
-    principals = policy["defaultAuthorizationPolicy"]["allowedPrincipals"]
+    assert policy["defaultAuthorizationPolicy"]["allowedPrincipals"] == "allowedPrincipals"
+    principals = bicep.object_entries(APP, "allowedPrincipals")
     assert principals == {"identities": "easyAuthAllowedPrincipals", "groups": "easyAuthAllowedGroups"}
 
 
@@ -70,7 +72,7 @@ def test_easy_auth_serves_protected_resource_metadata_with_the_apps_scope() -> N
     scopes = operands["true_value"]["WEBSITE_AUTH_PRM_DEFAULT_WITH_SCOPES"]
     assert bicep.mentions(scopes, "easyAuthScopes")
     default_scope = bicep.variable(APP, "easyAuthDefaultScope")
-    assert default_scope == "api://${entraClientId}/user_impersonation"
+    assert default_scope == "${entraResource}/user_impersonation"
     # The app's own default scope (FIREBREAK_ENTRA_SCOPE), so a token Easy Auth admits also passes the app.
     from shared.core.settings import Settings
 

@@ -9,9 +9,8 @@ Microsoft's documentation these checks stand on:
   runs on the next cold start lives in a storage account the app's identity has no role on.
 - Flex Consumption's VNet integration needs a subnet delegated to Microsoft.App/environments
   (learn.microsoft.com/azure/azure-functions/flex-consumption-plan#considerations).
-- Linux apps reading Key Vault references through a private endpoint route all outbound traffic through the
-  VNet (`vnetRouteAllEnabled`; learn.microsoft.com/azure/app-service/app-service-key-vault-references
-  #access-network-restricted-vaults).
+- With a subnet, Flex Consumption sends all outbound traffic through the VNet; `vnetRouteAllEnabled` is not used
+  there ("Flex Consumption plan deprecations", learn.microsoft.com/azure/azure-functions/functions-app-settings).
 """
 
 from __future__ import annotations
@@ -247,11 +246,9 @@ def test_public_network_access_follows_the_switch() -> None:
         assert bicep.body(resource)["properties"]["publicNetworkAccess"] == "publicNetworkAccess", name
 
 
-def test_the_app_joins_the_subnet_and_routes_key_vault_references_through_it() -> None:
+def test_the_app_joins_the_subnet() -> None:
     properties = site()["properties"]
     assert bicep.mentions(properties["virtualNetworkSubnetId"], "virtualNetworkSubnetId")
-    assert bicep.mentions(properties["vnetRouteAllEnabled"], "virtualNetworkSubnetId")
-    assert "vnetRouteAllEnabled" not in properties["siteConfig"], "a site property in current API versions"
     subnet = bicep.module_params(module_call("functionApp"))["virtualNetworkSubnetId"]
     assert bicep.mentions(subnet, "vnetEnabled")
     assert any(dotted(v) == "network.outputs.appSubnetId" for v in bicep.walk(subnet))
