@@ -12,6 +12,9 @@ utils/app_setting_manager.is_true_like. Either makes the worker report the Worke
 the host then sets ScriptHost.WorkerOpenTelemetryEnabled (GrpcWorkerChannel) and, in its OpenTelemetry mode, drops
 the worker's `Function.*` log records ("we expect the user's own code to be logging these where they want them to
 go": Azure/azure-functions-host, OpenTelemetryConfigurationExtensions AddDefaultOpenTelemetryFilters).
+The deployment sets only PYTHON_ENABLE_OPENTELEMETRY: with PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY the worker
+configures the distro first with its defaults (every HTTP client instrumentation on, which records full URLs with
+their query strings), and the app's own configuration can no longer replace that tracer provider.
 """
 
 from __future__ import annotations
