@@ -10,6 +10,12 @@ it could create exist. This asks Azure first, with the Azure CLI (`az`, signed i
 - it does not exist yet (the subscription template creates it): the caller's role assignments on the subscription
   and above, including through groups (`assignedTo`), for one of the three roles by id.
 
+azd deploys with its own login (`azd auth login`), not az's, and gives the hook the object id it deploys as in
+AZURE_PRINCIPAL_ID (azd's azureutil.GetCurrentPrincipalId: the `oid` claim of an ARM access token, Graph /me as a
+fallback; github.com/Azure/azure-dev cli/azd/pkg/azureutil). The hook learns az's object id the same way and asks
+only when both are the same account: otherwise the answer would be about someone else, so it says so and goes on.
+Without AZURE_PRINCIPAL_ID (the hook run by hand) it checks az's account and says so.
+
 It cannot see conditions on an assignment (RBAC Administrator is often limited to some roles) or deny assignments:
 ARM still has the last word. When it cannot ask (no `az`, not signed in) it says so and lets the deployment go on.
 Standard library only: azd runs it with the machine's python3. FIREBREAK_SKIP_RIGHTS_CHECK=true skips it.
@@ -17,6 +23,8 @@ Standard library only: azd runs it with the machine's python3. FIREBREAK_SKIP_RI
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import re
@@ -26,6 +34,9 @@ import sys
 from typing import Any
 
 ROLE_ASSIGNMENT_WRITE = "Microsoft.Authorization/roleAssignments/write"
+# A subscription-scope deployment (azd's, which creates the group) needs these at the subscription too.
+DEPLOYMENT_WRITE = "Microsoft.Resources/deployments/write"
+GROUP_WRITE = "Microsoft.Resources/subscriptions/resourceGroups/write"
 # Built-in role definition ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 ASSIGNING_ROLES = {
     "8e3af657-a8ff-443c-a75c-2fe8c4bcb635": "Owner",
@@ -66,6 +77,36 @@ def assigning_role_above(assignments: list[dict[str, Any]], subscription_id: str
         if above and role in ASSIGNING_ROLES:
             return ASSIGNING_ROLES[role]
     return None
+
+
+def oid_claim(token: str) -> str | None:
+    """The `oid` claim of a JWT access token (its payload read, not verified: it names who az is, no more)."""
+    parts = token.strip().split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (binascii.Error, ValueError):
+        return None
+    oid = claims.get("oid") if isinstance(claims, dict) else None
+    return str(oid) if oid else None
+
+
+def _az_text(*args: str) -> str | None:
+    done = subprocess.run(["az", *args, "--output", "tsv"], capture_output=True, text=True, timeout=120, check=False)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def az_principal_id() -> str:
+    """The object id az is signed in as, found as azd finds its own: the ARM token's `oid`, else Graph's /me."""
+    token = _az_text(
+        "account", "get-access-token", "--resource", "https://management.azure.com/", "--query", "accessToken"
+    )
+    oid = oid_claim(token) if token else None
+    oid = oid or _az_text("ad", "signed-in-user", "show", "--query", "id")
+    if not oid:
+        raise CannotAsk("az is not signed in")
+    return oid
 
 
 def _az_get(url: str) -> tuple[bool, Any, str]:
@@ -113,7 +154,11 @@ def _refuse(where: str) -> int:
         "The deployment assigns roles to the app's identity and the operator; without this right it stops half-way.\n"
         "Ask for one of: Owner, User Access Administrator, or Role Based Access Control Administrator "
         "(on the resource group, or on the subscription when the group does not exist yet), or deploy as an account "
-        "that has one. FIREBREAK_SKIP_RIGHTS_CHECK=true skips this check.",
+        "that has one.\n"
+        "azd deploys at the subscription scope (infra/main.subscription.bicep): that also needs "
+        f"{DEPLOYMENT_WRITE} and {GROUP_WRITE} on the subscription (Contributor on the subscription), which an "
+        "Owner of the resource group alone lacks.\n"
+        "FIREBREAK_SKIP_RIGHTS_CHECK=true skips this check.",
         file=sys.stderr,
     )
     return 1
@@ -131,14 +176,22 @@ def check(env: dict[str, str]) -> int:
             raise CannotAsk("the Azure CLI (az) is not installed")
         if not subscription_id:
             raise CannotAsk("AZURE_SUBSCRIPTION_ID is not set")
+        az_as = az_principal_id()
+        if not principal_id:
+            print(f"firebreak: AZURE_PRINCIPAL_ID is not set: checking az's account ({az_as})")
+            principal_id = az_as
+        elif az_as.lower() != principal_id.lower():
+            print(
+                f"firebreak: az is signed in as {az_as}, azd deploys as {principal_id}: rights check skipped "
+                "(sign az in as the same account to run it)"
+            )
+            return 0
         permissions = _group_permissions(subscription_id, group) if group else None
         if permissions is not None:
             if permits(permissions, ROLE_ASSIGNMENT_WRITE):
                 print(f"firebreak: may create role assignments in resource group {group}")
                 return 0
             return _refuse(f"resource group {group}")
-        if not principal_id:
-            raise CannotAsk("AZURE_PRINCIPAL_ID is not set")
         role = assigning_role_above(_subscription_assignments(subscription_id, principal_id), subscription_id)
         if role is not None:
             print(f"firebreak: may create role assignments ({role} on the subscription or above)")

@@ -78,9 +78,8 @@ def _configure_azure_monitor(settings: TelemetrySettings, span_processors: Seque
         options["sampling_ratio"] = settings.sampling_ratio
     configure_azure_monitor(
         connection_string=settings.connection_string.get_secret_value(),
-        # The worker forwards the app's log records to the host, which sends them on: exporting them here too
-        # would send each twice. The host reports request metrics itself.
-        disable_logging=True,
+        # The host reports request metrics itself. (This distro takes disable_* only from OTEL_*_EXPORTER=none:
+        # _utils/configurations.py overwrites the keyword; kept for a distro that honours it.)
         disable_metrics=True,
         enable_live_metrics=False,
         enable_performance_counters=False,
@@ -88,6 +87,24 @@ def _configure_azure_monitor(settings: TelemetrySettings, span_processors: Seque
         span_processors=list(span_processors),
         **options,
     )
+    if not settings.worker_streams_telemetry:
+        _stop_exporting_log_records()
+
+
+def _stop_exporting_log_records() -> None:
+    """Leave the app's log records to the host: the worker forwards each record to it and the host sends them on,
+    so the distro's handler would send each twice. With the worker streaming its own telemetry
+    (TelemetrySettings.worker_streams_telemetry) the host drops them and the handler stays: it is the only way out.
+    Either way every record was redacted when it was made (shared/core/redaction.py's LogRecord factory).
+
+    The distro installs its handler on the root logger whatever `disable_logging` says (azure-monitor-opentelemetry
+    1.8: `_get_configurations` replaces that keyword with the OTEL_LOGS_EXPORTER default), so it is removed here.
+    """
+    from opentelemetry.instrumentation.logging.handler import LoggingHandler
+
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, LoggingHandler)]:
+        root.removeHandler(handler)
 
 
 def safe_url(url: str) -> str:

@@ -5,6 +5,9 @@ tests/fixtures/telemetry_app is the Firebreak app with an InMemorySpanExporter g
 the ingestion endpoint. Requests carry secrets in headers, query strings and tool arguments, and NeuBird's password
 and tokens cross the outbound transport: none may appear in any span or in what the exporter sends, and each
 request's spans carry its correlation id, through the Durable activities of the run it starts.
+
+With the host's OpenTelemetry mode the worker streams its own telemetry (PYTHON_ENABLE_OPENTELEMETRY) and the host
+no longer forwards the worker's logs: the app then exports its log records itself, redacted like every record.
 """
 
 from __future__ import annotations
@@ -219,3 +222,49 @@ def test_a_refused_request_is_a_failed_span_without_the_token(driven: dict[str, 
     (refused,) = [s for s in driven["spans"] if s["name"] == "POST /api/tools/whoami"]
     assert refused["status"] == "ERROR"
     assert refused["attributes"]["error.type"]
+
+
+@pytest.fixture(scope="module")
+def streaming_ingestion() -> Iterator[Ingestion]:
+    endpoint = Ingestion()
+    yield endpoint
+    endpoint.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def streaming(start_host: Callable[..., HostProcess], streaming_ingestion: Ingestion) -> HostProcess:
+    """The app as infra/modules/function-app.bicep runs it with openTelemetryEnabled."""
+    return start_host(
+        {
+            "APPLICATIONINSIGHTS_CONNECTION_STRING": (
+                f"InstrumentationKey={uuid.UUID(int=0)};IngestionEndpoint={streaming_ingestion.url}"
+            ),
+            "PYTHON_ENABLE_OPENTELEMETRY": "true",
+            "OTEL_BLRP_SCHEDULE_DELAY": "100",  # the distro's batch log exporter sends within 0.1 s, not 5 s
+            **QUIET,
+        },
+        app_dir=APP,
+    )
+
+
+def test_with_the_worker_streaming_telemetry_the_apps_warnings_are_exported_redacted(
+    streaming: HostProcess, streaming_ingestion: Ingestion
+) -> None:
+    marker = f"warned-{uuid.uuid4().hex}"
+    answer = httpx.post(
+        f"{streaming.base_url}/api/test/warn?code={SECRET_QUERY}",
+        content=f"{marker} Authorization: Bearer {SECRET_HEADER} password={PASSWORD}",
+        timeout=30,
+    )
+    assert answer.status_code == 204
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and marker not in "".join(streaming_ingestion.bodies):
+        time.sleep(0.2)
+    (envelope,) = [e for body in streaming_ingestion.bodies for e in json.loads(body) if marker in json.dumps(e)]
+    assert envelope["data"]["baseType"] == "MessageData"
+    assert envelope["data"]["baseData"]["severityLevel"] == 2  # Warning
+    assert "[REDACTED]" in envelope["data"]["baseData"]["message"]
+    assert envelope["data"]["baseData"]["properties"]["api_key"] == "[REDACTED]"
+    sent = "".join(streaming_ingestion.bodies)
+    for secret in (SECRET_HEADER, SECRET_QUERY, PASSWORD):
+        assert secret not in sent

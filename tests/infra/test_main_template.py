@@ -9,6 +9,7 @@ replace, empty and interpolation exactly; uniqueString through a stand-in of the
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -164,8 +165,9 @@ def test_every_operator_grant_uses_the_principal_type() -> None:
 
 
 def _fake_az(tmp_path: Path, responses: dict[str, tuple[int, str]]) -> dict[str, str]:
-    """A real `az` executable on PATH answering `az rest --url <url>` from canned (exit code, output) by the
-    first key found in the URL; it logs each call so a test can see what was asked."""
+    """A real `az` executable on PATH answering `az rest --url <url>` (or any other command, by its arguments) from
+    canned (exit code, output) by the first key found in the URL (or the arguments); it logs each call so a test can
+    see what was asked."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (tmp_path / "responses.json").write_text(json.dumps(responses))
@@ -176,7 +178,7 @@ def _fake_az(tmp_path: Path, responses: dict[str, tuple[int, str]]) -> dict[str,
         f"root = pathlib.Path({str(tmp_path)!r})\n"
         "with (root / 'calls.log').open('a') as log:\n"
         "    log.write(' '.join(sys.argv[1:]) + '\\n')\n"
-        "url = sys.argv[sys.argv.index('--url') + 1] if '--url' in sys.argv else ''\n"
+        "url = sys.argv[sys.argv.index('--url') + 1] if '--url' in sys.argv else ' '.join(sys.argv[1:])\n"
         "for key, (code, out) in json.loads((root / 'responses.json').read_text()).items():\n"
         "    if key in url:\n"
         "        (sys.stdout if code == 0 else sys.stderr).write(out)\n"
@@ -188,15 +190,35 @@ def _fake_az(tmp_path: Path, responses: dict[str, tuple[int, str]]) -> dict[str,
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
-def _check(tmp_path: Path, responses: dict[str, tuple[int, str]], **env: str) -> subprocess.CompletedProcess[str]:
+AZD_PRINCIPAL = "11111111-1111-1111-1111-111111111111"
+OTHER_PRINCIPAL = "22222222-2222-2222-2222-222222222222"
+
+
+def _token(oid: str) -> tuple[int, str]:
+    """`az account get-access-token --query accessToken -o tsv`: a JWT whose payload carries `oid` (unsigned: the
+    hook only reads the claim, as azd does for AZURE_PRINCIPAL_ID)."""
+
+    def part(value: dict[str, str]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return 0, f"{part({'alg': 'none'})}.{part({'oid': oid, 'tid': 't'})}.sig\n"
+
+
+def _check(
+    tmp_path: Path, responses: dict[str, tuple[int, str]], *, az_as: str | None = AZD_PRINCIPAL, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the hook with azd's environment; `az_as` is the object id `az` is signed in as (None: not signed in)."""
+    signed_in = {"account get-access-token": _token(az_as)} if az_as else {}
     environment = {
         **os.environ,
-        **_fake_az(tmp_path, responses),
+        **_fake_az(tmp_path, {**signed_in, **responses}),
         "AZURE_SUBSCRIPTION_ID": "00000000-0000-0000-0000-000000000001",
-        "AZURE_PRINCIPAL_ID": "11111111-1111-1111-1111-111111111111",
+        "AZURE_PRINCIPAL_ID": AZD_PRINCIPAL,
         **env,
     }
     environment.pop("FIREBREAK_SKIP_RIGHTS_CHECK", None)
+    if not environment["AZURE_PRINCIPAL_ID"]:
+        environment.pop("AZURE_PRINCIPAL_ID")
     return subprocess.run(
         [sys.executable, str(RIGHTS_CHECK)], capture_output=True, text=True, env=environment, timeout=60, check=False
     )
@@ -273,6 +295,60 @@ def test_rights_check_that_cannot_ask_says_so_and_lets_arm_decide(tmp_path: Path
     done = _check(tmp_path, {}, AZURE_RESOURCE_GROUP="rg-firebreak-dev")
     assert done.returncode == 0
     assert "could not check" in done.stderr
+
+
+def test_rights_check_as_the_account_azd_deploys_as_runs_the_check(tmp_path: Path) -> None:
+    done = _check(tmp_path, {"/permissions": _permissions(CONTRIBUTOR)}, AZURE_RESOURCE_GROUP="rg-firebreak-dev")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "account get-access-token" in (tmp_path / "calls.log").read_text()
+
+
+def test_rights_check_skips_when_az_is_signed_in_as_another_account(tmp_path: Path) -> None:
+    """azd deploys with its own login (`azd auth login`): az's rights would be another account's."""
+    done = _check(
+        tmp_path,
+        {"/permissions": _permissions(CONTRIBUTOR)},
+        az_as=OTHER_PRINCIPAL,
+        AZURE_RESOURCE_GROUP="rg-firebreak-dev",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        f"az is signed in as {OTHER_PRINCIPAL}, azd deploys as {AZD_PRINCIPAL}: rights check skipped "
+        "(sign az in as the same account to run it)"
+    ) in done.stdout + done.stderr
+    assert "rest" not in (tmp_path / "calls.log").read_text()  # nothing asked about the other account
+
+
+def test_rights_check_falls_back_to_the_graph_when_the_token_has_no_oid(tmp_path: Path) -> None:
+    done = _check(
+        tmp_path,
+        {"/permissions": _permissions(CONTRIBUTOR), "ad signed-in-user show": (0, f"{OTHER_PRINCIPAL}\n")},
+        az_as=None,
+        AZURE_RESOURCE_GROUP="rg-firebreak-dev",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"az is signed in as {OTHER_PRINCIPAL}" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("group", ["rg-firebreak-dev", "rg-new"])
+def test_rights_check_without_azds_principal_checks_azs_account_and_says_so(tmp_path: Path, group: str) -> None:
+    missing = (3, "ERROR: (ResourceGroupNotFound) Resource group 'rg-new' could not be found.")
+    responses = {
+        "/permissions": _permissions(OWNER) if group == "rg-firebreak-dev" else missing,
+        "/roleAssignments": _assignments((SUB, OWNER_ROLE)),
+    }
+    done = _check(tmp_path, responses, az_as=OTHER_PRINCIPAL, AZURE_PRINCIPAL_ID="", AZURE_RESOURCE_GROUP=group)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"AZURE_PRINCIPAL_ID is not set: checking az's account ({OTHER_PRINCIPAL})" in done.stdout
+    assert "may create role assignments" in done.stdout
+
+
+def test_rights_refusal_names_the_subscription_rights_of_a_subscription_deployment(tmp_path: Path) -> None:
+    done = _check(tmp_path, {"/permissions": _permissions(CONTRIBUTOR)}, AZURE_RESOURCE_GROUP="rg-firebreak-dev")
+    assert done.returncode == 1
+    assert "Microsoft.Resources/deployments/write" in done.stderr
+    assert "Microsoft.Resources/subscriptions/resourceGroups/write" in done.stderr
+    assert "Contributor on the subscription" in done.stderr
 
 
 def test_azd_runs_the_rights_check_before_provisioning() -> None:

@@ -38,6 +38,11 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
         "deferred heavy SDK: the distro (about a second), only when Application Insights is configured",
     ),
     ("shared.core.telemetry", "azure.identity", IDENTITY),
+    (
+        "shared.core.telemetry",
+        "opentelemetry.instrumentation.logging",
+        "deferred with the distro: its log handler's class, only when Application Insights is configured",
+    ),
     ("shared.memory.embeddings", "wordllama", "deferred heavy dependency: the offline model, first semantic search"),
     ("shared.memory.embeddings", "openai", "deferred heavy optional dependency: only with an embeddings endpoint"),
     ("shared.chat.assistant.intents", "zoneinfo", NOT_REVIEWED),

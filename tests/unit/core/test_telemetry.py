@@ -57,6 +57,24 @@ def test_configured_only_with_a_connection_string_and_not_switched_off(env: dict
 
 
 @pytest.mark.parametrize(
+    ("env", "streams"),
+    [
+        ({}, False),
+        ({"PYTHON_ENABLE_OPENTELEMETRY": "true"}, True),
+        ({"PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY": "1"}, True),
+        ({"PYTHON_ENABLE_OPENTELEMETRY": " Yes "}, True),  # the worker's is_true_like
+        ({"PYTHON_ENABLE_OPENTELEMETRY": "false", "PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY": "0"}, False),
+        ({"PYTHON_ENABLE_OPENTELEMETRY": "@Microsoft.KeyVault(VaultName=v;SecretName=s)"}, False),
+    ],
+)
+def test_whether_the_worker_streams_its_own_telemetry_is_read_as_the_worker_reads_it(
+    env: dict[str, str], streams: bool
+) -> None:
+    """With it, the host stops forwarding the worker's logs: the app must export its own."""
+    assert load_settings(env).section(TelemetrySettings).worker_streams_telemetry is streams
+
+
+@pytest.mark.parametrize(
     ("auth", "identity"),
     [
         (None, (False, None)),
@@ -80,3 +98,38 @@ def test_without_a_connection_string_the_distro_is_never_imported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("env", "exported"), [({}, False), ({"PYTHON_ENABLE_OPENTELEMETRY": "true"}, True)])
+def test_the_app_exports_its_log_records_only_when_the_host_no_longer_forwards_them(
+    env: dict[str, str], exported: bool
+) -> None:
+    """Without the worker streaming its telemetry the host sends the worker's records on: a second copy from the
+    distro would double them. A fresh process, configured as the first request configures it."""
+    quiet = {
+        "APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL": "true",
+        "APPLICATIONINSIGHTS_SDKSTATS_DISABLED": "true",
+        "APPLICATIONINSIGHTS_CONTROLPLANE_DISABLED": "true",
+    }
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("APPLICATIONINSIGHTS_", "FIREBREAK_TELEMETRY_", "PYTHON_", "OTEL_"))
+    }
+    connection = "InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=http://127.0.0.1:9/"
+    script = (
+        "import logging\n"
+        "from functions import wiring\n"
+        "wiring.settings()\n"
+        "print(sorted(type(h).__name__ for h in logging.getLogger().handlers))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**base, **quiet, "APPLICATIONINSIGHTS_CONNECTION_STRING": connection, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert ("LoggingHandler" in out.stdout) is exported, out.stdout + out.stderr
