@@ -203,10 +203,11 @@ var entraSettings = empty(entraClientId) ? {} : {
   FIREBREAK_ENTRA_TENANT_ID: entraTenantId
   FIREBREAK_ENTRA_AUDIENCE: entraClientId
 }
-// The resource the app's Protected Resource Metadata and challenge name (shared/identity/resource.py): the
-// registration's identifier URI, so scope and resource name the same URI (Entra requires it: AADSTS9010010). A
-// registration whose identifier URI is the MCP URL (docs/sign-in.md) names that in appSettings, and it stays.
-var ownsEntraResource = !empty(entraClientId) && !contains(appSettings, 'FIREBREAK_ENTRA_RESOURCE')
+// The resource the app's Protected Resource Metadata and challenge name (shared/identity/resource.py). With the
+// registration this deployment creates: its identifier URI, so scope and resource name the same URI (Entra
+// requires it: AADSTS9010010). A hand-made registration keeps the app's default, <public base URL>/api/mcp,
+// the MCP URL docs/sign-in.md lists among its identifier URIs (what MCP clients expect as the resource).
+var ownsEntraResource = !empty(entraIdentifierUri) && !contains(appSettings, 'FIREBREAK_ENTRA_RESOURCE')
 var entraResourceSettings = ownsEntraResource ? {
   FIREBREAK_ENTRA_RESOURCE: entraResource
 } : {}

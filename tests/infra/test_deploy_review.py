@@ -134,7 +134,9 @@ def test_the_app_owns_its_resource_and_public_url_when_entra_is_configured() -> 
     assert resource_settings["operator"]["operands"]["false_value"] == {}
     assert resource_settings["operator"]["operands"]["true_value"] == {"FIREBREAK_ENTRA_RESOURCE": "entraResource"}
     assert bicep.mentions(bicep.variable(APP, "ownsEntraResource"), "FIREBREAK_ENTRA_RESOURCE")
-    assert bicep.mentions(bicep.variable(APP, "ownsEntraResource"), "entraClientId")
+    # Only for the registration the deployment creates: a hand-made one keeps <base>/api/mcp (docs/sign-in.md).
+    assert bicep.mentions(bicep.variable(APP, "ownsEntraResource"), "entraIdentifierUri")
+    assert not bicep.mentions(bicep.variable(APP, "ownsEntraResource"), "entraClientId")
     assert "entraResourceSettings" in bicep.walk(bicep.variable(APP, "owned"))
     # A custom domain is legitimate: the deployment sets the base URL only when the caller did not.
     base_url = bicep.variable(APP, "publicBaseUrlSettings")
