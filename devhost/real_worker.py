@@ -114,26 +114,19 @@ def _value(x: Any) -> Any:
     return x.value if hasattr(x, "value") else x
 
 
-async def _invoke_over_http_streams(handle_event: Any, protos: Any, fn: Any, http_uri: str) -> dict[str, Any]:
-    """One GET of HTTP function `fn` as the host makes it with HTTP streams on: the InvocationRequest (the
-    trigger's metadata only) and, beside it, the request itself to the worker's server, tagged with the
-    invocation id; the function's answer comes back on that HTTP response."""
+def start_invocation(handle_event: Any, fn: Any, input_data: list[Any]) -> tuple[str, Any]:
+    """The InvocationRequest of function `fn` with `input_data` (its bindings), handed to the worker as the host
+    does: (the invocation id, the task that answers it). With HTTP streams the request itself goes to the worker's
+    server separately, tagged with that id."""
     import asyncio
     import types
     import uuid
 
-    import aiohttp
-
-    trigger = next(json.loads(raw) for raw in fn.raw_bindings if json.loads(raw)["type"] == "httpTrigger")
-    url = f"http://127.0.0.1/api/{trigger['route']}"
     invocation_id = str(uuid.uuid4())
-    http = protos.RpcHttp(
-        method="GET", url=url, headers={"host": "127.0.0.1"}, params={}, query={}, body=protos.TypedData()
-    )
     invocation = types.SimpleNamespace(
         invocation_id=invocation_id,
         function_id=fn.function_id,
-        input_data=[protos.ParameterBinding(name=trigger["name"], data=protos.TypedData(http=http))],
+        input_data=input_data,
         trigger_metadata={},
         trace_context=types.SimpleNamespace(trace_parent="", trace_state="", attributes={}),
         retry_context=types.SimpleNamespace(retry_count=0, max_retry_count=0, exception=None),
@@ -143,6 +136,24 @@ async def _invoke_over_http_streams(handle_event: Any, protos: Any, fn: Any, htt
             types.SimpleNamespace(request=types.SimpleNamespace(invocation_request=invocation), properties={})
         )
     )
+    return invocation_id, invoked
+
+
+async def _invoke_over_http_streams(handle_event: Any, protos: Any, fn: Any, http_uri: str) -> dict[str, Any]:
+    """One GET of HTTP function `fn` as the host makes it with HTTP streams on: the InvocationRequest (the
+    trigger's metadata only) and, beside it, the request itself to the worker's server, tagged with the
+    invocation id; the function's answer comes back on that HTTP response."""
+    import asyncio
+
+    import aiohttp
+
+    trigger = next(json.loads(raw) for raw in fn.raw_bindings if json.loads(raw)["type"] == "httpTrigger")
+    url = f"http://127.0.0.1/api/{trigger['route']}"
+    http = protos.RpcHttp(
+        method="GET", url=url, headers={"host": "127.0.0.1"}, params={}, query={}, body=protos.TypedData()
+    )
+    bindings = [protos.ParameterBinding(name=trigger["name"], data=protos.TypedData(http=http))]
+    invocation_id, invoked = start_invocation(handle_event, fn, bindings)
     headers = {"x-ms-invocation-id": invocation_id, "host": "127.0.0.1"}
 
     async def get() -> dict[str, Any]:

@@ -10,7 +10,6 @@ import json
 import os
 import sys
 import types
-import uuid
 from typing import Any
 
 
@@ -18,7 +17,7 @@ async def _call(app_dir: str) -> dict[str, Any]:
     import aiohttp
     from azure_functions_runtime import handle_event
 
-    from devhost.real_worker import _protos
+    from devhost.real_worker import _protos, start_invocation
 
     protos = _protos()
     init = types.SimpleNamespace(
@@ -30,28 +29,16 @@ async def _call(app_dir: str) -> dict[str, Any]:
     metadata = await handle_event.functions_metadata_request(types.SimpleNamespace(request=None, properties={}))
     fn = next(f for f in metadata.function_metadata_results if f.name == "mcp")
     http_uri = dict(started.capabilities)["HttpUri"]
-    invocation_id = str(uuid.uuid4())
     unused = "http://127.0.0.1:9/"  # whoami never calls the Durable API
     client = {"taskHubName": "probe", "creationUrls": {}, "managementUrls": {}, "rpcBaseUrl": unused}
     http = protos.RpcHttp(
         method="POST", url="http://127.0.0.1/api/mcp", headers={}, params={}, query={}, body=protos.TypedData()
     )
-    invocation = types.SimpleNamespace(
-        invocation_id=invocation_id,
-        function_id=fn.function_id,
-        input_data=[
-            protos.ParameterBinding(name="req", data=protos.TypedData(http=http)),
-            protos.ParameterBinding(name="client", data=protos.TypedData(string=json.dumps(client))),
-        ],
-        trigger_metadata={},
-        trace_context=types.SimpleNamespace(trace_parent="", trace_state="", attributes={}),
-        retry_context=types.SimpleNamespace(retry_count=0, max_retry_count=0, exception=None),
-    )
-    invoked = asyncio.ensure_future(
-        handle_event.invocation_request(
-            types.SimpleNamespace(request=types.SimpleNamespace(invocation_request=invocation), properties={})
-        )
-    )
+    bindings = [
+        protos.ParameterBinding(name="req", data=protos.TypedData(http=http)),
+        protos.ParameterBinding(name="client", data=protos.TypedData(string=json.dumps(client))),
+    ]
+    invocation_id, invoked = start_invocation(handle_event, fn, bindings)
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}
     headers = {
         "x-ms-invocation-id": invocation_id,
